@@ -1,0 +1,75 @@
+"""``load_robot``: a bundled robot by name, or a .urdf / D-H .yaml file by path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from robot_control.model.robot_model import ModelError, RobotModel
+from robot_control.model.urdf import load_urdf
+from robot_control.resources import share_path
+
+#: Robots shipped in urdf/ (and D-H tables in config/robots/ where the source gives D-H).
+BUNDLED = (
+    "one_axis",
+    "two_axis_planar",
+    "scara",
+    "rr_point_mass",
+    "three_link_planar",
+    "stanford_arm",
+    "puma560",
+    "ddarm",
+    "five_bar",
+)
+
+
+def bundled_robots() -> list[str]:
+    """Names accepted by ``load_robot`` that resolve to a bundled file."""
+    return [n for n in BUNDLED if _bundled_file(n) is not None]
+
+
+def _bundled_file(name: str) -> Path | None:
+    for candidate in (share_path("urdf", f"{name}.urdf"), share_path("config", "robots",
+                                                                    f"{name}.yaml")):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def load_robot(name_or_path: str | Path) -> RobotModel:
+    """Load a bundled robot ("puma560") or a .urdf / D-H .yaml file, with its parameter groups."""
+    text = str(name_or_path)
+    if text.lstrip().startswith("<"):
+        return load_urdf(text)
+    path = Path(text)
+    if not path.is_file():
+        bundled = _bundled_file(text)
+        if bundled is None:
+            raise ModelError(
+                f"unknown robot '{text}': not a file and not one of {', '.join(bundled_robots())}"
+            )
+        path = bundled
+    if path.suffix in (".yaml", ".yml"):
+        from robot_control.model.dh import load_dh_yaml
+
+        model = load_dh_yaml(path)
+    elif path.suffix in (".urdf", ".xml"):
+        model = load_urdf(path)
+    else:
+        raise ModelError(f"{path}: unknown robot file type (expected .urdf or .yaml)")
+    _attach_parameter_groups(model, path)
+    return model
+
+
+def _attach_parameter_groups(model: RobotModel, path: Path) -> None:
+    """Read ``config/robots/<stem>.groups.yaml`` beside a bundled robot, if there is one."""
+    for candidate in (path.with_suffix(".groups.yaml"),
+                      share_path("config", "robots", f"{path.stem}.groups.yaml")):
+        if candidate.is_file():
+            from robot_control.dynamics.parameters import parse_parameter_groups
+
+            with open(candidate) as fh:
+                spec = yaml.safe_load(fh)
+            model.parameter_groups.update(parse_parameter_groups(model, spec, str(candidate)))
+            return

@@ -1,0 +1,225 @@
+"""URDF loader: a file path or a ``robot_description`` string → RobotModel.
+
+Fixed joints are merged into their parent body (their links stay reachable as frames);
+mimic joints are kept as independent coordinates, as Pinocchio's parser does by default.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from robot_control.model.robot_model import (
+    Body,
+    Frame,
+    Inertia,
+    Joint,
+    JointFriction,
+    ModelError,
+    RobotModel,
+)
+from robot_control.spatial import rpy_to_matrix, transform, transform_inertia
+
+_MOVABLE = ("revolute", "continuous", "prismatic")
+
+
+@dataclass
+class _Link:
+    name: str
+    inertia: Inertia
+    has_inertial: bool
+
+
+@dataclass
+class _UJoint:
+    name: str
+    type: str
+    parent: str
+    child: str
+    origin: np.ndarray
+    axis: np.ndarray
+    lower: float = -np.inf
+    upper: float = np.inf
+    velocity: float = np.inf
+    effort: float = np.inf
+    friction: JointFriction = field(default_factory=JointFriction)
+
+
+def _floats(text: str | None, n: int, where: str, default: str | None = None) -> np.ndarray:
+    if text is None:
+        if default is None:
+            raise ModelError(f"{where}: missing attribute")
+        text = default
+    try:
+        values = np.array([float(x) for x in text.split()])
+    except ValueError as exc:
+        raise ModelError(f"{where}: '{text}' is not a list of numbers") from exc
+    if values.shape != (n,) or not np.all(np.isfinite(values)):
+        raise ModelError(f"{where}: expected {n} finite numbers, got '{text}'")
+    return values
+
+
+def _number(el: ET.Element, attr: str, where: str, default: float | None = None) -> float:
+    text = el.get(attr)
+    if text is None:
+        if default is None:
+            raise ModelError(f"{where}: missing attribute '{attr}'")
+        return default
+    try:
+        return float(text)
+    except ValueError as exc:
+        raise ModelError(f"{where}: attribute {attr}='{text}' is not a number") from exc
+
+
+def _origin(el: ET.Element | None, where: str) -> np.ndarray:
+    if el is None:
+        return np.eye(4)
+    xyz = _floats(el.get("xyz"), 3, f"{where} <origin xyz>", "0 0 0")
+    rpy = _floats(el.get("rpy"), 3, f"{where} <origin rpy>", "0 0 0")
+    return transform(rpy_to_matrix(rpy), xyz)
+
+
+def _parse_link(el: ET.Element) -> _Link:
+    name = el.get("name")
+    if not name:
+        raise ModelError("<link> without a name")
+    where = f"link '{name}'"
+    inertial = el.find("inertial")
+    if inertial is None:
+        return _Link(name, Inertia.zero(), False)
+    mass_el = inertial.find("mass")
+    if mass_el is None:
+        raise ModelError(f"{where}: <inertial> has no <mass>")
+    mass = _number(mass_el, "value", f"{where} <mass>")
+    if mass < 0.0:
+        raise ModelError(f"{where}: negative mass {mass}")
+    T = _origin(inertial.find("origin"), f"{where} <inertial>")
+    I_el = inertial.find("inertia")
+    if I_el is None:
+        raise ModelError(f"{where}: <inertial> has no <inertia>")
+    w = f"{where} <inertia>"
+    ixx, ixy, ixz = (_number(I_el, a, w, 0.0) for a in ("ixx", "ixy", "ixz"))
+    iyy, iyz, izz = (_number(I_el, a, w, 0.0) for a in ("iyy", "iyz", "izz"))
+    I_local = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+    m, c, Ic = transform_inertia(mass, np.zeros(3), I_local, T)
+    return _Link(name, Inertia(m, c, Ic), True)
+
+
+def _parse_joint(el: ET.Element) -> _UJoint:
+    name = el.get("name")
+    if not name:
+        raise ModelError("<joint> without a name")
+    where = f"joint '{name}'"
+    jtype = el.get("type")
+    if jtype is None:
+        raise ModelError(f"{where}: missing type")
+    parent_el, child_el = el.find("parent"), el.find("child")
+    if parent_el is None or parent_el.get("link") is None:
+        raise ModelError(f"{where}: missing <parent link=...>")
+    if child_el is None or child_el.get("link") is None:
+        raise ModelError(f"{where}: missing <child link=...>")
+    origin = _origin(el.find("origin"), where)
+    axis_el = el.find("axis")
+    axis = _floats(
+        axis_el.get("xyz") if axis_el is not None else None, 3, f"{where} <axis>", "1 0 0"
+    )
+    j = _UJoint(name, jtype, parent_el.get("link"), child_el.get("link"), origin, axis)
+    if jtype in _MOVABLE:
+        norm = np.linalg.norm(axis)
+        if norm < 1e-12:
+            raise ModelError(f"{where}: zero axis")
+        j.axis = axis / norm
+    limit = el.find("limit")
+    if limit is not None:
+        w = f"{where} <limit>"
+        if jtype != "continuous":
+            j.lower = _number(limit, "lower", w, -np.inf if jtype == "fixed" else 0.0)
+            j.upper = _number(limit, "upper", w, np.inf if jtype == "fixed" else 0.0)
+            if j.lower == j.upper == 0.0:
+                j.lower, j.upper = -np.inf, np.inf
+        j.velocity = _number(limit, "velocity", w, np.inf) or np.inf
+        j.effort = _number(limit, "effort", w, np.inf) or np.inf
+    dyn = el.find("dynamics")
+    if dyn is not None:
+        w = f"{where} <dynamics>"
+        coulomb = _number(dyn, "friction", w, 0.0)
+        j.friction = JointFriction(viscous=_number(dyn, "damping", w, 0.0), coulomb=coulomb,
+                                   static=coulomb)
+    return j
+
+
+def load_urdf(source: str | Path, gravity=(0.0, 0.0, -9.81)) -> RobotModel:
+    """Build a RobotModel from a URDF file path or a URDF XML string (``robot_description``)."""
+    text = str(source)
+    if text.lstrip().startswith("<"):
+        xml, origin_name = text, "robot_description"
+    else:
+        path = Path(source)
+        if not path.is_file():
+            raise FileNotFoundError(f"URDF file not found: {path}")
+        xml, origin_name = path.read_text(), str(path)
+    try:
+        root = ET.fromstring(xml)
+    except ET.ParseError as exc:
+        raise ModelError(f"{origin_name}: not well-formed XML ({exc})") from exc
+    if root.tag != "robot":
+        raise ModelError(f"{origin_name}: root element is <{root.tag}>, expected <robot>")
+    links: dict[str, _Link] = {}
+    for el in root.findall("link"):
+        link = _parse_link(el)
+        if link.name in links:
+            raise ModelError(f"link '{link.name}' is defined twice")
+        links[link.name] = link
+    joints = [_parse_joint(el) for el in root.findall("joint")]
+    return _build_tree(root.get("name", "robot"), links, joints, np.asarray(gravity, float))
+
+
+def _build_tree(name: str, links: dict[str, _Link], joints: list[_UJoint], gravity) -> RobotModel:
+    children: dict[str, list[_UJoint]] = {n: [] for n in links}
+    child_of: dict[str, _UJoint] = {}
+    for j in joints:
+        for role, link in (("parent", j.parent), ("child", j.child)):
+            if link not in links:
+                raise ModelError(f"joint '{j.name}': {role} link '{link}' is not defined")
+        if j.child in child_of:
+            raise ModelError(f"link '{j.child}' is the child of two joints")
+        if j.type not in _MOVABLE and j.type != "fixed":
+            raise ModelError(
+                f"joint '{j.name}': unsupported type '{j.type}' "
+                "(fixed-base manipulators: revolute, continuous, prismatic, fixed)"
+            )
+        child_of[j.child] = j
+        children[j.parent].append(j)
+    roots = [n for n in links if n not in child_of]
+    if len(roots) != 1:
+        raise ModelError(f"URDF must have exactly one root link, found {roots or 'none (a cycle)'}")
+
+    bodies: list[Body] = []
+    frames: dict[str, Frame] = {roots[0]: Frame(roots[0], -1, np.eye(4))}
+
+    def visit(link_name: str, body: int, T_body_link: np.ndarray) -> None:
+        # Depth-first, joints in document order: the coordinate order Pinocchio uses too.
+        for j in children[link_name]:
+            T = T_body_link @ j.origin
+            if j.type == "fixed":
+                frames[j.child] = Frame(j.child, body, T)
+                child = links[j.child]
+                if body >= 0 and child.has_inertial:
+                    m, c, Ic = transform_inertia(
+                        child.inertia.mass, child.inertia.com, child.inertia.inertia_com, T
+                    )
+                    bodies[body].inertia = bodies[body].inertia + Inertia(m, c, Ic)
+                visit(j.child, body, T)
+                continue
+            screw = np.zeros(6)
+            screw[3 if j.type == "prismatic" else 0 :][:3] = j.axis
+            joint = Joint(j.name, j.type, screw, T, j.lower, j.upper, j.velocity, j.effort,
+                          j.friction)
+            bodies.append(Body(j.child, body, joint, links[j.child].inertia))
+            visit(j.child, len(bodies) - 1, np.eye(4))
+
+    visit(roots[0], -1, np.eye(4))
+    return RobotModel(name, bodies, gravity=gravity, frames=frames, base_name=roots[0])

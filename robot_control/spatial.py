@@ -1,0 +1,140 @@
+"""SE(3), se(3) and dse(3) algebra, angular-first (Kim §1, eqs. 1–31).
+
+Twists are V = (w, v), wrenches F = (m, f). A transform T = (R, p) is the pose of a
+child frame in its parent. These are the readable numpy forms used to build models and
+to state tests; the compiled kernels in ``robot_control.dynamics.kernels`` apply the same
+maps in place.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+Array = NDArray[np.float64]
+
+
+def skew(w: ArrayLike) -> Array:
+    """[w], the 3×3 cross-product matrix: [w] x = w × x."""
+    x, y, z = np.asarray(w, dtype=float)
+    return np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
+
+
+def rot_x(a: float) -> Array:
+    """Rotation about x by a (rad)."""
+    c, s = np.cos(a), np.sin(a)
+    return np.array([[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]])
+
+
+def rot_y(a: float) -> Array:
+    """Rotation about y by a (rad)."""
+    c, s = np.cos(a), np.sin(a)
+    return np.array([[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]])
+
+
+def rot_z(a: float) -> Array:
+    """Rotation about z by a (rad)."""
+    c, s = np.cos(a), np.sin(a)
+    return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+
+
+def rpy_to_matrix(rpy: ArrayLike) -> Array:
+    """URDF roll-pitch-yaw (fixed axes x, y, z) to a rotation matrix: Rz(y) Ry(p) Rx(r)."""
+    r, p, y = np.asarray(rpy, dtype=float)
+    return rot_z(y) @ rot_y(p) @ rot_x(r)
+
+
+def transform(R: ArrayLike | None = None, p: ArrayLike | None = None) -> Array:
+    """Homogeneous 4×4 transform from a rotation and a translation."""
+    T = np.eye(4)
+    if R is not None:
+        T[:3, :3] = R
+    if p is not None:
+        T[:3, 3] = p
+    return T
+
+
+def inverse_transform(T: ArrayLike) -> Array:
+    """T⁻¹ = [[Rᵀ, −Rᵀp], [0, 1]] (Kim eq. 3)."""
+    T = np.asarray(T, dtype=float)
+    R, p = T[:3, :3], T[:3, 3]
+    return transform(R.T, -R.T @ p)
+
+
+def Ad(T: ArrayLike) -> Array:
+    """Ad_T = [[R, 0], [[p]R, R]]: maps a twist in the child frame to the parent (Kim eq. 11)."""
+    T = np.asarray(T, dtype=float)
+    R, p = T[:3, :3], T[:3, 3]
+    X = np.zeros((6, 6))
+    X[:3, :3] = R
+    X[3:, 3:] = R
+    X[3:, :3] = skew(p) @ R
+    return X
+
+
+def ad(V: ArrayLike) -> Array:
+    """ad_V = [[[w], 0], [[v], [w]]]: the Lie bracket ad_V V' = [V, V'] (Kim eq. 15)."""
+    V = np.asarray(V, dtype=float)
+    X = np.zeros((6, 6))
+    X[:3, :3] = skew(V[:3])
+    X[3:, 3:] = skew(V[:3])
+    X[3:, :3] = skew(V[3:])
+    return X
+
+
+def dad(V: ArrayLike) -> Array:
+    """ad*_V = ad_Vᵀ, acting on wrenches (Kim eq. 18)."""
+    return ad(V).T
+
+
+def screw_exp(S: ArrayLike, q: float) -> Array:
+    """exp([S] q) for a unit screw S = (w, v): the motion of a 1-DOF joint (Kim eq. 6).
+
+    A revolute screw has |w| = 1; a prismatic one has w = 0 and |v| = 1.
+    """
+    S = np.asarray(S, dtype=float)
+    w, v = S[:3], S[3:]
+    if not np.any(w):
+        return transform(None, v * q)
+    W = skew(w)
+    R = np.eye(3) + np.sin(q) * W + (1.0 - np.cos(q)) * (W @ W)
+    p = (np.eye(3) - R) @ np.cross(w, v) + np.outer(w, w) @ v * q
+    return transform(R, p)
+
+
+def spatial_inertia(mass: float, com: ArrayLike, inertia_com: ArrayLike) -> Array:
+    """Generalised inertia about the body origin (Kim eq. 22) from mass, COM and inertia at the COM."""
+    c = np.asarray(com, dtype=float)
+    C = skew(c)
+    G = np.zeros((6, 6))
+    G[:3, :3] = np.asarray(inertia_com, dtype=float) + mass * C @ C.T
+    G[:3, 3:] = mass * C
+    G[3:, :3] = mass * C.T
+    G[3:, 3:] = mass * np.eye(3)
+    return G
+
+
+def inertia_to_parameters(mass: float, com: ArrayLike, inertia_com: ArrayLike) -> Array:
+    """Standard inertial parameters [xx, xy, xz, yy, yz, zz, mx, my, mz, m] about the origin (Huo 2.5)."""
+    c = np.asarray(com, dtype=float)
+    Io = np.asarray(inertia_com, dtype=float) + mass * (c @ c * np.eye(3) - np.outer(c, c))
+    return np.array(
+        [Io[0, 0], Io[0, 1], Io[0, 2], Io[1, 1], Io[1, 2], Io[2, 2], *(mass * c), mass]
+    )
+
+
+def parameters_to_inertia(theta: ArrayLike) -> tuple[float, Array, Array]:
+    """Inverse of ``inertia_to_parameters``: (mass, com, inertia at the COM); com = 0 when m = 0."""
+    xx, xy, xz, yy, yz, zz, mx, my, mz, m = np.asarray(theta, dtype=float)
+    Io = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
+    h = np.array([mx, my, mz])
+    c = h / m if m != 0.0 else np.zeros(3)
+    Ic = Io - m * (c @ c * np.eye(3) - np.outer(c, c))
+    return float(m), c, Ic
+
+
+def transform_inertia(mass: float, com: ArrayLike, inertia_com: ArrayLike, T: ArrayLike):
+    """Re-express (mass, COM, inertia at COM) given in frame B in frame A, where T = pose of B in A."""
+    T = np.asarray(T, dtype=float)
+    R, p = T[:3, :3], T[:3, 3]
+    return mass, R @ np.asarray(com, dtype=float) + p, R @ np.asarray(inertia_com, float) @ R.T

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Create (once) the project's virtual environment in .venv and install the package with
+# the given extras. Sourced by the quick-start scripts so each command does its own set-up.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+extras="${1:-}"
+venv="${ROBOT_CONTROL_VENV:-$root/.venv}"
+if [ ! -x "$venv/bin/python" ]; then
+  python3 -m venv "$venv"
+  "$venv/bin/python" -m pip install --quiet --upgrade pip
+fi
+stamp="$venv/.installed${extras:+-$extras}"
+if [ ! -f "$stamp" ] || [ "$root/setup.py" -nt "$stamp" ]; then
+  "$venv/bin/python" -m pip install --quiet -e "$root${extras:+[$extras]}"
+  touch "$stamp"
+fi
+export PATH="$venv/bin:$PATH"

@@ -1,0 +1,47 @@
+"""ament_python packaging for robot_control; `pip install .` works without ROS too."""
+
+from glob import glob
+
+from setuptools import find_packages, setup
+
+package_name = "robot_control"
+
+setup(
+    name=package_name,
+    version="0.1.0",
+    packages=find_packages(exclude=["test", "test.*", "bench"]),
+    package_data={package_name: ["data/*.yaml"]},
+    data_files=[
+        ("share/ament_index/resource_index/packages", ["resource/" + package_name]),
+        ("share/" + package_name, ["package.xml"]),
+        ("share/" + package_name + "/launch", glob("launch/*")),
+        ("share/" + package_name + "/config", glob("config/*.yaml")),
+        ("share/" + package_name + "/config/robots", glob("config/robots/*.yaml")),
+        ("share/" + package_name + "/config/scenarios", glob("config/scenarios/*.yaml")),
+        ("share/" + package_name + "/urdf", glob("urdf/*")),
+    ],
+    python_requires=">=3.10",
+    install_requires=["numpy>=1.24", "scipy>=1.10", "pyyaml>=6", "numba>=0.59"],
+    extras_require={
+        "test": [
+            "pytest>=7",
+            "hypothesis>=6",
+            "pin>=3",
+            "example-robot-data>=4",
+            "catkin-pkg>=1",
+            "ruff>=0.5",
+        ],
+        "bench": ["pin>=3", "example-robot-data>=4", "roboticstoolbox-python>=1.1"],
+    },
+    zip_safe=True,
+    maintainer="robot_control maintainers",
+    maintainer_email="maintainers@robot-control.org",
+    description="Model-based manipulator control on a ROS 2 bus",
+    license="Apache-2.0",
+    tests_require=["pytest"],
+    entry_points={
+        "console_scripts": [
+            "robot-control = robot_control.cli:main",
+        ],
+    },
+)
