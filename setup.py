@@ -25,6 +25,7 @@ setup(
     extras_require={
         "test": [
             "pytest>=7",
+            "pytest-xdist>=3",
             "hypothesis>=6",
             "pin>=3",
             "example-robot-data>=4",

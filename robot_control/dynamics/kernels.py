@@ -1,0 +1,494 @@
+"""Compiled recursions over a model packed as one float array (see ``packing.py``).
+
+Spatial vectors are angular-first, expressed in body frames (Kim §1–2). The packed row of
+body i holds its parent λ(i), joint type, screw S_i, fixed offset M_i and spatial inertia
+I_i. Each kernel recomputes the joint placements T_{λ(i),i}(q) = M_i exp([S_i] q_i), so a
+call is self-contained; the only state is the caller's preallocated workspace.
+
+Small helpers take 1-D views and write into ``out``; numba inlines them, which keeps the
+recursions readable as equations without paying for temporaries.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+# Column layout of a packed body row (packing.py writes it).
+PARENT, TYPE, SCREW, ROT, POS, INERTIA = 0, 1, 2, 8, 17, 20
+ROW = 56
+# Column layout of a workspace row: placement T_{λ(i),i}, velocity, acceleration, force, …
+W_R, W_P, W_V, W_A, W_F, W_C, W_U, W_PA, W_IA, W_BC, W_SD = (
+    0, 9, 12, 18, 24, 30, 36, 42, 48, 84, 120
+)
+WORK = 126
+
+_CACHE = True
+
+
+# ----------------------------------------------------------------------------- helpers
+@njit(cache=_CACHE, inline="always")
+def joint_placement(P, i, qi, R, p):
+    """T_{λ(i),i}(q_i) = M_i exp([S_i] q_i) (Kim eq. 2.8) written as rotation R (row-major) and p."""
+    s = P[i, SCREW : SCREW + 6]
+    if P[i, TYPE] == 0.0:
+        wx, wy, wz = s[0], s[1], s[2]
+        c, sn = np.cos(qi), np.sin(qi)
+        v = 1.0 - c
+        E00, E01, E02 = c + wx * wx * v, wx * wy * v - wz * sn, wx * wz * v + wy * sn
+        E10, E11, E12 = wy * wx * v + wz * sn, c + wy * wy * v, wy * wz * v - wx * sn
+        E20, E21, E22 = wz * wx * v - wy * sn, wz * wy * v + wx * sn, c + wz * wz * v
+        # p = (I − E)(ω × v) + ω ωᵀ v q (Murray–Li–Sastry eq. 2.36)
+        ax = wy * s[5] - wz * s[4]
+        ay = wz * s[3] - wx * s[5]
+        az = wx * s[4] - wy * s[3]
+        wv = (wx * s[3] + wy * s[4] + wz * s[5]) * qi
+        ex = ax - (E00 * ax + E01 * ay + E02 * az) + wx * wv
+        ey = ay - (E10 * ax + E11 * ay + E12 * az) + wy * wv
+        ez = az - (E20 * ax + E21 * ay + E22 * az) + wz * wv
+    else:
+        E00, E01, E02, E10, E11, E12, E20, E21, E22 = 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0
+        ex, ey, ez = s[3] * qi, s[4] * qi, s[5] * qi
+    M = P[i, ROT : ROT + 9]
+    o = P[i, POS : POS + 3]
+    R[0] = M[0] * E00 + M[1] * E10 + M[2] * E20
+    R[1] = M[0] * E01 + M[1] * E11 + M[2] * E21
+    R[2] = M[0] * E02 + M[1] * E12 + M[2] * E22
+    R[3] = M[3] * E00 + M[4] * E10 + M[5] * E20
+    R[4] = M[3] * E01 + M[4] * E11 + M[5] * E21
+    R[5] = M[3] * E02 + M[4] * E12 + M[5] * E22
+    R[6] = M[6] * E00 + M[7] * E10 + M[8] * E20
+    R[7] = M[6] * E01 + M[7] * E11 + M[8] * E21
+    R[8] = M[6] * E02 + M[7] * E12 + M[8] * E22
+    p[0] = M[0] * ex + M[1] * ey + M[2] * ez + o[0]
+    p[1] = M[3] * ex + M[4] * ey + M[5] * ez + o[1]
+    p[2] = M[6] * ex + M[7] * ey + M[8] * ez + o[2]
+
+
+@njit(cache=_CACHE, inline="always")
+def motion_to_child(R, p, m, out):
+    """out = Ad_{T⁻¹} m: a parent-frame twist seen in the child frame (Kim eq. 1.10)."""
+    w0, w1, w2 = m[0], m[1], m[2]
+    v0 = m[3] - (p[1] * w2 - p[2] * w1)
+    v1 = m[4] - (p[2] * w0 - p[0] * w2)
+    v2 = m[5] - (p[0] * w1 - p[1] * w0)
+    out[0] = R[0] * w0 + R[3] * w1 + R[6] * w2
+    out[1] = R[1] * w0 + R[4] * w1 + R[7] * w2
+    out[2] = R[2] * w0 + R[5] * w1 + R[8] * w2
+    out[3] = R[0] * v0 + R[3] * v1 + R[6] * v2
+    out[4] = R[1] * v0 + R[4] * v1 + R[7] * v2
+    out[5] = R[2] * v0 + R[5] * v1 + R[8] * v2
+
+
+@njit(cache=_CACHE, inline="always")
+def add_force_to_parent(R, p, f, out):
+    """out += Ad*_{T⁻¹} f: a child-frame wrench seen in the parent frame (Kim eq. 1.18)."""
+    n0 = R[0] * f[0] + R[1] * f[1] + R[2] * f[2]
+    n1 = R[3] * f[0] + R[4] * f[1] + R[5] * f[2]
+    n2 = R[6] * f[0] + R[7] * f[1] + R[8] * f[2]
+    f0 = R[0] * f[3] + R[1] * f[4] + R[2] * f[5]
+    f1 = R[3] * f[3] + R[4] * f[4] + R[5] * f[5]
+    f2 = R[6] * f[3] + R[7] * f[4] + R[8] * f[5]
+    out[0] += n0 + p[1] * f2 - p[2] * f1
+    out[1] += n1 + p[2] * f0 - p[0] * f2
+    out[2] += n2 + p[0] * f1 - p[1] * f0
+    out[3] += f0
+    out[4] += f1
+    out[5] += f2
+
+
+@njit(cache=_CACHE, inline="always")
+def ad_motion(V, m, out):
+    """out = ad_V m = [ω × m_ω ; ω × m_v + v × m_ω] (Kim eq. 1.12)."""
+    out[0] = V[1] * m[2] - V[2] * m[1]
+    out[1] = V[2] * m[0] - V[0] * m[2]
+    out[2] = V[0] * m[1] - V[1] * m[0]
+    out[3] = V[1] * m[5] - V[2] * m[4] + V[4] * m[2] - V[5] * m[1]
+    out[4] = V[2] * m[3] - V[0] * m[5] + V[5] * m[0] - V[3] * m[2]
+    out[5] = V[0] * m[4] - V[1] * m[3] + V[3] * m[1] - V[4] * m[0]
+
+
+@njit(cache=_CACHE, inline="always")
+def add_coad_neg(V, h, out):
+    """out += −ad_Vᵀ h = [ω × h_n + v × h_f ; ω × h_f]: the gyroscopic wrench (Kim eq. 1.20)."""
+    out[0] += V[1] * h[2] - V[2] * h[1] + V[4] * h[5] - V[5] * h[4]
+    out[1] += V[2] * h[0] - V[0] * h[2] + V[5] * h[3] - V[3] * h[5]
+    out[2] += V[0] * h[1] - V[1] * h[0] + V[3] * h[4] - V[4] * h[3]
+    out[3] += V[1] * h[5] - V[2] * h[4]
+    out[4] += V[2] * h[3] - V[0] * h[5]
+    out[5] += V[0] * h[4] - V[1] * h[3]
+
+
+@njit(cache=_CACHE, inline="always")
+def mat6_vec(A, x, out):
+    """out = A x for a row-major 6×6 matrix A stored flat."""
+    for r in range(6):
+        acc = 0.0
+        for c in range(6):
+            acc += A[6 * r + c] * x[c]
+        out[r] = acc
+
+
+@njit(cache=_CACHE, inline="always")
+def mat6T_vec(A, x, out):
+    """out = Aᵀ x for a row-major 6×6 matrix A stored flat."""
+    for c in range(6):
+        acc = 0.0
+        for r in range(6):
+            acc += A[6 * r + c] * x[r]
+        out[c] = acc
+
+
+@njit(cache=_CACHE, inline="always")
+def dot6(a, b):
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5]
+
+
+@njit(cache=_CACHE, inline="always")
+def add_congruence_to_parent(R, p, A, out, tmp):
+    """out += Xᵀ A X with X = Ad_{T⁻¹}: a child-frame inertia-like 6×6 seen in the parent."""
+    # X = [[Rᵀ, 0], [−Rᵀ[p], Rᵀ]]; build it once, then two 6×6 products.
+    X = tmp[0:36]
+    Y = tmp[36:72]
+    for r in range(3):
+        for c in range(3):
+            rt = R[3 * c + r]  # (Rᵀ)_{rc}
+            X[6 * r + c] = rt
+            X[6 * (r + 3) + c + 3] = rt
+            X[6 * r + c + 3] = 0.0
+    for r in range(3):
+        # row r of −Rᵀ[p] = −(column r of R)ᵀ [p]
+        a0, a1, a2 = R[r], R[3 + r], R[6 + r]
+        X[6 * (r + 3) + 0] = -(a1 * p[2] - a2 * p[1])
+        X[6 * (r + 3) + 1] = -(a2 * p[0] - a0 * p[2])
+        X[6 * (r + 3) + 2] = -(a0 * p[1] - a1 * p[0])
+    for r in range(6):
+        for c in range(6):
+            acc = 0.0
+            for k in range(6):
+                acc += A[6 * r + k] * X[6 * k + c]
+            Y[6 * r + c] = acc
+    for r in range(6):
+        for c in range(6):
+            acc = 0.0
+            for k in range(6):
+                acc += X[6 * k + r] * Y[6 * k + c]
+            out[6 * r + c] += acc
+
+
+# ----------------------------------------------------------------------------- algorithms
+@njit(cache=_CACHE)
+def rnea(P, g, q, qd, qdd, fext, W, tau):
+    """Recursive Newton–Euler inverse dynamics with external wrenches (Kim Table 2)."""
+    n = P.shape[0]
+    for i in range(n):
+        R = W[i, W_R : W_R + 9]
+        p = W[i, W_P : W_P + 3]
+        V = W[i, W_V : W_V + 6]
+        A = W[i, W_A : W_A + 6]
+        S = P[i, SCREW : SCREW + 6]
+        joint_placement(P, i, q[i], R, p)
+        lam = int(P[i, PARENT])
+        if lam < 0:
+            base = W[i, W_PA : W_PA + 6]
+            for k in range(3):
+                V[k] = 0.0
+                V[k + 3] = 0.0
+                base[k] = 0.0
+                base[k + 3] = -g[k]  # base accelerates upward by −g: gravity for free (Kim §2.2)
+            motion_to_child(R, p, base, A)
+        else:
+            motion_to_child(R, p, W[lam, W_V : W_V + 6], V)
+            motion_to_child(R, p, W[lam, W_A : W_A + 6], A)
+        # V_i = Ad V_λ + S q̇ ;  V̇_i = Ad V̇_λ + ad_{V_i} S q̇ + S q̈
+        for k in range(6):
+            V[k] += S[k] * qd[i]
+        c = W[i, W_C : W_C + 6]
+        ad_motion(V, S, c)
+        for k in range(6):
+            A[k] += c[k] * qd[i] + S[k] * qdd[i]
+        # F_i = I V̇ − ad_Vᵀ (I V) − F_ext
+        F = W[i, W_F : W_F + 6]
+        Iv = W[i, W_U : W_U + 6]
+        I = P[i, INERTIA : INERTIA + 36]
+        mat6_vec(I, A, F)
+        mat6_vec(I, V, Iv)
+        add_coad_neg(V, Iv, F)
+        for k in range(6):
+            F[k] -= fext[i, k]
+    for i in range(n - 1, -1, -1):
+        F = W[i, W_F : W_F + 6]
+        tau[i] = dot6(P[i, SCREW : SCREW + 6], F)
+        lam = int(P[i, PARENT])
+        if lam >= 0:
+            add_force_to_parent(W[i, W_R : W_R + 9], W[i, W_P : W_P + 3], F, W[lam, W_F : W_F + 6])
+
+
+@njit(cache=_CACHE)
+def gravity(P, g, q, W, tau):
+    """Gravity torques g(q): Newton–Euler with q̇ = q̈ = 0, i.e. only the base's −g acceleration."""
+    n = P.shape[0]
+    for i in range(n):
+        R = W[i, W_R : W_R + 9]
+        p = W[i, W_P : W_P + 3]
+        A = W[i, W_A : W_A + 6]
+        joint_placement(P, i, q[i], R, p)
+        lam = int(P[i, PARENT])
+        if lam < 0:
+            tmp = W[i, W_C : W_C + 6]
+            for k in range(3):
+                tmp[k] = 0.0
+                tmp[k + 3] = -g[k]
+            motion_to_child(R, p, tmp, A)
+        else:
+            motion_to_child(R, p, W[lam, W_A : W_A + 6], A)
+        mat6_vec(P[i, INERTIA : INERTIA + 36], A, W[i, W_F : W_F + 6])
+    for i in range(n - 1, -1, -1):
+        F = W[i, W_F : W_F + 6]
+        tau[i] = dot6(P[i, SCREW : SCREW + 6], F)
+        lam = int(P[i, PARENT])
+        if lam >= 0:
+            add_force_to_parent(W[i, W_R : W_R + 9], W[i, W_P : W_P + 3], F, W[lam, W_F : W_F + 6])
+
+
+@njit(cache=_CACHE)
+def crba(P, q, W, M):
+    """Mass matrix by composite rigid bodies (Saha DeNOC eqs. 23b–24; Walker–Orin, Huo 2.4)."""
+    n = P.shape[0]
+    tmp = np.empty(72)
+    for i in range(n):
+        joint_placement(P, i, q[i], W[i, W_R : W_R + 9], W[i, W_P : W_P + 3])
+        Ic = W[i, W_IA : W_IA + 36]
+        Ic[:] = P[i, INERTIA : INERTIA + 36]
+    for i in range(n - 1, -1, -1):
+        R = W[i, W_R : W_R + 9]
+        p = W[i, W_P : W_P + 3]
+        Ic = W[i, W_IA : W_IA + 36]
+        F = W[i, W_F : W_F + 6]
+        mat6_vec(Ic, P[i, SCREW : SCREW + 6], F)
+        M[i, i] = dot6(P[i, SCREW : SCREW + 6], F)
+        j = i
+        lam = int(P[j, PARENT])
+        while lam >= 0:
+            # carry the composite body's wrench F = Ic S_i down to each ancestor j
+            Fp = W[i, W_U : W_U + 6]
+            for k in range(6):
+                Fp[k] = 0.0
+            add_force_to_parent(W[j, W_R : W_R + 9], W[j, W_P : W_P + 3], F, Fp)
+            F[:] = Fp
+            j = lam
+            M[i, j] = dot6(P[j, SCREW : SCREW + 6], F)
+            M[j, i] = M[i, j]
+            lam = int(P[j, PARENT])
+        lam = int(P[i, PARENT])
+        if lam >= 0:
+            add_congruence_to_parent(R, p, Ic, W[lam, W_IA : W_IA + 36], tmp)
+
+
+@njit(cache=_CACHE, inline="always")
+def coriolis_B(I, V, out, h, col, tmp):
+    """B(I, V) = ½(−ad_Vᵀ I − I ad_V + icrf(I V)): Christoffel-consistent body Coriolis term.
+
+    Echeandia & Wensing's factorisation (the ``CoriolisMatrix`` of spatial_v2's extension):
+    B(I,V) V = −ad_Vᵀ I V, and the composite sums of B make Ṁ − 2C skew-symmetric.
+    """
+    mat6_vec(I, V, h)
+    for c in range(6):
+        for k in range(6):
+            col[k] = 0.0
+        col[c] = 1.0
+        # column c of −ad_Vᵀ I: −ad_Vᵀ (I e_c)
+        Ie = tmp[0:6]
+        mat6_vec(I, col, Ie)
+        r1 = tmp[6:12]
+        for k in range(6):
+            r1[k] = 0.0
+        add_coad_neg(V, Ie, r1)
+        # column c of −I ad_V: −I (ad_V e_c)
+        adv = tmp[12:18]
+        ad_motion(V, col, adv)
+        r2 = tmp[18:24]
+        mat6_vec(I, adv, r2)
+        # column c of icrf(h): icrf(h) e_c = −ad_{e_c}ᵀ h
+        r3 = tmp[24:30]
+        for k in range(6):
+            r3[k] = 0.0
+        add_coad_neg(col, h, r3)
+        for k in range(6):
+            out[6 * k + c] = 0.5 * (r1[k] - r2[k] + r3[k])
+
+
+@njit(cache=_CACHE)
+def coriolis(P, q, qd, W, C):
+    """Coriolis matrix C(q, q̇) with Ṁ − 2C skew (composite algorithm, spatial_v2 CoriolisMatrix)."""
+    n = P.shape[0]
+    tmp = np.empty(72)
+    for i in range(n):
+        R = W[i, W_R : W_R + 9]
+        p = W[i, W_P : W_P + 3]
+        V = W[i, W_V : W_V + 6]
+        S = P[i, SCREW : SCREW + 6]
+        joint_placement(P, i, q[i], R, p)
+        lam = int(P[i, PARENT])
+        if lam < 0:
+            for k in range(6):
+                V[k] = S[k] * qd[i]
+        else:
+            motion_to_child(R, p, W[lam, W_V : W_V + 6], V)
+            for k in range(6):
+                V[k] += S[k] * qd[i]
+        ad_motion(V, S, W[i, W_SD : W_SD + 6])  # Ṡ_i = ad_{V_i} S_i
+        W[i, W_IA : W_IA + 36] = P[i, INERTIA : INERTIA + 36]
+        coriolis_B(P[i, INERTIA : INERTIA + 36], V, W[i, W_BC : W_BC + 36],
+                   W[i, W_U : W_U + 6], W[i, W_PA : W_PA + 6], tmp)
+    F1 = np.empty(6)
+    F2 = np.empty(6)
+    F3 = np.empty(6)
+    t1 = np.empty(6)
+    t2 = np.empty(6)
+    t3 = np.empty(6)
+    for j in range(n - 1, -1, -1):
+        Sj = P[j, SCREW : SCREW + 6]
+        Ic = W[j, W_IA : W_IA + 36]
+        Bc = W[j, W_BC : W_BC + 36]
+        mat6_vec(Ic, W[j, W_SD : W_SD + 6], F1)
+        mat6_vec(Bc, Sj, t1)
+        for k in range(6):
+            F1[k] += t1[k]
+        mat6_vec(Ic, Sj, F2)
+        mat6T_vec(Bc, Sj, F3)
+        C[j, j] = dot6(Sj, F1)
+        ii = j
+        lam = int(P[ii, PARENT])
+        while lam >= 0:
+            R = W[ii, W_R : W_R + 9]
+            p = W[ii, W_P : W_P + 3]
+            for k in range(6):
+                t1[k] = 0.0
+                t2[k] = 0.0
+                t3[k] = 0.0
+            add_force_to_parent(R, p, F1, t1)
+            add_force_to_parent(R, p, F2, t2)
+            add_force_to_parent(R, p, F3, t3)
+            F1[:] = t1
+            F2[:] = t2
+            F3[:] = t3
+            ii = lam
+            Si = P[ii, SCREW : SCREW + 6]
+            C[ii, j] = dot6(Si, F1)
+            C[j, ii] = dot6(W[ii, W_SD : W_SD + 6], F2) + dot6(Si, F3)
+            lam = int(P[ii, PARENT])
+        lam = int(P[j, PARENT])
+        if lam >= 0:
+            R = W[j, W_R : W_R + 9]
+            p = W[j, W_P : W_P + 3]
+            add_congruence_to_parent(R, p, Ic, W[lam, W_IA : W_IA + 36], tmp)
+            add_congruence_to_parent(R, p, Bc, W[lam, W_BC : W_BC + 36], tmp)
+
+
+@njit(cache=_CACHE)
+def aba(P, g, q, qd, tau, fext, W, qdd):
+    """Forward dynamics by the articulated-body algorithm (Kim Table 3)."""
+    n = P.shape[0]
+    tmp = np.empty(72)
+    for i in range(n):
+        R = W[i, W_R : W_R + 9]
+        p = W[i, W_P : W_P + 3]
+        V = W[i, W_V : W_V + 6]
+        S = P[i, SCREW : SCREW + 6]
+        joint_placement(P, i, q[i], R, p)
+        lam = int(P[i, PARENT])
+        if lam < 0:
+            for k in range(6):
+                V[k] = S[k] * qd[i]
+        else:
+            motion_to_child(R, p, W[lam, W_V : W_V + 6], V)
+            for k in range(6):
+                V[k] += S[k] * qd[i]
+        c = W[i, W_C : W_C + 6]
+        ad_motion(V, S, c)
+        for k in range(6):
+            c[k] *= qd[i]
+        I = P[i, INERTIA : INERTIA + 36]
+        W[i, W_IA : W_IA + 36] = I
+        pA = W[i, W_PA : W_PA + 6]
+        h = W[i, W_U : W_U + 6]
+        mat6_vec(I, V, h)
+        for k in range(6):
+            pA[k] = -fext[i, k]
+        # bias wrench p_i = −ad_Vᵀ I V − F_ext (Kim Table 3)
+        add_coad_neg(V, h, pA)
+    # backward pass: articulated inertias and bias wrenches
+    for i in range(n - 1, -1, -1):
+        S = P[i, SCREW : SCREW + 6]
+        IA = W[i, W_IA : W_IA + 36]
+        pA = W[i, W_PA : W_PA + 6]
+        U = W[i, W_U : W_U + 6]
+        mat6_vec(IA, S, U)
+        D = dot6(S, U)
+        u = tau[i] - dot6(S, pA)
+        W[i, W_SD] = D
+        W[i, W_SD + 1] = u
+        lam = int(P[i, PARENT])
+        if lam >= 0:
+            Ia = W[i, W_BC : W_BC + 36]
+            for r in range(6):
+                for col in range(6):
+                    Ia[6 * r + col] = IA[6 * r + col] - U[r] * U[col] / D
+            pa = W[i, W_F : W_F + 6]
+            mat6_vec(Ia, W[i, W_C : W_C + 6], pa)
+            for k in range(6):
+                pa[k] += pA[k] + U[k] * u / D
+            R = W[i, W_R : W_R + 9]
+            p = W[i, W_P : W_P + 3]
+            add_congruence_to_parent(R, p, Ia, W[lam, W_IA : W_IA + 36], tmp)
+            add_force_to_parent(R, p, pa, W[lam, W_PA : W_PA + 6])
+    # forward pass: accelerations
+    a0 = np.empty(6)
+    for k in range(3):
+        a0[k] = 0.0
+        a0[k + 3] = -g[k]
+    for i in range(n):
+        R = W[i, W_R : W_R + 9]
+        p = W[i, W_P : W_P + 3]
+        A = W[i, W_A : W_A + 6]
+        lam = int(P[i, PARENT])
+        if lam < 0:
+            motion_to_child(R, p, a0, A)
+        else:
+            motion_to_child(R, p, W[lam, W_A : W_A + 6], A)
+        c = W[i, W_C : W_C + 6]
+        for k in range(6):
+            A[k] += c[k]
+        U = W[i, W_U : W_U + 6]
+        qdd[i] = (W[i, W_SD + 1] - dot6(U, A)) / W[i, W_SD]
+        S = P[i, SCREW : SCREW + 6]
+        for k in range(6):
+            A[k] += S[k] * qdd[i]
+
+
+@njit(cache=_CACHE)
+def placements(P, q, T):
+    """World placement of every body: T_{0,i} = T_{0,λ(i)} T_{λ(i),i}(q_i) (forward kinematics)."""
+    n = P.shape[0]
+    R = np.empty(9)
+    p = np.empty(3)
+    for i in range(n):
+        joint_placement(P, i, q[i], R, p)
+        lam = int(P[i, PARENT])
+        if lam < 0:
+            for r in range(3):
+                for c in range(3):
+                    T[i, r, c] = R[3 * r + c]
+                T[i, r, 3] = p[r]
+        else:
+            for r in range(3):
+                for c in range(3):
+                    T[i, r, c] = (T[lam, r, 0] * R[c] + T[lam, r, 1] * R[3 + c]
+                                  + T[lam, r, 2] * R[6 + c])
+                T[i, r, 3] = (T[lam, r, 0] * p[0] + T[lam, r, 1] * p[1] + T[lam, r, 2] * p[2]
+                              + T[lam, r, 3])
+        T[i, 3, 0] = 0.0
+        T[i, 3, 1] = 0.0
+        T[i, 3, 2] = 0.0
+        T[i, 3, 3] = 1.0
