@@ -1,0 +1,41 @@
+"""The ``robot-control`` command: one entry point, one sub-command per job."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+
+COMMANDS: dict[str, tuple[str, str]] = {
+    # name: (module providing add_arguments(parser) and run(args) -> int, help)
+    "demo": ("robot_control.demo", "run the main demo"),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="robot-control",
+        description="Model-based manipulator control on a ROS 2 bus (runs with or without ROS 2).",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name, (module, help_text) in COMMANDS.items():
+        p = sub.add_parser(name, help=help_text)
+        _load(module).add_arguments(p)
+        p.set_defaults(_module=module)
+    return parser
+
+
+def _load(module: str):
+    import importlib
+
+    return importlib.import_module(module)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    run: Callable[[argparse.Namespace], int] = _load(args._module).run
+    return run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
