@@ -1,0 +1,179 @@
+"""The simulated robot: forward dynamics integrated at a fixed physics step under a held torque.
+
+Equation integrated (Huo 2.6's extended model with contact):
+    (M(q) + J_m) q̈ = τ_sat − C(q,q̇)q̇ − g(q) − b(q̇) + d(t) + τ_stop(q,q̇) + Jᵀ(q) F_env
+where J_m is the reflected actuator inertia, b Schilling's friction (6-3-3), d a bounded disturbance,
+τ_stop stiff joint-limit stops and F_env the environment's wrench on the contact frame.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from robot_control import dynamics as dyn
+from robot_control.model.robot_model import RobotModel
+from robot_control.sim.environment import CompliantSurface, RigidSurface, environment_from_config
+from robot_control.sim.plant_config import PlantConfig, parse_plant_config, plant_model
+
+Array = np.ndarray
+
+
+class Plant:
+    """Integrates the plant model; ``step(tau, duration)`` holds τ (zero-order hold) over sub-steps."""
+
+    def __init__(self, model: RobotModel, config: PlantConfig | dict | None = None,
+                 physics_dt: float = 1e-4) -> None:
+        if not physics_dt > 0.0:
+            raise ValueError(f"physics_dt must be > 0, got {physics_dt}")
+        self.config = config if isinstance(config, PlantConfig) else parse_plant_config(config, model)
+        self.nominal = model
+        self.model = plant_model(model, self.config)
+        self.dt = float(physics_dt)
+        self.n = model.nq
+        self.environment = environment_from_config(self.config.environment)
+        self.contact_frame = self.config.contact_frame or model.end_effector
+        self._contact_body, self._contact_X = self.model.frame_placement(self.contact_frame)
+        self._friction_on = bool(np.any(self.model.friction[:, :3]))
+        cfg = self.config
+        self._armature = None if cfg.actuator_inertia is None else np.diag(cfg.actuator_inertia)
+        self._effort = self.model.effort_limit
+        self._lower, self._upper = self.model.lower, self.model.upper
+        self._limits_on = cfg.limits_enabled and bool(
+            np.any(np.isfinite(self._lower)) or np.any(np.isfinite(self._upper)))
+        self.reset(np.zeros(self.n))
+
+    # ------------------------------------------------------------------ state
+    def reset(self, q, qd=None, t: float = 0.0) -> None:
+        """Place the plant at (q, q̇) at time t, at rest unless q̇ is given; reseed noise/disturbance."""
+        self.q = np.array(q, dtype=float).reshape(self.n)
+        self.qd = np.zeros(self.n) if qd is None else np.array(qd, dtype=float).reshape(self.n)
+        if not (np.all(np.isfinite(self.q)) and np.all(np.isfinite(self.qd))):
+            raise ValueError("plant state must be finite")
+        self.t = float(t)
+        self.qdd = np.zeros(self.n)
+        self.applied = np.zeros(self.n)
+        self.saturated = np.zeros(self.n, dtype=bool)
+        self.wrench = np.zeros(6)
+        self._noise = np.random.default_rng(self.config.noise_seed)
+        phase_rng = np.random.default_rng(self.config.disturbance_seed)
+        self._dist_phase = phase_rng.uniform(0.0, 2.0 * np.pi, self.n)
+
+    def measure(self) -> tuple[Array, Array]:
+        """(q, q̇) as the joint sensors report them: truth plus seeded Gaussian noise."""
+        cfg = self.config
+        q, qd = self.q.copy(), self.qd.copy()
+        if cfg.noise_position > 0.0:
+            q += self._noise.normal(0.0, cfg.noise_position, self.n)
+        if cfg.noise_velocity > 0.0:
+            qd += self._noise.normal(0.0, cfg.noise_velocity, self.n)
+        return q, qd
+
+    def at_limit(self) -> Array:
+        """Joints currently beyond a position limit."""
+        return (self.q < self._lower) | (self.q > self._upper)
+
+    # --------------------------------------------------------------- dynamics
+    def saturate(self, tau: Array) -> Array:
+        """τ clipped to the effort limits when saturation is on; remembers which joints saturated."""
+        tau = np.asarray(tau, dtype=float)
+        if not self.config.saturate:
+            self.saturated[:] = False
+            return tau
+        self.saturated = np.abs(tau) > self._effort
+        return np.clip(tau, -self._effort, self._effort)
+
+    def disturbance(self, t: float) -> Array:
+        """Bounded disturbance torque d(t), |d_i| ≤ amplitude_i (Huo 2.6)."""
+        amp = self.config.disturbance_amplitude
+        if amp is None:
+            return np.zeros(self.n)
+        return amp * np.sin(2.0 * np.pi * self.config.disturbance_frequency * t + self._dist_phase)
+
+    def _stop_torque(self, q: Array, qd: Array) -> Array:
+        """Stiff spring–damper stops beyond the position limits (damping only while going further in)."""
+        k, b = self.config.limit_stiffness, self.config.limit_damping
+        over = np.maximum(q - self._upper, 0.0)
+        under = np.maximum(self._lower - q, 0.0)
+        tau = -k * over + k * under
+        tau -= b * np.where(over > 0.0, np.maximum(qd, 0.0), 0.0)
+        tau -= b * np.where(under > 0.0, np.minimum(qd, 0.0), 0.0)
+        return tau
+
+    def contact(self, q: Array, qd: Array) -> tuple[Array, Array]:
+        """(joint torque Jᵀ F, world wrench (n, f) about the contact point) of a compliant surface."""
+        env = self.environment
+        if not isinstance(env, CompliantSurface):
+            return np.zeros(self.n), np.zeros(6)
+        T = dyn.frame_placement(self.model, q, self.contact_frame)
+        J = dyn.jacobian(self.model, q, self.contact_frame, "world")
+        v = J[3:] @ qd
+        f = env.force(T[:3, 3], v)
+        if not np.any(f):
+            return np.zeros(self.n), np.zeros(6)
+        return J[3:].T @ f, np.concatenate([np.zeros(3), f])
+
+    def acceleration(self, t: float, q: Array, qd: Array, tau: Array) -> Array:
+        """q̈ of the plant's full model for a held (already saturated) torque."""
+        total = tau + self.disturbance(t) if self.config.disturbance_amplitude is not None else tau
+        if self._friction_on:
+            total = total - dyn.friction_torques(self.model, qd)
+        if self._limits_on:
+            total = total + self._stop_torque(q, qd)
+        if self.environment is not None:
+            tau_env, self.wrench = self.contact(q, qd)
+            total = total + tau_env
+        if self._armature is None:
+            return dyn.forward_dynamics(self.model, q, qd, total)
+        M = dyn.mass_matrix(self.model, q) + self._armature
+        return np.linalg.solve(M, total - dyn.bias_torques(self.model, q, qd))
+
+    # ------------------------------------------------------------ integration
+    def step(self, tau, duration: float) -> Array:
+        """Hold τ for ``duration`` (a whole number of physics steps, at least one); returns τ applied."""
+        tau = self.saturate(tau)
+        if isinstance(self.environment, RigidSurface):
+            raise ValueError("rigid environments are integrated by RigidContactPlant")
+        steps = max(1, int(round(duration / self.dt)))
+        integrate = _INTEGRATORS[self.config.integrator]
+        for _ in range(steps):
+            integrate(self, tau)
+            self.t += self.dt
+        self.applied = tau
+        if not (np.all(np.isfinite(self.q)) and np.all(np.isfinite(self.qd))):
+            raise FloatingPointError(f"plant state diverged at t = {self.t:.6f} s")
+        return tau
+
+
+def _rk4(plant: Plant, tau: Array) -> None:
+    """Classical fourth-order Runge–Kutta on x = (q, q̇) (the integrator Huo recommends)."""
+    h, t, q, qd = plant.dt, plant.t, plant.q, plant.qd
+    a1 = plant.acceleration(t, q, qd, tau)
+    q2, v2 = q + 0.5 * h * qd, qd + 0.5 * h * a1
+    a2 = plant.acceleration(t + 0.5 * h, q2, v2, tau)
+    q3, v3 = q + 0.5 * h * v2, qd + 0.5 * h * a2
+    a3 = plant.acceleration(t + 0.5 * h, q3, v3, tau)
+    q4, v4 = q + h * v3, qd + h * a3
+    a4 = plant.acceleration(t + h, q4, v4, tau)
+    plant.q = q + h / 6.0 * (qd + 2.0 * v2 + 2.0 * v3 + v4)
+    plant.qd = qd + h / 6.0 * (a1 + 2.0 * a2 + 2.0 * a3 + a4)
+    plant.qdd = a1
+    if plant.environment is not None:
+        plant.acceleration(t + h, plant.q, plant.qd, tau)  # report the wrench at the new state
+
+
+def _semi_implicit_euler(plant: Plant, tau: Array) -> None:
+    """Symplectic Euler: q̇⁺ = q̇ + q̈h, q⁺ = q + q̇⁺h."""
+    plant.qdd = plant.acceleration(plant.t, plant.q, plant.qd, tau)
+    plant.qd = plant.qd + plant.dt * plant.qdd
+    plant.q = plant.q + plant.dt * plant.qd
+
+
+def _huo_2_107(plant: Plant, tau: Array) -> None:
+    """Huo's step (2-107): q̇⁺ = q̇ + q̈Δt, q⁺ = q + q̇Δt + ½q̈Δt²."""
+    h = plant.dt
+    plant.qdd = plant.acceleration(plant.t, plant.q, plant.qd, tau)
+    plant.q = plant.q + h * plant.qd + 0.5 * h * h * plant.qdd
+    plant.qd = plant.qd + h * plant.qdd
+
+
+_INTEGRATORS = {"rk4": _rk4, "semi_implicit_euler": _semi_implicit_euler, "huo_2_107": _huo_2_107}
