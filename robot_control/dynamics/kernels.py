@@ -16,7 +16,7 @@ from numba import njit
 
 # Column layout of a packed body row (packing.py writes it).
 PARENT, TYPE, SCREW, ROT, POS, INERTIA = 0, 1, 2, 8, 17, 20
-ROW = 56
+ROW = 56  # kernels_world appends the 10-number inertia after these
 # Column layout of a workspace row: placement T_{λ(i),i}, velocity, acceleration, force, …
 W_R, W_P, W_V, W_A, W_F, W_C, W_U, W_PA, W_IA, W_BC, W_SD = (
     0, 9, 12, 18, 24, 30, 36, 42, 48, 84, 120
@@ -27,6 +27,13 @@ _CACHE = True
 
 
 # ----------------------------------------------------------------------------- helpers
+@njit(cache=_CACHE, inline="always")
+def check_length(x, n):
+    """Kernels index without bounds checks: refuse a joint vector of the wrong length up front."""
+    if x.shape[0] != n:
+        raise ValueError("a joint-space argument does not have length model.nq")
+
+
 @njit(cache=_CACHE, inline="always")
 def joint_placement(P, i, qi, R, p):
     """T_{λ(i),i}(q_i) = M_i exp([S_i] q_i) (Kim eq. 2.8) written as rotation R (row-major) and p."""
@@ -181,6 +188,9 @@ def add_congruence_to_parent(R, p, A, out, tmp):
 def rnea(P, g, q, qd, qdd, fext, W, tau):
     """Recursive Newton–Euler inverse dynamics with external wrenches (Kim Table 2)."""
     n = P.shape[0]
+    check_length(q, n)
+    check_length(qd, n)
+    check_length(qdd, n)
     for i in range(n):
         R = W[i, W_R : W_R + 9]
         p = W[i, W_P : W_P + 3]
@@ -225,171 +235,12 @@ def rnea(P, g, q, qd, qdd, fext, W, tau):
 
 
 @njit(cache=_CACHE)
-def gravity(P, g, q, W, tau):
-    """Gravity torques g(q): Newton–Euler with q̇ = q̈ = 0, i.e. only the base's −g acceleration."""
-    n = P.shape[0]
-    for i in range(n):
-        R = W[i, W_R : W_R + 9]
-        p = W[i, W_P : W_P + 3]
-        A = W[i, W_A : W_A + 6]
-        joint_placement(P, i, q[i], R, p)
-        lam = int(P[i, PARENT])
-        if lam < 0:
-            tmp = W[i, W_C : W_C + 6]
-            for k in range(3):
-                tmp[k] = 0.0
-                tmp[k + 3] = -g[k]
-            motion_to_child(R, p, tmp, A)
-        else:
-            motion_to_child(R, p, W[lam, W_A : W_A + 6], A)
-        mat6_vec(P[i, INERTIA : INERTIA + 36], A, W[i, W_F : W_F + 6])
-    for i in range(n - 1, -1, -1):
-        F = W[i, W_F : W_F + 6]
-        tau[i] = dot6(P[i, SCREW : SCREW + 6], F)
-        lam = int(P[i, PARENT])
-        if lam >= 0:
-            add_force_to_parent(W[i, W_R : W_R + 9], W[i, W_P : W_P + 3], F, W[lam, W_F : W_F + 6])
-
-
-@njit(cache=_CACHE)
-def crba(P, q, W, M):
-    """Mass matrix by composite rigid bodies (Saha DeNOC eqs. 23b–24; Walker–Orin, Huo 2.4)."""
-    n = P.shape[0]
-    tmp = np.empty(72)
-    for i in range(n):
-        joint_placement(P, i, q[i], W[i, W_R : W_R + 9], W[i, W_P : W_P + 3])
-        Ic = W[i, W_IA : W_IA + 36]
-        Ic[:] = P[i, INERTIA : INERTIA + 36]
-    for i in range(n - 1, -1, -1):
-        R = W[i, W_R : W_R + 9]
-        p = W[i, W_P : W_P + 3]
-        Ic = W[i, W_IA : W_IA + 36]
-        F = W[i, W_F : W_F + 6]
-        mat6_vec(Ic, P[i, SCREW : SCREW + 6], F)
-        M[i, i] = dot6(P[i, SCREW : SCREW + 6], F)
-        j = i
-        lam = int(P[j, PARENT])
-        while lam >= 0:
-            # carry the composite body's wrench F = Ic S_i down to each ancestor j
-            Fp = W[i, W_U : W_U + 6]
-            for k in range(6):
-                Fp[k] = 0.0
-            add_force_to_parent(W[j, W_R : W_R + 9], W[j, W_P : W_P + 3], F, Fp)
-            F[:] = Fp
-            j = lam
-            M[i, j] = dot6(P[j, SCREW : SCREW + 6], F)
-            M[j, i] = M[i, j]
-            lam = int(P[j, PARENT])
-        lam = int(P[i, PARENT])
-        if lam >= 0:
-            add_congruence_to_parent(R, p, Ic, W[lam, W_IA : W_IA + 36], tmp)
-
-
-@njit(cache=_CACHE, inline="always")
-def coriolis_B(I, V, out, h, col, tmp):
-    """B(I, V) = ½(−ad_Vᵀ I − I ad_V + icrf(I V)): Christoffel-consistent body Coriolis term.
-
-    Echeandia & Wensing's factorisation (the ``CoriolisMatrix`` of spatial_v2's extension):
-    B(I,V) V = −ad_Vᵀ I V, and the composite sums of B make Ṁ − 2C skew-symmetric.
-    """
-    mat6_vec(I, V, h)
-    for c in range(6):
-        for k in range(6):
-            col[k] = 0.0
-        col[c] = 1.0
-        # column c of −ad_Vᵀ I: −ad_Vᵀ (I e_c)
-        Ie = tmp[0:6]
-        mat6_vec(I, col, Ie)
-        r1 = tmp[6:12]
-        for k in range(6):
-            r1[k] = 0.0
-        add_coad_neg(V, Ie, r1)
-        # column c of −I ad_V: −I (ad_V e_c)
-        adv = tmp[12:18]
-        ad_motion(V, col, adv)
-        r2 = tmp[18:24]
-        mat6_vec(I, adv, r2)
-        # column c of icrf(h): icrf(h) e_c = −ad_{e_c}ᵀ h
-        r3 = tmp[24:30]
-        for k in range(6):
-            r3[k] = 0.0
-        add_coad_neg(col, h, r3)
-        for k in range(6):
-            out[6 * k + c] = 0.5 * (r1[k] - r2[k] + r3[k])
-
-
-@njit(cache=_CACHE)
-def coriolis(P, q, qd, W, C):
-    """Coriolis matrix C(q, q̇) with Ṁ − 2C skew (composite algorithm, spatial_v2 CoriolisMatrix)."""
-    n = P.shape[0]
-    tmp = np.empty(72)
-    for i in range(n):
-        R = W[i, W_R : W_R + 9]
-        p = W[i, W_P : W_P + 3]
-        V = W[i, W_V : W_V + 6]
-        S = P[i, SCREW : SCREW + 6]
-        joint_placement(P, i, q[i], R, p)
-        lam = int(P[i, PARENT])
-        if lam < 0:
-            for k in range(6):
-                V[k] = S[k] * qd[i]
-        else:
-            motion_to_child(R, p, W[lam, W_V : W_V + 6], V)
-            for k in range(6):
-                V[k] += S[k] * qd[i]
-        ad_motion(V, S, W[i, W_SD : W_SD + 6])  # Ṡ_i = ad_{V_i} S_i
-        W[i, W_IA : W_IA + 36] = P[i, INERTIA : INERTIA + 36]
-        coriolis_B(P[i, INERTIA : INERTIA + 36], V, W[i, W_BC : W_BC + 36],
-                   W[i, W_U : W_U + 6], W[i, W_PA : W_PA + 6], tmp)
-    F1 = np.empty(6)
-    F2 = np.empty(6)
-    F3 = np.empty(6)
-    t1 = np.empty(6)
-    t2 = np.empty(6)
-    t3 = np.empty(6)
-    for j in range(n - 1, -1, -1):
-        Sj = P[j, SCREW : SCREW + 6]
-        Ic = W[j, W_IA : W_IA + 36]
-        Bc = W[j, W_BC : W_BC + 36]
-        mat6_vec(Ic, W[j, W_SD : W_SD + 6], F1)
-        mat6_vec(Bc, Sj, t1)
-        for k in range(6):
-            F1[k] += t1[k]
-        mat6_vec(Ic, Sj, F2)
-        mat6T_vec(Bc, Sj, F3)
-        C[j, j] = dot6(Sj, F1)
-        ii = j
-        lam = int(P[ii, PARENT])
-        while lam >= 0:
-            R = W[ii, W_R : W_R + 9]
-            p = W[ii, W_P : W_P + 3]
-            for k in range(6):
-                t1[k] = 0.0
-                t2[k] = 0.0
-                t3[k] = 0.0
-            add_force_to_parent(R, p, F1, t1)
-            add_force_to_parent(R, p, F2, t2)
-            add_force_to_parent(R, p, F3, t3)
-            F1[:] = t1
-            F2[:] = t2
-            F3[:] = t3
-            ii = lam
-            Si = P[ii, SCREW : SCREW + 6]
-            C[ii, j] = dot6(Si, F1)
-            C[j, ii] = dot6(W[ii, W_SD : W_SD + 6], F2) + dot6(Si, F3)
-            lam = int(P[ii, PARENT])
-        lam = int(P[j, PARENT])
-        if lam >= 0:
-            R = W[j, W_R : W_R + 9]
-            p = W[j, W_P : W_P + 3]
-            add_congruence_to_parent(R, p, Ic, W[lam, W_IA : W_IA + 36], tmp)
-            add_congruence_to_parent(R, p, Bc, W[lam, W_BC : W_BC + 36], tmp)
-
-
-@njit(cache=_CACHE)
 def aba(P, g, q, qd, tau, fext, W, qdd):
     """Forward dynamics by the articulated-body algorithm (Kim Table 3)."""
     n = P.shape[0]
+    check_length(q, n)
+    check_length(qd, n)
+    check_length(tau, n)
     tmp = np.empty(72)
     for i in range(n):
         R = W[i, W_R : W_R + 9]
@@ -471,6 +322,7 @@ def aba(P, g, q, qd, tau, fext, W, qdd):
 def placements(P, q, T):
     """World placement of every body: T_{0,i} = T_{0,λ(i)} T_{λ(i),i}(q_i) (forward kinematics)."""
     n = P.shape[0]
+    check_length(q, n)
     R = np.empty(9)
     p = np.empty(3)
     for i in range(n):

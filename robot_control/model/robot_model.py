@@ -318,6 +318,7 @@ class RobotModel:
             ]
         ).reshape(n, 4)
         self._kernel_cache: dict = {}
+        self._kernel = None  # packed arrays of robot_control.dynamics, built on first use
 
     def __repr__(self) -> str:
         return f"RobotModel('{self.name}', nq={self.nq}, joints={self.joint_names})"

@@ -1,0 +1,308 @@
+"""Composite-body algorithms in base coordinates: mass matrix, Coriolis matrix, gravity torques.
+
+Expressed in the base frame, a composite body's inertia is a plain sum of its members' inertias
+(no congruence transforms in the backward pass), and every matrix entry is one 6-vector dot
+product S_iᵀ(Ic_j S_j). Rigid inertias are kept in their 10-number form (m, h = m c, J about
+the base origin), so moving one to the base costs a rotation, not a 6×6 congruence.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from robot_control.dynamics.kernels import PARENT, SCREW, check_length, dot6, joint_placement
+
+# Extra packed columns (packing.py): rigid inertia about the body origin in body axes.
+MASS, FIRST_MOMENT, ROT_INERTIA = 56, 57, 60
+ROW_WORLD = 69
+# Workspace columns: world rotation and position, world screw, its rate, twist, composite inertia.
+O_R, O_P, O_S, O_SD, O_V, O_M, O_H, O_J, O_B, O_U, O_TMP = 0, 9, 12, 18, 24, 30, 31, 34, 43, 52, 55
+
+_CACHE = True
+
+
+@njit(cache=_CACHE, inline="always")
+def world_pose(P, i, q, W, R, p):
+    """T_{0,i} = T_{0,λ(i)} T_{λ(i),i}(q_i), written into W[i] (rotation row-major, position)."""
+    joint_placement(P, i, q[i], R, p)
+    Rw = W[i, O_R : O_R + 9]
+    pw = W[i, O_P : O_P + 3]
+    lam = int(P[i, PARENT])
+    if lam < 0:
+        Rw[:] = R
+        pw[:] = p
+        return
+    A = W[lam, O_R : O_R + 9]
+    a = W[lam, O_P : O_P + 3]
+    for r in range(3):
+        for c in range(3):
+            Rw[3 * r + c] = A[3 * r] * R[c] + A[3 * r + 1] * R[3 + c] + A[3 * r + 2] * R[6 + c]
+        pw[r] = A[3 * r] * p[0] + A[3 * r + 1] * p[1] + A[3 * r + 2] * p[2] + a[r]
+
+
+@njit(cache=_CACHE, inline="always")
+def world_screw(P, i, W):
+    """S_i in base coordinates: Ad_{T_{0,i}} S_i (Kim eq. 1.10)."""
+    R = W[i, O_R : O_R + 9]
+    p = W[i, O_P : O_P + 3]
+    s = P[i, SCREW : SCREW + 6]
+    S = W[i, O_S : O_S + 6]
+    for r in range(3):
+        S[r] = R[3 * r] * s[0] + R[3 * r + 1] * s[1] + R[3 * r + 2] * s[2]
+        S[r + 3] = R[3 * r] * s[3] + R[3 * r + 1] * s[4] + R[3 * r + 2] * s[5]
+    S[3] += p[1] * S[2] - p[2] * S[1]
+    S[4] += p[2] * S[0] - p[0] * S[2]
+    S[5] += p[0] * S[1] - p[1] * S[0]
+
+
+@njit(cache=_CACHE, inline="always")
+def world_inertia(P, i, W):
+    """Body i's rigid inertia about the base origin (h = R h_b + m p; J shifted by the parallel-axis rule)."""
+    R = W[i, O_R : O_R + 9]
+    p = W[i, O_P : O_P + 3]
+    m = P[i, MASS]
+    hb = P[i, FIRST_MOMENT : FIRST_MOMENT + 3]
+    Jb = P[i, ROT_INERTIA : ROT_INERTIA + 9]
+    W[i, O_M] = m
+    h = W[i, O_H : O_H + 3]
+    J = W[i, O_J : O_J + 9]
+    hr = W[i, O_TMP : O_TMP + 3]
+    for r in range(3):
+        hr[r] = R[3 * r] * hb[0] + R[3 * r + 1] * hb[1] + R[3 * r + 2] * hb[2]
+        h[r] = hr[r] + m * p[r]
+    RJ = W[i, O_TMP + 3 : O_TMP + 12]
+    for r in range(3):
+        for c in range(3):
+            RJ[3 * r + c] = R[3 * r] * Jb[c] + R[3 * r + 1] * Jb[3 + c] + R[3 * r + 2] * Jb[6 + c]
+    pp = p[0] * p[0] + p[1] * p[1] + p[2] * p[2]
+    ph = p[0] * hr[0] + p[1] * hr[1] + p[2] * hr[2]
+    for r in range(3):
+        for c in range(3):
+            acc = RJ[3 * r] * R[3 * c] + RJ[3 * r + 1] * R[3 * c + 1] + RJ[3 * r + 2] * R[3 * c + 2]
+            # −[p][h'] − [h'][p] = 2(p·h')1 − p h'ᵀ − h' pᵀ ;  −m[p]² = m(|p|²1 − p pᵀ)
+            acc += -p[r] * hr[c] - hr[r] * p[c] - m * p[r] * p[c]
+            if r == c:
+                acc += 2.0 * ph + m * pp
+            J[3 * r + c] = acc
+
+
+@njit(cache=_CACHE, inline="always")
+def inertia_times(W, j, x, out):
+    """out = Ic_j x = (J ω + h × v, m v − h × ω) for x = (ω, v)."""
+    m = W[j, O_M]
+    h = W[j, O_H : O_H + 3]
+    J = W[j, O_J : O_J + 9]
+    for r in range(3):
+        out[r] = J[3 * r] * x[0] + J[3 * r + 1] * x[1] + J[3 * r + 2] * x[2]
+    out[0] += h[1] * x[5] - h[2] * x[4]
+    out[1] += h[2] * x[3] - h[0] * x[5]
+    out[2] += h[0] * x[4] - h[1] * x[3]
+    out[3] = m * x[3] - (h[1] * x[2] - h[2] * x[1])
+    out[4] = m * x[4] - (h[2] * x[0] - h[0] * x[2])
+    out[5] = m * x[5] - (h[0] * x[1] - h[1] * x[0])
+
+
+@njit(cache=_CACHE, inline="always")
+def add_to_parent_composite(P, j, W, with_coriolis):
+    """Ic_λ += Ic_j (and B_λ += B_j): composites add directly in base coordinates."""
+    lam = int(P[j, PARENT])
+    if lam < 0:
+        return
+    W[lam, O_M] += W[j, O_M]
+    for k in range(3):
+        W[lam, O_H + k] += W[j, O_H + k]
+    for k in range(9):
+        W[lam, O_J + k] += W[j, O_J + k]
+    if with_coriolis:
+        for k in range(9):
+            W[lam, O_B + k] += W[j, O_B + k]
+        for k in range(3):
+            W[lam, O_U + k] += W[j, O_U + k]
+
+
+@njit(cache=_CACHE)
+def mass_matrix_world(P, q, W, M):
+    """M_ij = S_iᵀ Ic_j S_j for i an ancestor of j (Saha DeNOC eq. 24 in base coordinates)."""
+    n = P.shape[0]
+    check_length(q, n)
+    R = np.empty(9)
+    p = np.empty(3)
+    F = np.empty(6)
+    for i in range(n):
+        world_pose(P, i, q, W, R, p)
+        world_screw(P, i, W)
+        world_inertia(P, i, W)
+    for j in range(n - 1, -1, -1):
+        inertia_times(W, j, W[j, O_S : O_S + 6], F)
+        i = j
+        while i >= 0:
+            M[i, j] = dot6(W[i, O_S : O_S + 6], F)
+            M[j, i] = M[i, j]
+            i = int(P[i, PARENT])
+        add_to_parent_composite(P, j, W, False)
+
+
+@njit(cache=_CACHE)
+def gravity_world(P, g, q, W, tau):
+    """g_i = S_iᵀ Ic_i (0, −g): the composite weight seen by each joint (base coordinates)."""
+    n = P.shape[0]
+    check_length(q, n)
+    R = np.empty(9)
+    p = np.empty(3)
+    for i in range(n):
+        world_pose(P, i, q, W, R, p)
+        world_screw(P, i, W)
+        h = W[i, O_H : O_H + 3]
+        m = P[i, MASS]
+        hb = P[i, FIRST_MOMENT : FIRST_MOMENT + 3]
+        Rw = W[i, O_R : O_R + 9]
+        pw = W[i, O_P : O_P + 3]
+        W[i, O_M] = m
+        for r in range(3):
+            h[r] = Rw[3 * r] * hb[0] + Rw[3 * r + 1] * hb[1] + Rw[3 * r + 2] * hb[2] + m * pw[r]
+    for j in range(n - 1, -1, -1):
+        m = W[j, O_M]
+        h = W[j, O_H : O_H + 3]
+        S = W[j, O_S : O_S + 6]
+        # wrench of the composite under a = (0, −g): (h × (−g), −m g)
+        n0 = -(h[1] * g[2] - h[2] * g[1])
+        n1 = -(h[2] * g[0] - h[0] * g[2])
+        n2 = -(h[0] * g[1] - h[1] * g[0])
+        tau[j] = S[0] * n0 + S[1] * n1 + S[2] * n2 - m * (S[3] * g[0] + S[4] * g[1] + S[5] * g[2])
+        lam = int(P[j, PARENT])
+        if lam >= 0:
+            W[lam, O_M] += m
+            for k in range(3):
+                W[lam, O_H + k] += h[k]
+
+
+@njit(cache=_CACHE, inline="always")
+def coriolis_factor(W, i):
+    """B(I, V) = ½(−ad_Vᵀ I − I ad_V + icrf(I V)) for a rigid inertia, base coordinates.
+
+    Worked out in blocks it has only a left column: B = [[B₁₁, 0], [−[u], 0]] with
+    B₁₁ = ½([ω]J − J[ω] − [v][h] − [h][v] − [Jω + h×v]) and u = m v + ω × h
+    (Echeandia & Wensing's factorisation; B V = −ad_Vᵀ I V and Ṁ − 2C is skew).
+    """
+    V = W[i, O_V : O_V + 6]
+    m = W[i, O_M]
+    h = W[i, O_H : O_H + 3]
+    J = W[i, O_J : O_J + 9]
+    B = W[i, O_B : O_B + 9]
+    u = W[i, O_U : O_U + 3]
+    w0, w1, w2, v0, v1, v2 = V[0], V[1], V[2], V[3], V[4], V[5]
+    # [ω]J − J[ω]
+    for r in range(3):
+        for c in range(3):
+            wJ = 0.0
+            Jw = 0.0
+            if r == 0:
+                wJ = -w2 * J[3 + c] + w1 * J[6 + c]
+            elif r == 1:
+                wJ = w2 * J[c] - w0 * J[6 + c]
+            else:
+                wJ = -w1 * J[c] + w0 * J[3 + c]
+            if c == 0:
+                Jw = J[3 * r + 1] * w2 - J[3 * r + 2] * w1
+            elif c == 1:
+                Jw = -J[3 * r] * w2 + J[3 * r + 2] * w0
+            else:
+                Jw = J[3 * r] * w1 - J[3 * r + 1] * w0
+            B[3 * r + c] = wJ - Jw
+    # −[v][h] − [h][v] = 2(v·h)1 − v hᵀ − h vᵀ
+    vh = v0 * h[0] + v1 * h[1] + v2 * h[2]
+    vv = (v0, v1, v2)
+    for r in range(3):
+        for c in range(3):
+            B[3 * r + c] += -vv[r] * h[c] - h[r] * vv[c]
+        B[4 * r] += 2.0 * vh
+    # −[J ω + h × v]
+    a0 = J[0] * w0 + J[1] * w1 + J[2] * w2 + h[1] * v2 - h[2] * v1
+    a1 = J[3] * w0 + J[4] * w1 + J[5] * w2 + h[2] * v0 - h[0] * v2
+    a2 = J[6] * w0 + J[7] * w1 + J[8] * w2 + h[0] * v1 - h[1] * v0
+    B[1] += a2
+    B[2] -= a1
+    B[3] -= a2
+    B[5] += a0
+    B[6] += a1
+    B[7] -= a0
+    for k in range(9):
+        B[k] *= 0.5
+    u[0] = m * v0 + w1 * h[2] - w2 * h[1]
+    u[1] = m * v1 + w2 * h[0] - w0 * h[2]
+    u[2] = m * v2 + w0 * h[1] - w1 * h[0]
+
+
+@njit(cache=_CACHE, inline="always")
+def factor_times(W, j, x, out):
+    """out = B_j x = (B₁₁ x_ω, −u × x_ω)."""
+    B = W[j, O_B : O_B + 9]
+    u = W[j, O_U : O_U + 3]
+    for r in range(3):
+        out[r] = B[3 * r] * x[0] + B[3 * r + 1] * x[1] + B[3 * r + 2] * x[2]
+    out[3] = -(u[1] * x[2] - u[2] * x[1])
+    out[4] = -(u[2] * x[0] - u[0] * x[2])
+    out[5] = -(u[0] * x[1] - u[1] * x[0])
+
+
+@njit(cache=_CACHE, inline="always")
+def factor_transpose_times(W, j, x, out):
+    """out = B_jᵀ x = (B₁₁ᵀ x_ω + u × x_v, 0)."""
+    B = W[j, O_B : O_B + 9]
+    u = W[j, O_U : O_U + 3]
+    for c in range(3):
+        out[c] = B[c] * x[0] + B[3 + c] * x[1] + B[6 + c] * x[2]
+    out[0] += u[1] * x[5] - u[2] * x[4]
+    out[1] += u[2] * x[3] - u[0] * x[5]
+    out[2] += u[0] * x[4] - u[1] * x[3]
+    out[3] = 0.0
+    out[4] = 0.0
+    out[5] = 0.0
+
+
+@njit(cache=_CACHE)
+def coriolis_world(P, q, qd, W, C):
+    """C(q, q̇) by composite bodies: C_ij = S_iᵀ(Ic_j Ṡ_j + Bc_j S_j), C_ji = Ṡ_iᵀIc_jS_j + S_iᵀBc_jᵀS_j."""
+    n = P.shape[0]
+    check_length(q, n)
+    check_length(qd, n)
+    R = np.empty(9)
+    p = np.empty(3)
+    F1 = np.empty(6)
+    F2 = np.empty(6)
+    F3 = np.empty(6)
+    t = np.empty(6)
+    for i in range(n):
+        world_pose(P, i, q, W, R, p)
+        world_screw(P, i, W)
+        world_inertia(P, i, W)
+        S = W[i, O_S : O_S + 6]
+        V = W[i, O_V : O_V + 6]
+        lam = int(P[i, PARENT])
+        for k in range(6):
+            V[k] = S[k] * qd[i] + (W[lam, O_V + k] if lam >= 0 else 0.0)
+        Sd = W[i, O_SD : O_SD + 6]  # Ṡ_i = ad_{V_i} S_i: the screw turns with its body
+        Sd[0] = V[1] * S[2] - V[2] * S[1]
+        Sd[1] = V[2] * S[0] - V[0] * S[2]
+        Sd[2] = V[0] * S[1] - V[1] * S[0]
+        Sd[3] = V[1] * S[5] - V[2] * S[4] + V[4] * S[2] - V[5] * S[1]
+        Sd[4] = V[2] * S[3] - V[0] * S[5] + V[5] * S[0] - V[3] * S[2]
+        Sd[5] = V[0] * S[4] - V[1] * S[3] + V[3] * S[1] - V[4] * S[0]
+        coriolis_factor(W, i)
+    for j in range(n - 1, -1, -1):
+        Sj = W[j, O_S : O_S + 6]
+        inertia_times(W, j, W[j, O_SD : O_SD + 6], F1)
+        factor_times(W, j, Sj, t)
+        for k in range(6):
+            F1[k] += t[k]
+        inertia_times(W, j, Sj, F2)
+        factor_transpose_times(W, j, Sj, F3)
+        C[j, j] = dot6(Sj, F1)
+        i = int(P[j, PARENT])
+        while i >= 0:
+            Si = W[i, O_S : O_S + 6]
+            C[i, j] = dot6(Si, F1)
+            C[j, i] = dot6(W[i, O_SD : O_SD + 6], F2) + dot6(Si, F3)
+            i = int(P[i, PARENT])
+        add_to_parent_composite(P, j, W, True)
