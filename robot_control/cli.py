@@ -9,6 +9,7 @@ from collections.abc import Callable
 COMMANDS: dict[str, tuple[str, str]] = {
     # name: (module providing add_arguments(parser) and run(args) -> int, help)
     "demo": ("robot_control.demo", "run the main demo"),
+    "simulate": ("robot_control.sim.cli_simulate", "run a scenario file offline and summarise it"),
 }
 
 

@@ -1,0 +1,41 @@
+"""Plots a control engineer wants from a run: q vs q_d, error, torque, and contact force."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def plot_result(result, path: str) -> None:
+    """Write a PNG/PDF/SVG figure of a simulation result (needs matplotlib: the ``plot`` extra)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as exc:  # an optional dependency: say how to get it
+        raise RuntimeError("plotting needs matplotlib: pip install 'robot_control[plot]'") from exc
+    s = result.summary
+    n = result.q.shape[1]
+    rows = 4 if result.force_error is not None else 3
+    fig, axes = plt.subplots(rows, 1, figsize=(9, 2.6 * rows), sharex=True)
+    t = result.t
+    for j in range(n):
+        (line,) = axes[0].plot(t, result.q[:, j], label=f"q{j + 1}")
+        axes[0].plot(t, result.q_ref[:, j], "--", color=line.get_color(), linewidth=1)
+        axes[1].plot(t, result.q_ref[:, j] - result.q[:, j], label=f"e{j + 1}")
+        axes[2].plot(t, result.tau[:, j], label=f"τ{j + 1}")
+    axes[0].set_ylabel("q (solid), q_d (dashed)")
+    axes[1].set_ylabel("e = q_d − q")
+    axes[2].set_ylabel("τ")
+    if result.force_error is not None:
+        axes[3].plot(t, np.linalg.norm(result.wrench[:, 3:], axis=1), label="|f| contact")
+        axes[3].plot(t, result.force_error, label="force error")
+        axes[3].set_ylabel("N")
+    for ax in axes:
+        ax.grid(True, alpha=0.3)
+        ax.legend(loc="upper right", fontsize=7, ncol=min(n, 6))
+    axes[-1].set_xlabel("t [s]")
+    fig.suptitle(f"{s['scenario']}: {s['controller']} on {s['robot']}")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

@@ -1,0 +1,214 @@
+"""Scenario files (design.md "Files"): what to simulate, validated before anything runs.
+
+Unknown keys are an error, not ignored, so a typo never silently changes an experiment.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+from robot_control.model import load_robot
+from robot_control.model.robot_model import RobotModel
+from robot_control.resources import share_path
+from robot_control.trajectory import CartesianQuintic, Hold, JointTrajectory, named_trajectory
+
+TOP_KEYS = {"robot", "duration", "rate", "physics_dt", "initial", "trajectory", "controller",
+            "plant", "force_reference", "description"}
+TRAJECTORY_TYPES = ("quintic", "hold", "named", "cartesian")
+
+
+class ScenarioError(ValueError):
+    """A scenario file that cannot be run, with the key at fault."""
+
+
+@dataclass
+class Scenario:
+    """A validated scenario: models, trajectory, law and plant settings."""
+
+    name: str
+    robot: RobotModel
+    duration: float
+    rate: float
+    physics_dt: float
+    q0: np.ndarray
+    qd0: np.ndarray
+    trajectory: object
+    controller_type: str
+    controller_params: dict
+    controller_model: RobotModel
+    plant: dict
+    force_reference: np.ndarray | None = None
+    description: str = ""
+    raw: dict = field(default_factory=dict)
+
+    @property
+    def steps(self) -> int:
+        """Number of control periods simulated."""
+        return int(round(self.duration * self.rate))
+
+
+def _require(cond: bool, message: str) -> None:
+    if not cond:
+        raise ScenarioError(message)
+
+
+def _vector(value, n: int, key: str) -> np.ndarray:
+    a = np.asarray(value, dtype=float)
+    _require(a.shape == (n,) and bool(np.all(np.isfinite(a))),
+             f"{key} must be {n} finite numbers, got {value}")
+    return a
+
+
+def resolve_scenario_path(name_or_path: str | Path) -> Path:
+    """A scenario file path, or the name of a bundled one in config/scenarios/."""
+    path = Path(name_or_path)
+    if path.is_file():
+        return path
+    bundled = share_path("config", "scenarios", f"{Path(str(name_or_path)).stem}.yaml")
+    if bundled.is_file():
+        return bundled
+    raise ScenarioError(f"no scenario file '{name_or_path}' (nor a bundled one of that name)")
+
+
+def load_scenario(source: str | Path | dict) -> Scenario:
+    """Read and validate a scenario from a YAML file, a bundled scenario name, or a mapping."""
+    if isinstance(source, dict):
+        doc, name = dict(source), "scenario"
+    else:
+        path = resolve_scenario_path(source)
+        with open(path) as fh:
+            doc = yaml.safe_load(fh)
+        name = path.stem
+        _require(isinstance(doc, dict), f"{path}: a scenario must be a YAML mapping")
+    unknown = set(doc) - TOP_KEYS
+    _require(not unknown, f"unknown scenario keys {sorted(unknown)} (known: {sorted(TOP_KEYS)})")
+    for key in ("robot", "duration", "controller"):
+        _require(key in doc, f"scenario needs '{key}'")
+    try:
+        robot = load_robot(str(doc["robot"]))
+    except ValueError as exc:
+        raise ScenarioError(f"robot: {exc}") from exc
+    n = robot.nq
+    duration = float(doc["duration"])
+    rate = float(doc.get("rate", 1000.0))
+    physics_dt = float(doc.get("physics_dt", 1e-4))
+    _require(duration > 0.0, f"duration must be > 0, got {duration}")
+    _require(rate > 0.0, f"rate must be > 0, got {rate}")
+    _require(0.0 < physics_dt <= 1.0 / rate * (1 + 1e-9),
+             f"physics_dt must be in (0, 1/rate], got {physics_dt}")
+    ratio = 1.0 / (rate * physics_dt)
+    _require(abs(ratio - round(ratio)) < 1e-6,
+             f"the control period 1/rate must be a whole number of physics steps ({ratio:.4f})")
+    initial = doc.get("initial") or {}
+    _require(set(initial) <= {"q", "qd"}, f"initial: unknown keys {sorted(set(initial) - {'q', 'qd'})}")
+    q0 = _vector(initial.get("q", np.zeros(n)), n, "initial.q")
+    qd0 = _vector(initial.get("qd", np.zeros(n)), n, "initial.qd")
+    trajectory = build_trajectory(doc.get("trajectory") or {"type": "hold"}, robot, q0)
+    ctrl = doc["controller"]
+    _require(isinstance(ctrl, dict) and "type" in ctrl, "controller needs a 'type' (registry name)")
+    bad = set(ctrl) - {"type", "params", "model"}
+    _require(not bad, f"controller: unknown keys {sorted(bad)} (known: type, params, model)")
+    force = doc.get("force_reference")
+    force_ref = None
+    if force is not None:
+        f = np.asarray(force, dtype=float)
+        _require(f.shape in ((3,), (6,)), "force_reference must be a force (3) or a wrench (n, f) (6)")
+        force_ref = np.concatenate([np.zeros(3), f]) if f.shape == (3,) else f
+    return Scenario(
+        name=name, robot=robot, duration=duration, rate=rate, physics_dt=physics_dt, q0=q0,
+        qd0=qd0, trajectory=trajectory, controller_type=str(ctrl["type"]),
+        controller_params=dict(ctrl.get("params") or {}),
+        controller_model=controller_model(ctrl.get("model"), robot),
+        plant=dict(doc.get("plant") or {}), force_reference=force_ref,
+        description=str(doc.get("description", "")), raw=doc,
+    )
+
+
+def controller_model(spec, robot: RobotModel) -> RobotModel:
+    """The controller's own model: the nominal robot, another robot file, or a perturbed copy."""
+    if spec is None:
+        return robot.copy()
+    if isinstance(spec, str):
+        model = load_robot(spec)
+        _require(model.nq == robot.nq, f"controller.model '{spec}' has {model.nq} joints, "
+                                        f"the robot {robot.nq}")
+        return model
+    _require(isinstance(spec, dict), "controller.model must be a robot name/path or a mapping")
+    from robot_control.sim.plant_config import parse_plant_config, plant_model
+
+    allowed = {"payload", "inertia_scale", "parameters"}
+    bad = set(spec) - allowed
+    _require(not bad, f"controller.model: unknown keys {sorted(bad)} (known: {sorted(allowed)})")
+    try:
+        return plant_model(robot, parse_plant_config(spec, robot))
+    except ValueError as exc:
+        raise ScenarioError(f"controller.model: {exc}") from exc
+
+
+def build_trajectory(spec: dict, robot: RobotModel, q0: np.ndarray):
+    """The reference generator a scenario asks for (joint-space, or Cartesian for force laws)."""
+    _require(isinstance(spec, dict), "trajectory must be a mapping with a 'type'")
+    kind = spec.get("type", "quintic")
+    _require(kind in TRAJECTORY_TYPES, f"trajectory.type must be one of {TRAJECTORY_TYPES}")
+    n = robot.nq
+    allowed = {"quintic": {"type", "waypoints", "durations", "velocities", "accelerations",
+                           "from_initial"},
+               "hold": {"type", "q"},
+               "named": {"type", "name"},
+               "cartesian": {"type", "positions", "durations", "frame"}}[kind]
+    bad = set(spec) - allowed
+    _require(not bad, f"trajectory ({kind}): unknown keys {sorted(bad)} (known: {sorted(allowed)})")
+    try:
+        if kind == "hold":
+            return Hold(_vector(spec.get("q", q0), n, "trajectory.q"))
+        if kind == "named":
+            traj = named_trajectory(str(spec.get("name")))
+            _require(traj.dof == n, f"trajectory '{spec.get('name')}' has {traj.dof} joints")
+            return traj
+        if kind == "quintic":
+            waypoints = [_vector(w, n, "trajectory.waypoints[]") for w in spec.get("waypoints", [])]
+            if spec.get("from_initial", False):
+                waypoints = [q0, *waypoints]
+            _require(len(waypoints) >= 2, "trajectory.waypoints needs at least two points")
+            return JointTrajectory.through(waypoints, spec.get("durations"),
+                                           spec.get("velocities"), spec.get("accelerations"))
+        # cartesian: straight-line quintic segments between positions, orientation held
+        from robot_control import dynamics as dyn
+
+        start = dyn.frame_placement(robot, q0, spec.get("frame"))
+        positions = [np.asarray(p, dtype=float) for p in spec.get("positions", [])]
+        durations = list(np.atleast_1d(spec.get("durations", [])))
+        _require(len(positions) >= 1 and len(durations) == len(positions),
+                 "trajectory (cartesian): one duration per target position")
+        return CartesianPath(start, positions, durations, spec.get("frame"))
+    except (TypeError, ValueError) as exc:
+        if isinstance(exc, ScenarioError):
+            raise
+        raise ScenarioError(f"trajectory: {exc}") from exc
+
+
+class CartesianPath:
+    """Consecutive Cartesian quintics through target positions, orientation kept from the start."""
+
+    def __init__(self, start: np.ndarray, positions: list, durations: list, frame) -> None:
+        self.frame = frame
+        self.segments = []
+        t0, pose = 0.0, start
+        for p, T in zip(positions, durations):
+            _require(np.shape(p) == (3,), "trajectory.positions must be 3-vectors")
+            goal = pose.copy()
+            goal[:3, 3] = p
+            self.segments.append(CartesianQuintic(pose, goal, float(T), start_time=t0))
+            t0, pose = t0 + float(T), goal
+        self.end_time = t0
+
+    def sample(self, t: float):
+        """(pose, twist, acceleration) of the segment active at t; the last pose is held."""
+        for seg in self.segments:
+            if t < seg.end_time:
+                return seg.sample(t)
+        return self.segments[-1].sample(t)
