@@ -21,7 +21,14 @@ setup(
         ("share/" + package_name + "/urdf", glob("urdf/*")),
     ],
     python_requires=">=3.10",
-    install_requires=["numpy>=1.24", "scipy>=1.10", "pyyaml>=6", "numba>=0.59"],
+    install_requires=[
+        "numpy>=1.24",
+        "scipy>=1.10",
+        "pyyaml>=6",
+        "numba>=0.59",
+        # the ROS 2 transport when rclpy is absent (with ROS 2 sourced, rclpy is used instead)
+        "cyclonedds>=0.10.5",
+    ],
     extras_require={
         "test": [
             "pytest>=7",
@@ -31,7 +38,10 @@ setup(
             "example-robot-data>=4",
             "catkin-pkg>=1",
             "ruff>=0.5",
+            "rosbags>=0.10",
+            "matplotlib>=3.7",
         ],
+        "plot": ["matplotlib>=3.7"],
         "bench": ["pin>=3", "example-robot-data>=4", "roboticstoolbox-python>=1.1"],
     },
     zip_safe=True,
