@@ -1,0 +1,1 @@
+"""Reference dynamics models (slow, exact oracles for the compiled algorithms)."""
