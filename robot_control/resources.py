@@ -15,7 +15,7 @@ def share_dir() -> Path:
     index of a sourced ROS 2 workspace, then ``<prefix>/share/robot_control`` of a pip install.
     """
     source = Path(__file__).resolve().parent.parent
-    if (source / "package.xml").is_file() and (source / "urdf").is_dir():
+    if (source / "package.xml").is_file() and (source / "config").is_dir():
         return source
     try:  # a colcon install of this package
         from ament_index_python.packages import get_package_share_directory
