@@ -9,6 +9,14 @@ from robot_control.dynamics.kinematics import (
     jacobian_dot_qd,
     task_space_dynamics,
 )
+from robot_control.dynamics.regressor import (
+    ParameterBasis,
+    base_parameters,
+    parameter_basis,
+    reference_regressor,
+    regressor,
+    slotine_li_torque,
+)
 from robot_control.dynamics.rigid_body import (
     bias_torques,
     coriolis_matrix,
@@ -20,6 +28,12 @@ from robot_control.dynamics.rigid_body import (
 )
 
 __all__ = [
+    "ParameterBasis",
+    "base_parameters",
+    "parameter_basis",
+    "reference_regressor",
+    "regressor",
+    "slotine_li_torque",
     "forward_kinematics",
     "frame_placement",
     "friction_torques",

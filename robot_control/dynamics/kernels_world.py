@@ -126,6 +126,7 @@ def mass_matrix_world(P, q, W, M):
     """M_ij = S_iᵀ Ic_j S_j for i an ancestor of j (Saha DeNOC eq. 24 in base coordinates)."""
     n = P.shape[0]
     check_length(q, n)
+    M[:, :] = 0.0  # bodies on different branches do not couple
     R = np.empty(9)
     p = np.empty(3)
     F = np.empty(6)
@@ -267,6 +268,7 @@ def coriolis_world(P, q, qd, W, C):
     n = P.shape[0]
     check_length(q, n)
     check_length(qd, n)
+    C[:, :] = 0.0  # bodies on different branches do not couple
     R = np.empty(9)
     p = np.empty(3)
     F1 = np.empty(6)

@@ -52,8 +52,13 @@ def kernel_data(model) -> KernelData:
 
 
 def array(x) -> Array:
-    """x itself when already an ndarray (the hot path), else a float array (lists, tuples)."""
-    return x if type(x) is np.ndarray else np.asarray(x, dtype=np.float64)
+    """x itself when already a 1-D ndarray (the hot path), else a 1-D float array or ValueError."""
+    if type(x) is np.ndarray and x.ndim == 1:
+        return x
+    a = np.asarray(x, dtype=np.float64)
+    if a.ndim != 1:
+        raise ValueError(f"joint-space arguments must be 1-D, got shape {a.shape}")
+    return a
 
 
 def vector(x, n: int, what: str) -> Array:

@@ -34,6 +34,8 @@ class ParameterGroups:
 
     names: list[str]
     matrix: np.ndarray
+    #: standard parameters ("link2.xy") the set takes as zero, like Huo's xy₂ = … = 0
+    assumed_zero: tuple[str, ...] = ()
 
     def values(self, model) -> np.ndarray:
         """The group values p = G θ of a model."""
@@ -41,7 +43,7 @@ class ParameterGroups:
 
     def __getitem__(self, key: str):
         # Lets callers written against the dict form {"names": ..., "matrix": ...} keep working.
-        if key in ("names", "matrix"):
+        if key in ("names", "matrix", "assumed_zero"):
             return getattr(self, key)
         raise KeyError(key)
 
@@ -66,6 +68,14 @@ def _parse_set(model, set_name: str, groups: object, constants, where: str) -> P
     if not isinstance(groups, Mapping) or not groups:
         raise ModelError(f"{w}: expected a non-empty mapping of group names to coefficients")
     bodies = {name: i for i, name in enumerate(model.body_names)}
+    groups = dict(groups)
+    assumed_zero = groups.pop("assumed_zero", [])
+    if not isinstance(assumed_zero, list):
+        raise ModelError(f"{w}: 'assumed_zero' must be a list of '<body>.<parameter>' names")
+    for key in assumed_zero:
+        body, _, parameter = str(key).rpartition(".")
+        if body not in bodies or parameter not in PARAMETER_NAMES:
+            raise ModelError(f"{w}: assumed_zero entry '{key}' is not '<body>.<parameter>'")
     names = [str(g) for g in groups]
     G = np.zeros((len(names), 10 * model.nq))
     for row, (group, coefficients) in enumerate(groups.items()):
@@ -90,4 +100,4 @@ def _parse_set(model, set_name: str, groups: object, constants, where: str) -> P
             raise ModelError(f"{wg}: all coefficients are zero")
     if np.linalg.matrix_rank(G) < len(names):
         raise ModelError(f"{w}: the groups are linearly dependent")
-    return ParameterGroups(names, G)
+    return ParameterGroups(names, G, tuple(str(k) for k in assumed_zero))

@@ -1,0 +1,116 @@
+"""Task-space quintic between two end-effector poses, for the task-space laws (Huo C5, C13, C14).
+
+Both position and orientation follow the normalised rest-to-rest quintic s(τ) = 10σ³ − 15σ⁴ + 6σ⁵,
+σ = τ/T (Huo Ex. 3-7 with zero boundary rates):
+    p(t) = p₀ + s(t) (p₁ − p₀)                      a straight line,
+    R(t) = R₀ exp(s(t) [w]),  w = log(R₀ᵀ R₁)       the geodesic (constant axis, angle s·|w|).
+Rates in the base frame, angular first as in ``robot_control.spatial``: ω = R₀ w ṡ (exp(s[w]) leaves
+w fixed), v = (p₁ − p₀) ṡ, and the classical accelerations ω̇ = R₀ w s̈, a = (p₁ − p₀) s̈ — the same
+(ω; v of the frame origin) convention as ``jacobian(reference="world")`` and ``jacobian_dot_qd``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from robot_control.spatial import skew
+from robot_control.trajectory.quintic import Quintic
+
+Array = NDArray[np.float64]
+
+
+def rotation_exp(w: ArrayLike) -> Array:
+    """exp([w]) by Rodrigues' formula: rotation by |w| about w/|w|."""
+    w = np.asarray(w, dtype=float)
+    theta = float(np.linalg.norm(w))
+    W = skew(w)
+    if theta < 1e-8:
+        return np.eye(3) + W + 0.5 * W @ W
+    return (np.eye(3) + (np.sin(theta) / theta) * W
+            + ((1.0 - np.cos(theta)) / theta**2) * (W @ W))
+
+
+def rotation_log(R: ArrayLike) -> Array:
+    """w with exp([w]) = R and |w| ≤ π (the inverse of ``rotation_exp``)."""
+    R = np.asarray(R, dtype=float)
+    vee = 0.5 * np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])  # sinθ·axis
+    sin_theta = float(np.linalg.norm(vee))
+    cos_theta = 0.5 * (np.trace(R) - 1.0)
+    theta = float(np.arctan2(sin_theta, cos_theta))       # well conditioned at every angle
+    if theta < 1e-6:
+        return vee                                        # sin θ ≈ θ: vee is already θ·axis
+    if np.pi - theta > 1e-3:
+        return (theta / sin_theta) * vee
+    # Near π, sin θ → 0 and vee loses the axis; the symmetric part of Rodrigues' formula,
+    # (R + Rᵀ)/2 = cos θ I + (1 − cos θ) k kᵀ, still gives k kᵀ and so the axis up to sign.
+    K = (0.5 * (R + R.T) - cos_theta * np.eye(3)) / (1.0 - cos_theta)
+    i = int(np.argmax(np.diag(K)))
+    axis = K[:, i] / np.linalg.norm(K[:, i])
+    if axis @ vee < 0.0:
+        axis = -axis
+    return theta * axis
+
+
+def _check_pose(T: ArrayLike, what: str) -> Array:
+    T = np.asarray(T, dtype=float)
+    if T.shape != (4, 4) or not np.all(np.isfinite(T)):
+        raise ValueError(f"{what} must be a finite 4×4 homogeneous transform")
+    R = T[:3, :3]
+    if (np.abs(R.T @ R - np.eye(3)).max() > 1e-6 or np.linalg.det(R) < 0.0
+            or np.abs(T[3] - [0.0, 0.0, 0.0, 1.0]).max() > 0.0):
+        raise ValueError(f"{what} is not a proper rigid transform (R orthonormal, det +1, last "
+                         "row 0 0 0 1)")
+    return T.copy()
+
+
+class CartesianQuintic:
+    """Pose trajectory from ``start`` to ``goal`` (4×4, base frame) in ``duration`` seconds.
+
+    ``sample(t)`` returns (pose 4×4, twist (ω, v), acceleration (ω̇, a)); the start pose at rest
+    before ``start_time`` and the goal pose at rest after the end.
+    """
+
+    dof = 6
+
+    def __init__(self, start: ArrayLike, goal: ArrayLike, duration: float,
+                 start_time: float = 0.0) -> None:
+        self.start = _check_pose(start, "start pose")
+        self.goal = _check_pose(goal, "goal pose")
+        self.profile = Quintic(0.0, 1.0, duration, start_time=start_time)
+        self.duration = self.profile.duration
+        self.start_time = self.profile.start_time
+        R0 = self.start[:3, :3]
+        self.axis_angle = rotation_log(R0.T @ self.goal[:3, :3])   # w, in the start frame
+        self.angle = float(np.linalg.norm(self.axis_angle))
+        K = skew(self.axis_angle / self.angle) if self.angle > 0.0 else np.zeros((3, 3))
+        # Rodrigues with the axis fixed: R(s) = R₀ + sin(sθ) R₀K + (1 − cos(sθ)) R₀K².
+        self._R0, self._R0K, self._R0K2 = R0, R0 @ K, R0 @ K @ K
+        self._omega_dir = R0 @ self.axis_angle                      # w in the base frame
+        self._p0 = self.start[:3, 3].copy()
+        self._dp = self.goal[:3, 3] - self._p0
+
+    @property
+    def end_time(self) -> float:
+        return self.start_time + self.duration
+
+    def sample(self, t: float | ArrayLike) -> tuple[Array, Array, Array]:
+        """(pose, twist, acceleration) at t: (4, 4), (6,), (6,) — or (k, 4, 4), (k, 6), (k, 6)."""
+        s, sd, sdd = self.profile.sample(t)
+        if np.ndim(t) == 0:
+            s, sd, sdd = float(s[0]), float(sd[0]), float(sdd[0])
+            phi = s * self.angle
+            T = np.eye(4)
+            T[:3, :3] = self._R0 + np.sin(phi) * self._R0K + (1.0 - np.cos(phi)) * self._R0K2
+            T[:3, 3] = self._p0 + s * self._dp
+            twist = np.concatenate((sd * self._omega_dir, sd * self._dp))
+            acc = np.concatenate((sdd * self._omega_dir, sdd * self._dp))
+            return T, twist, acc
+        s, sd, sdd = s[:, 0], sd[:, 0], sdd[:, 0]
+        phi = (s * self.angle)[:, None, None]
+        T = np.tile(np.eye(4), (s.size, 1, 1))
+        T[:, :3, :3] = self._R0 + np.sin(phi) * self._R0K + (1.0 - np.cos(phi)) * self._R0K2
+        T[:, :3, 3] = self._p0 + s[:, None] * self._dp
+        twist = np.hstack((sd[:, None] * self._omega_dir, sd[:, None] * self._dp))
+        acc = np.hstack((sdd[:, None] * self._omega_dir, sdd[:, None] * self._dp))
+        return T, twist, acc

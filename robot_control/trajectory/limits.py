@@ -1,0 +1,181 @@
+"""Joint-limit checks of piecewise-quintic references, done before execution.
+
+A piece is (a, T, t₀): coefficients (6, n) valid on τ ∈ [0, T], starting at time t₀. The
+extremes of each piece are exact — the interior extremes of a polynomial sit at real roots of its
+derivative — so a trajectory that passes here cannot exceed a limit between control ticks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+Array = NDArray[np.float64]
+Piece = tuple[Array, float, float]
+KINDS = ("position", "velocity", "acceleration")
+
+
+def _unit_roots(cs: Array) -> Array:
+    """Real parts of the roots in (0, 1) of each row's polynomial (ascending), NaN-padded.
+
+    Roots are the eigenvalues of the companion matrix, batched over rows of equal degree; leading
+    terms negligible relative to the row's largest coefficient are dropped first. Real parts of
+    complex roots are kept: any point of (0, 1) is a harmless extra candidate, and a near-double
+    real root may come out slightly complex.
+    """
+    rows, width = cs.shape
+    out = np.full((rows, width - 1), np.nan)
+    big = np.abs(cs) > 1e-14 * np.abs(cs).max(axis=1, keepdims=True)
+    degree = np.where(big.any(axis=1), width - 1 - np.argmax(big[:, ::-1], axis=1), 0)
+    for g in range(1, width):
+        idx = np.flatnonzero(degree == g)
+        if idx.size == 0:
+            continue
+        c = cs[idx, : g + 1]
+        companion = np.zeros((idx.size, g, g))
+        companion[:, np.arange(1, g), np.arange(g - 1)] = 1.0
+        companion[:, :, -1] = -c[:, :g] / c[:, g:]
+        s = np.linalg.eigvals(companion).real
+        out[idx, :g] = np.where((s > 0.0) & (s < 1.0), s, np.nan)
+    return out
+
+
+def polynomial_extrema(c: Array, T: Array) -> tuple[Array, Array, Array, Array]:
+    """(min, τ_min, max, τ_max) over [0, T_r] of each row's polynomial c_r (ascending powers)."""
+    T = np.asarray(T, dtype=float)
+    k = np.arange(c.shape[1])
+    scaled_derivative = (c[:, 1:] * k[1:]) * T[:, None] ** k[:-1]   # d/dτ, in s = τ/T ∈ [0, 1]
+    s = np.hstack((np.zeros((len(c), 1)), np.ones((len(c), 1)), _unit_roots(scaled_derivative)))
+    tau = np.nan_to_num(s) * T[:, None]
+    vals = np.einsum("rk,rjk->rj", c, tau[:, :, None] ** k)
+    valid = ~np.isnan(s)
+    lo = np.argmin(np.where(valid, vals, np.inf), axis=1)
+    hi = np.argmax(np.where(valid, vals, -np.inf), axis=1)
+    r = np.arange(len(c))
+    return vals[r, lo], tau[r, lo], vals[r, hi], tau[r, hi]
+
+
+def pieces_extrema(pieces: Sequence[Piece], kinds: Sequence[str] = KINDS
+                   ) -> dict[str, tuple[Array, Array, Array, Array]]:
+    """Exact extremes of q, q̇, q̈ on every piece: {kind: (min, t_min, max, t_max)}, each
+    (pieces, n), times absolute."""
+    a = np.stack([p[0] for p in pieces])                        # (m, 6, n)
+    m, _, n = a.shape
+    T = np.repeat([p[1] for p in pieces], n)
+    t0 = np.repeat([p[2] for p in pieces], n)[:, None]
+    c = a.transpose(0, 2, 1).reshape(m * n, 6)                  # one row per (piece, joint)
+    out = {}
+    for kind in KINDS:
+        if kind in kinds:
+            mn, tmn, mx, tmx = polynomial_extrema(c, T)
+            out[kind] = (mn.reshape(m, n), (tmn[:, None] + t0).reshape(m, n),
+                         mx.reshape(m, n), (tmx[:, None] + t0).reshape(m, n))
+        c = c[:, 1:] * np.arange(1, c.shape[1])
+    return out
+
+
+def segment_extrema(a: Array, T: float, kinds: Sequence[str] = KINDS
+                    ) -> dict[str, tuple[Array, Array, Array, Array]]:
+    """Exact extremes over [0, T] of q, q̇, q̈ of one (6, n) quintic: {kind: (min, τ_min, max,
+    τ_max)}, each (n,)."""
+    return {kind: tuple(x[0] for x in v)
+            for kind, v in pieces_extrema([(a, T, 0.0)], kinds).items()}
+
+
+def limit_vector(value: ArrayLike | None, n: int, what: str, default: float) -> Array:
+    """A per-joint limit as an (n,) array (a scalar broadcasts; None means ``default``)."""
+    if value is None:
+        return np.full(n, default)
+    v = np.asarray(value, dtype=float)
+    if v.ndim == 0:
+        v = np.full(n, float(v))
+    if v.shape != (n,):
+        raise ValueError(f"{what} needs one value per joint ({n}), got shape {v.shape}")
+    if np.any(np.isnan(v)):
+        raise ValueError(f"{what} contains NaN")
+    return v.copy()
+
+
+def joint_label(j: int, names: Sequence[str] | None) -> str:
+    """'joint 'elbow' (#2)', or 'joint #2' when the trajectory carries no names."""
+    return f"joint '{names[j]}' (#{j})" if names else f"joint #{j}"
+
+
+def _worst(mn: Array, tmn: Array, mx: Array, tmx: Array, largest: bool) -> tuple[float, float]:
+    """(value, time) of the largest max (or smallest min) of one joint over all pieces."""
+    i = int(np.argmax(mx)) if largest else int(np.argmin(mn))
+    return (float(mx[i]), float(tmx[i])) if largest else (float(mn[i]), float(tmn[i]))
+
+
+def limit_violations(pieces: Sequence[Piece], n: int, lower: ArrayLike | None = None,
+                     upper: ArrayLike | None = None, velocity: ArrayLike | None = None,
+                     acceleration: ArrayLike | None = None,
+                     names: Sequence[str] | None = None) -> list[str]:
+    """Readable messages, one per joint and violated limit, at the worst point of the motion."""
+    lo = limit_vector(lower, n, "lower position limit", -np.inf)
+    hi = limit_vector(upper, n, "upper position limit", np.inf)
+    vmax = limit_vector(velocity, n, "velocity limit", np.inf)
+    amax = limit_vector(acceleration, n, "acceleration limit", np.inf)
+    if np.any(vmax < 0.0) or np.any(amax < 0.0):
+        raise ValueError("velocity and acceleration limits must be >= 0")
+    ext = pieces_extrema(pieces)
+    messages: list[str] = []
+    for j in range(n):
+        who = joint_label(j, names)
+        pos = [x[:, j] for x in ext["position"]]
+        v, t = _worst(*pos, largest=False)
+        if v < lo[j]:
+            messages.append(f"{who}: position {v:.6g} at t = {t:.4g} s "
+                            f"is below the lower limit {lo[j]:.6g}")
+        v, t = _worst(*pos, largest=True)
+        if v > hi[j]:
+            messages.append(f"{who}: position {v:.6g} at t = {t:.4g} s "
+                            f"is above the upper limit {hi[j]:.6g}")
+        for kind, limit in (("velocity", vmax[j]), ("acceleration", amax[j])):
+            per_joint = [x[:, j] for x in ext[kind]]
+            vmin, tmin = _worst(*per_joint, largest=False)
+            vmx, tmx = _worst(*per_joint, largest=True)
+            v, t = (vmx, tmx) if abs(vmx) >= abs(vmin) else (vmin, tmin)
+            if abs(v) > limit:
+                messages.append(f"{who}: {kind} {v:.6g} at t = {t:.4g} s "
+                                f"exceeds the limit ±{limit:.6g}")
+    return messages
+
+
+def peak_ratios(pieces: Sequence[Piece], vmax: Array, amax: Array) -> Array:
+    """Per piece, max over joints of max(|q̇|/q̇_max, √(|q̈|/q̈_max)): the time stretch it needs.
+
+    Stretching time by r divides velocities by r and accelerations by r², hence the square root.
+    """
+    ext = pieces_extrema(pieces, kinds=("velocity", "acceleration"))
+    pv = np.maximum(np.abs(ext["velocity"][0]), np.abs(ext["velocity"][2]))
+    pa = np.maximum(np.abs(ext["acceleration"][0]), np.abs(ext["acceleration"][2]))
+    rv = np.divide(pv, vmax, out=np.zeros_like(pv), where=pv > 0.0)
+    ra = np.sqrt(np.divide(pa, amax, out=np.zeros_like(pa), where=pa > 0.0))
+    return np.maximum(rv, ra).max(axis=1)
+
+
+class LimitChecks:
+    """check_limits / validate for any trajectory that lists its polynomial pieces."""
+
+    dof: int
+    joint_names: list[str] | None = None
+
+    def pieces(self) -> list[Piece]:
+        raise NotImplementedError
+
+    def check_limits(self, lower: ArrayLike | None = None, upper: ArrayLike | None = None,
+                     velocity: ArrayLike | None = None,
+                     acceleration: ArrayLike | None = None) -> list[str]:
+        """Violations of the given limits (None = unlimited) as readable messages; [] if none."""
+        return limit_violations(self.pieces(), self.dof, lower, upper, velocity, acceleration,
+                                self.joint_names)
+
+    def validate(self, lower: ArrayLike | None = None, upper: ArrayLike | None = None,
+                 velocity: ArrayLike | None = None, acceleration: ArrayLike | None = None) -> None:
+        """Raise ValueError listing every limit violation, before anything is executed."""
+        problems = self.check_limits(lower, upper, velocity, acceleration)
+        if problems:
+            raise ValueError("trajectory violates limits:\n  " + "\n  ".join(problems))

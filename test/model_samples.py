@@ -1,0 +1,70 @@
+"""Robots shared by the dynamics test files: example-robot-data URDFs and a random screw tree."""
+
+from __future__ import annotations
+
+import site
+import sysconfig
+from pathlib import Path
+
+import numpy as np
+
+from robot_control.model import Body, Frame, Inertia, Joint, RobotModel
+from robot_control.spatial import rot_x, rot_y, rot_z, transform
+
+#: example-robot-data URDFs, relative to its robots/ folder
+EXAMPLE_URDFS = {
+    "ur5": "ur_description/urdf/ur5_robot.urdf",
+    "panda": "panda_description/urdf/panda.urdf",
+}
+
+
+def example_robot_data_dir() -> Path | None:
+    """<site-packages>/cmeel.prefix/share/example-robot-data/robots of this interpreter, if present."""
+    sites = [sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]]
+    sites += site.getsitepackages() + [site.getusersitepackages()]
+    for s in sites:
+        robots = Path(s) / "cmeel.prefix" / "share" / "example-robot-data" / "robots"
+        if robots.is_dir():
+            return robots
+    return None
+
+
+def example_urdf(name: str) -> Path | None:
+    """Path of an example-robot-data URDF ("ur5", "panda"), or None when not installed."""
+    robots = example_robot_data_dir()
+    if robots is None or not (robots / EXAMPLE_URDFS[name]).is_file():
+        return None
+    return robots / EXAMPLE_URDFS[name]
+
+
+def _random_inertia(rng: np.random.Generator) -> Inertia:
+    # principal moments built as sums of positive terms always satisfy the triangle inequality
+    x, y, z = rng.uniform(0.005, 0.2, 3)
+    R = rot_z(rng.uniform(-3, 3)) @ rot_y(rng.uniform(-3, 3)) @ rot_x(rng.uniform(-3, 3))
+    return Inertia(rng.uniform(0.3, 4.0), rng.uniform(-0.2, 0.2, 3),
+                   R @ np.diag([y + z, x + z, x + y]) @ R.T)
+
+
+def random_screw_tree(seed: int = 7, n: int = 7) -> RobotModel:
+    """A branching tree (not in depth-first order) with offset revolute and skew prismatic screws.
+
+    It exercises what URDF arms do not: general D-H-like screws, several children per body,
+    and subtrees whose coordinates are not contiguous.
+    """
+    rng = np.random.default_rng(seed)
+    bodies = []
+    for i in range(n):
+        parent = i - 1 if i <= 2 else int(rng.integers(-1, i))
+        origin = transform(rot_z(rng.uniform(-3, 3)) @ rot_x(rng.uniform(-3, 3)),
+                           rng.uniform(-0.4, 0.4, 3))
+        axis = rng.normal(size=3)
+        axis /= np.linalg.norm(axis)
+        if i % 3 == 2:
+            joint = Joint(f"j{i}", "prismatic", np.r_[0.0, 0.0, 0.0, axis], origin)
+        else:
+            point = rng.uniform(-0.3, 0.3, 3)  # the axis passes through here, not the origin
+            joint = Joint(f"j{i}", "revolute", np.r_[axis, np.cross(point, axis)], origin)
+        bodies.append(Body(f"link{i}", parent, joint, _random_inertia(rng)))
+    tool = transform(rot_y(0.3), [0.1, 0.0, 0.2])
+    return RobotModel("random_screw_tree", bodies, gravity=(0.3, -1.2, -9.7),
+                      frames={"tool": Frame("tool", n - 1, tool)})
