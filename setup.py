@@ -54,5 +54,20 @@ setup(
         "console_scripts": [
             "robot-control = robot_control.cli:main",
         ],
+        # the built-in laws, declared the way a third-party package adds its own
+        "robot_control.controllers": [
+            "pd = robot_control.control.pd:PD",
+            "pd_gravity = robot_control.control.pd:PDGravity",
+            "pd_fixed_gravity = robot_control.control.pd:PDFixedGravity",
+            "computed_torque = robot_control.control.computed_torque:ComputedTorque",
+            "resolved_acceleration = robot_control.control.resolved_acceleration:ResolvedAcceleration",
+            "passivity = robot_control.control.passivity:Passivity",
+            "adaptive = robot_control.control.adaptive:SlotineLi",
+            "adaptive_craig = robot_control.control.adaptive_craig:AdaptiveCraig",
+            "sliding_mode = robot_control.control.sliding_mode:SlidingMode",
+            "robust = robot_control.control.robust:Robust",
+            "hybrid_force = robot_control.control.force:HybridForce",
+            "impedance = robot_control.control.force:Impedance",
+        ],
     },
 )

@@ -1,0 +1,262 @@
+"""The one interface every control law implements (ros2_controllers' lifecycle, minus the bus).
+
+Life of a law: ``configure(model, params, terms)`` validates and stores parameters and the model
+terms source; ``reset(state, last_tau)`` re-initialises the law's own state before it takes over;
+``update(t, state, reference)`` returns τ once per control period. ``set_parameters`` validates a
+change against the whole parameter set and applies it only if every value passes.
+
+Bumpless transfer: no law of Huo's chapter has an integrator whose state could absorb the jump
+between the previous law's last torque and this law's first one, so ``reset(..., last_tau)``
+records that jump and ``update`` adds it back with exponential decay (time constant
+``bumpless_time_constant``); the first torque equals ``last_tau`` and the law's own torque takes
+over within a few time constants. The decaying term is a bounded, vanishing disturbance, so it
+does not change any law's stability argument.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import Any, ClassVar
+
+import numpy as np
+
+from robot_control.control.model_terms import LocalModelTerms, ModelTerms
+from robot_control.control.parameters import (
+    ParameterError,
+    ParamSpec,
+    as_plain,
+    validate_parameters,
+)
+
+Array = np.ndarray
+
+
+class ConfigurationError(ValueError):
+    """A law cannot run with the given model or model-terms source (not a parameter value)."""
+
+
+@dataclass
+class State:
+    """Measured robot state at time t.
+
+    ``qdd`` is a measured joint acceleration if a sensor provides one. ``wrench`` is what a
+    force/torque sensor at the contact frame reports: the wrench (n, f) the environment exerts on
+    the robot, base-frame axes, about the contact frame's origin (as the plant publishes it).
+    """
+
+    t: float
+    q: Array
+    qd: Array
+    qdd: Array | None = None
+    wrench: Array | None = None
+
+
+@dataclass
+class Reference:
+    """Desired motion at time t: joint q_d, q̇_d, q̈_d (velocities/accelerations default to zero).
+
+    Task-space laws may also take a Cartesian reference for their task frame: ``pose`` (4×4 world
+    placement), ``twist`` (ω, v) and ``accel`` (ω̇, a: the classical acceleration of the frame
+    origin), all in base-frame axes, angular first like the rest of the package. When absent they
+    are derived from the joint reference by forward kinematics (when present, those laws ignore
+    the joint reference). ``wrench`` is the desired wrench
+    (n, f) the robot should exert on the environment (Huo's f_eᵈ), base-frame axes.
+    """
+
+    q: Array
+    qd: Array | None = None
+    qdd: Array | None = None
+    pose: Array | None = None
+    twist: Array | None = None
+    accel: Array | None = None
+    wrench: Array | None = None
+
+    def __post_init__(self) -> None:
+        self.q = np.asarray(self.q, dtype=float)
+        self.qd = np.zeros_like(self.q) if self.qd is None else np.asarray(self.qd, dtype=float)
+        self.qdd = np.zeros_like(self.q) if self.qdd is None else np.asarray(self.qdd, dtype=float)
+
+
+class Config(SimpleNamespace):
+    """A law's validated parameters plus the quantities derived from them (gains, P, bases…)."""
+
+
+COMMON_PARAMETERS: tuple[ParamSpec, ...] = (
+    ParamSpec("bumpless_time_constant", "double", 0.02,
+              "decay time of the torque offset that makes a swap bumpless, s (0: no blending)",
+              lower=0.0),
+)
+
+
+class Controller(ABC):
+    """Base of every control law: parameters, model terms, bumpless reset, time bookkeeping.
+
+    Subclasses set ``name``, ``formula`` and ``PARAMETERS`` and implement ``compute``; they may
+    extend ``_prepare`` (derive gains from parameters, raising ParameterError), ``_commit`` (react
+    to an accepted change), ``_reset`` and ``_diagnostics``.
+    """
+
+    name: ClassVar[str] = ""
+    #: the seed formula implemented, e.g. "Huo C4 (3-31)"
+    formula: ClassVar[str] = ""
+    PARAMETERS: ClassVar[tuple[ParamSpec, ...]] = ()
+    #: the law evaluates M, C, g through a ModelTerms source
+    USES_MODEL_TERMS: ClassVar[bool] = False
+    #: model terms beyond M, Cq̇, g that the law needs (e.g. {"coriolis_matrix"})
+    REQUIRED_TERMS: ClassVar[frozenset[str]] = frozenset()
+
+    def __init__(self) -> None:
+        self.model = None
+        self.n = 0
+        self.terms: ModelTerms | None = None
+        self.params: dict[str, Any] = {}
+        self.cfg = Config()
+        self.dt = 0.0
+        self._t_prev: float | None = None
+        self._jump: Array | None = None
+        self._offset: Array | None = None
+        self._t_offset = 0.0
+
+    # ------------------------------------------------------------------ parameters
+    @classmethod
+    def parameter_specs(cls) -> tuple[ParamSpec, ...]:
+        return cls.PARAMETERS + COMMON_PARAMETERS
+
+    def declared_parameters(self) -> list[ParamSpec]:
+        """Parameter specs to declare (name, type, default, description, range, size)."""
+        return list(self.parameter_specs())
+
+    def default_parameters(self, n: int) -> dict[str, Any]:
+        """Every parameter's default expanded for an n-joint model (what a node declares)."""
+        return {k: as_plain(v) for k, v in
+                validate_parameters(self.parameter_specs(), {}, n, self.task_dimension).items()}
+
+    def task_dimension(self, values: dict[str, Any]) -> int | None:
+        """Length of "task"-sized parameters for these values (task-space laws override)."""
+        return None
+
+    @property
+    def configured(self) -> bool:
+        return self.model is not None
+
+    def configure(self, model, params: Mapping[str, Any] | None = None,
+                  terms: ModelTerms | None = None) -> None:
+        """Validate ``params`` (missing names take defaults) for ``model`` and make the law ready.
+
+        ``terms`` is where M, C, g come from: by default the law's own copy of ``model`` through
+        robot_control.dynamics; a node in ``dynamics_source: server`` mode passes an
+        ExternalModelTerms fed from /dynamics/terms.
+        """
+        if terms is None and self.USES_MODEL_TERMS:
+            terms = LocalModelTerms(model)
+        if terms is not None:
+            if terms.n != model.nq:
+                raise ConfigurationError(
+                    f"{self.name}: model terms are for {terms.n} joints, the model has {model.nq}"
+                )
+            missing = self.REQUIRED_TERMS - terms.provides
+            if missing:
+                raise ConfigurationError(
+                    f"{self.name} needs {', '.join(sorted(missing))}, which the model terms "
+                    f"source ({type(terms).__name__}) does not provide"
+                )
+        values = validate_parameters(
+            self.parameter_specs(), dict(params or {}), model.nq, self.task_dimension
+        )
+        cfg = self._prepare(model, values)
+        self.model, self.n, self.terms = model, model.nq, terms
+        self.params = values
+        self.cfg = cfg
+        self._commit(cfg, set(values), first=True)
+        self.reset()
+
+    def set_parameters(self, updates: Mapping[str, Any]) -> None:
+        """Apply a change atomically: all of ``updates`` is validated first; on error nothing changes."""
+        self._require_configured()
+        merged = {**self.params, **dict(updates)}
+        values = validate_parameters(self.parameter_specs(), merged, self.n, self.task_dimension)
+        cfg = self._prepare(self.model, values)
+        self.params = values
+        self.cfg = cfg
+        self._commit(cfg, set(updates), first=False)
+
+    def get_parameters(self) -> dict[str, Any]:
+        """Current parameter values as plain Python values."""
+        return {k: as_plain(v) for k, v in self.params.items()}
+
+    def _prepare(self, model, values: dict[str, Any]) -> Config:
+        """Derived configuration for ``values``; raise ParameterError to refuse. Must not mutate self."""
+        cfg = Config(**values)
+        if "lambda" in values:
+            cfg.lam = values["lambda"]  # Λ; "lambda" is a Python keyword
+        return cfg
+
+    def _commit(self, cfg: Config, changed: set[str], first: bool) -> None:
+        """React to an accepted configuration (e.g. resize an estimate when the basis changed)."""
+        return None
+
+    # ---------------------------------------------------------------------- running
+    def reset(self, state: State | None = None, last_tau=None) -> None:
+        """Re-initialise the law's state; with ``last_tau`` the first torque will equal it."""
+        self._require_configured()
+        self._t_prev = None
+        self.dt = 0.0
+        self._offset = None
+        self._jump = None if last_tau is None else np.array(last_tau, dtype=float).reshape(self.n)
+        self._reset(state)
+
+    def _reset(self, state: State | None) -> None:
+        """Law-specific re-initialisation (estimates, filters)."""
+        return None
+
+    def update(self, t: float, state: State, reference: Reference) -> Array:
+        """τ for the measured ``state`` and desired ``reference`` at time ``t``."""
+        self._require_configured()
+        n = self.n
+        if np.shape(state.q) != (n,) or np.shape(state.qd) != (n,) or np.shape(reference.q) != (n,):
+            raise ValueError(
+                f"{self.name}: state q, q̇ and reference q must have length {n}, got "
+                f"{np.shape(state.q)}, {np.shape(state.qd)}, {np.shape(reference.q)}"
+            )
+        t = float(t)
+        self.dt = 0.0 if self._t_prev is None else max(0.0, t - self._t_prev)
+        self._t_prev = t
+        tau = np.asarray(self.compute(t, state, reference), dtype=float)
+        if self._jump is not None:  # first update after a bumpless reset
+            self._offset, self._t_offset, self._jump = self._jump - tau, t, None
+        if self._offset is not None:
+            T = self.params["bumpless_time_constant"]
+            decay = 0.0 if T <= 0.0 else math.exp(-(t - self._t_offset) / T)
+            if decay < 1e-9:
+                self._offset = None
+            else:
+                tau = tau + decay * self._offset
+        return tau
+
+    @abstractmethod
+    def compute(self, t: float, state: State, reference: Reference) -> Array:
+        """The law's torque (without the bumpless offset)."""
+
+    def diagnostics(self) -> dict[str, Any]:
+        """Values worth publishing on /diagnostics (estimates, sliding variables, …)."""
+        out: dict[str, Any] = {"controller": self.name, "formula": self.formula}
+        out["bumpless_offset"] = 0.0 if self._offset is None else float(
+            np.linalg.norm(self._offset))
+        out.update(self._diagnostics())
+        return out
+
+    def _diagnostics(self) -> dict[str, Any]:
+        return {}
+
+    def _require_configured(self) -> None:
+        if self.model is None:
+            raise RuntimeError(f"controller '{self.name}' used before configure()")
+
+
+def refuse(parameter: str, reason: str) -> ParameterError:
+    """Shorthand for the error a law's ``_prepare`` raises for a cross-parameter check."""
+    return ParameterError(parameter, reason)

@@ -1,0 +1,172 @@
+"""Force control on a surface: hybrid position/force (Yoshikawa, Huo C13) and impedance (Huo C14).
+
+Forces follow Huo: f_e is the force the robot exerts on the environment. A force/torque sensor
+(``State.wrench``) reports the opposite, the environment's wrench on the robot, so f_e = −wrench.
+The surface of the hybrid law is a plane {x : n·x = offset} in the base frame with the unit normal
+n pointing to the free side (the plant's convention); a pressing force is positive.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from robot_control.control.base import Config, Reference, State, refuse
+from robot_control.control.parameters import ParamSpec
+from robot_control.control.resolved_acceleration import TASK_PARAMETERS, TaskSpaceController
+from robot_control.control.task_space import resolve
+
+Array = np.ndarray
+
+
+class HybridForce(TaskSpaceController):
+    """Hybrid position/force control on a plane (Huo C13, 3-143/3-144).
+
+    The compliant frame of a plane is constant: E_f = nᵀ on the position rows, E_p its orthogonal
+    complement (Ė = 0). Huo's u_c = N_c + [H₁₁; H₂₁](ẍ_pᵈ + K_dė_p + K_pe_p) + [0; f_c2ᵈ],
+    τ = J̃ᵀEᵀu_c, written back in joint space, is
+        q̈* = J⁻¹(E_pᵀE_p a − J̇q̇),  a = ẍ_d + K_d ė + K_p e,
+        τ = M q̈* + C q̇ + g + J_vᵀ f_x,  f_x = −f_n n,
+    so the normal acceleration is zero and, on a rigid surface with an exact model, the contact
+    force equals f_n (open loop in force, as in the book). For compliant surfaces an optional
+    force feedback f_n = f_nᵈ + k_f(f_nᵈ − f_m) + k_i∫(f_nᵈ − f_m) + d_n (n·v) uses the measured
+    normal force f_m = n·f_sensor (the integral runs only while in contact, so it does not wind
+    up during the approach). The desired f_nᵈ is ``force_setpoint`` unless the reference carries
+    a wrench, whose normal component −n·f then counts.
+    """
+
+    name = "hybrid_force"
+    formula = "Huo C13 (3-143, 3-144)"
+    PARAMETERS = (
+        *TASK_PARAMETERS[:1],
+        ParamSpec("task", "string", "position", "task coordinates: position or pose",
+                  choices=("position", "pose")),
+        ParamSpec("kp", "double_array", 100.0, "position gain per task coordinate",
+                  lower=0.0, strict=True, size="task"),
+        ParamSpec("kd", "double_array", 20.0, "velocity gain per task coordinate",
+                  lower=0.0, strict=True, size="task"),
+        ParamSpec("plane_normal", "double_array", [0.0, 0.0, 1.0],
+                  "normal n of the contact plane n·x = offset (base frame, towards free space)",
+                  size="any"),
+        ParamSpec("plane_offset", "double", 0.0, "offset of the contact plane, m"),
+        ParamSpec("force_setpoint", "double", 10.0, "desired normal pressing force f_nᵈ, N",
+                  lower=0.0),
+        ParamSpec("force_kp", "double", 0.0, "proportional force feedback k_f (0: open loop)",
+                  lower=0.0),
+        ParamSpec("force_ki", "double", 0.0, "integral force feedback k_i, 1/s", lower=0.0),
+        ParamSpec("force_damping", "double", 0.0, "normal velocity damping d_n, N·s/m",
+                  lower=0.0),
+        ParamSpec("null_damping", "double", 0.0, "damping of null-space joint motion, 1/s",
+                  lower=0.0),
+    )
+
+    def _prepare(self, model, values) -> Config:
+        cfg = super()._prepare(model, values)
+        n = values["plane_normal"]
+        if n.shape != (3,):
+            raise refuse("plane_normal", f"wrong length {n.size}: expected 3 (x, y, z)")
+        norm = float(np.linalg.norm(n))
+        if norm == 0.0:
+            raise refuse("plane_normal", "must be a non-zero vector")
+        cfg.normal = n / norm
+        N = np.zeros(cfg.space.m)
+        N[:3] = cfg.normal
+        cfg.tangent_projector = np.eye(cfg.space.m) - np.outer(N, N)  # E_pᵀE_p
+        return cfg
+
+    def _reset(self, state) -> None:
+        self.force_integral = 0.0
+        self.normal_force = 0.0
+        self.measured_force = float("nan")
+        self.task_error = np.zeros(self.cfg.space.m)
+
+    def desired_normal_force(self, reference: Reference) -> float:
+        """f_nᵈ: pressing force from the reference wrench if any, else the set point."""
+        if reference.wrench is not None:
+            return -float(self.cfg.normal @ np.asarray(reference.wrench, dtype=float)[3:])
+        return self.params["force_setpoint"]
+
+    def commanded_normal_force(self, state: State, f_d: float, normal_speed: float) -> float:
+        """f_n with the optional feedback on the measured normal force and normal velocity."""
+        p = self.params
+        f = f_d + p["force_damping"] * normal_speed
+        if p["force_kp"] == 0.0 and p["force_ki"] == 0.0:
+            return f
+        if state.wrench is None:
+            raise ValueError("hybrid_force with force feedback needs State.wrench (F/T sensor)")
+        f_m = float(self.cfg.normal @ np.asarray(state.wrench, dtype=float)[3:])
+        self.measured_force = f_m
+        if f_m > 0.0:
+            self.force_integral += self.dt * (f_d - f_m)
+        return f + p["force_kp"] * (f_d - f_m) + p["force_ki"] * self.force_integral
+
+    def compute(self, t: float, state: State, reference: Reference) -> Array:
+        cfg, space = self.cfg, self.cfg.space
+        T, J, xd, Jd_qd = space.kinematics(state.q, state.qd)
+        T_d, xd_d, xdd_d = space.desired(reference)
+        self.task_error = space.error(T, T_d)
+        a = xdd_d + cfg.kd * (xd_d - xd) + cfg.kp * self.task_error
+        qdd = resolve(J, cfg.tangent_projector @ a - Jd_qd) + self.null_space_damping(J, state.qd)
+        f_n = self.commanded_normal_force(state, self.desired_normal_force(reference),
+                                          float(cfg.normal @ xd[:3]))
+        self.normal_force = f_n
+        J_v = J[:3]  # linear-velocity rows: the task vector is linear first
+        return self.terms.inverse_dynamics(state.q, state.qd, qdd) - f_n * (J_v.T @ cfg.normal)
+
+    def _diagnostics(self) -> dict[str, Any]:
+        return {"commanded_normal_force": self.normal_force,
+                "measured_normal_force": self.measured_force,
+                "task_error": self.task_error.tolist()}
+
+
+class Impedance(TaskSpaceController):
+    """Impedance control M_d ẍ̃ + B_d ẋ̃ + K_d x̃ = −(f_e − f_eᵈ), x̃ = X − X_d (Huo C14, 3.12 VI).
+
+    u = H̲[ẍ_d − M_d⁻¹(B_d ẋ̃ + K_d x̃ + f_e − f_eᵈ)] + N̲ + f_e, τ = J̃ᵀu, written in joint space
+    as q̈* = J⁺(ẍ_cmd − J̇q̇), τ = M q̈* + C q̇ + g + Jᵀf_e. The measured f_e inside the target is
+    what makes X and −f_e obey the impedance relation the text asks for; the printed bracket
+    holds only f_eᵈ, which cancels the contact force and leaves no compliance at all. In free
+    space (f_e = f_eᵈ = 0, M_d = I) both reduce to task-space computed torque, as Huo notes.
+    Needs the measured wrench (``State.wrench``).
+    """
+
+    name = "impedance"
+    formula = "Huo C14 (3.12 VI)"
+    PARAMETERS = (
+        *TASK_PARAMETERS[:1],
+        ParamSpec("task", "string", "position", "task coordinates: position or pose",
+                  choices=("position", "pose")),
+        ParamSpec("inertia", "double_array", 1.0, "desired inertia M_d per task coordinate",
+                  lower=0.0, strict=True, size="task"),
+        ParamSpec("damping", "double_array", 60.0, "desired damping B_d per task coordinate",
+                  lower=0.0, size="task"),
+        ParamSpec("stiffness", "double_array", 900.0, "desired stiffness K_d per task coordinate",
+                  lower=0.0, size="task"),
+        ParamSpec("null_damping", "double", 0.0, "damping of null-space joint motion, 1/s",
+                  lower=0.0),
+    )
+
+    def _reset(self, state) -> None:
+        self.contact_force = np.zeros(self.cfg.space.m)
+        self.task_error = np.zeros(self.cfg.space.m)
+
+    def compute(self, t: float, state: State, reference: Reference) -> Array:
+        if state.wrench is None:
+            raise ValueError("impedance control needs the measured wrench (State.wrench)")
+        cfg, space = self.cfg, self.cfg.space
+        T, J, xd, Jd_qd = space.kinematics(state.q, state.qd)
+        T_d, xd_d, xdd_d = space.desired(reference)
+        self.task_error = space.error(T, T_d)  # = −x̃
+        f_e = -space.to_task(state.wrench)  # robot on environment
+        f_ed = np.zeros(space.m) if reference.wrench is None else space.to_task(reference.wrench)
+        self.contact_force = f_e
+        xdd_cmd = xdd_d - (cfg.damping * (xd - xd_d) - cfg.stiffness * self.task_error
+                           + f_e - f_ed) / cfg.inertia
+        qdd = resolve(J, xdd_cmd - Jd_qd) + self.null_space_damping(J, state.qd)
+        return self.terms.inverse_dynamics(state.q, state.qd, qdd) + J.T @ f_e
+
+    def _diagnostics(self) -> dict[str, Any]:
+        return {"contact_force": self.contact_force.tolist(),
+                "task_error": self.task_error.tolist()}
+

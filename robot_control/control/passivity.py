@@ -1,0 +1,43 @@
+"""Passivity-based tracking control (Huo C8, 3-67; Slotine–Li with known parameters)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from robot_control.control.base import Controller, Reference, State
+from robot_control.control.errors import TrackingErrors
+from robot_control.control.parameters import ParamSpec
+
+Array = np.ndarray
+
+LAMBDA = ParamSpec("lambda", "double_array", 5.0, "Λ of r = ė + Λe per joint, 1/s", lower=0.0,
+                   strict=True, size="joint")
+KD_R = ParamSpec("kd", "double_array", 20.0, "gain K_d on r = ė + Λe per joint", lower=0.0,
+                 strict=True, size="joint")
+
+
+class Passivity(Controller):
+    """τ = M(q)q̈_r + C(q, q̇)q̇_r + g(q) + K_d r with q̇_r = q̇_d + Λe, r = ė + Λe (Huo C8, 3-67).
+
+    Needs the Coriolis matrix itself (not only Cq̇), with Ṁ − 2C skew-symmetric.
+    """
+
+    name = "passivity"
+    formula = "Huo C8 (3-67)"
+    USES_MODEL_TERMS = True
+    REQUIRED_TERMS = frozenset({"coriolis_matrix"})
+    PARAMETERS = (LAMBDA, KD_R)
+
+    def _commit(self, cfg, changed, first) -> None:
+        if first:
+            self.err = TrackingErrors(self.n)
+
+    def compute(self, t: float, state: State, reference: Reference) -> Array:
+        err = self.err.of(state, reference, self.cfg.lam)
+        tau = self.terms.reference_torque(state.q, state.qd, err.qd_r, err.qdd_r)
+        return tau + self.cfg.kd * err.r
+
+    def _diagnostics(self) -> dict[str, Any]:
+        return {"e": self.err.e.tolist(), "r": self.err.r.tolist()}

@@ -1,0 +1,89 @@
+"""The PD family: independent joint PD (C1), with real-time gravity (C2), with fixed gravity (C3)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from robot_control.control.base import Controller, Reference, State
+from robot_control.control.errors import TrackingErrors
+from robot_control.control.model_terms import LocalModelTerms
+from robot_control.control.parameters import ParamSpec
+
+Array = np.ndarray
+
+PD_GAINS = (
+    ParamSpec("kp", "double_array", 100.0, "position gain K_p per joint", lower=0.0, strict=True,
+              size="joint"),
+    ParamSpec("kd", "double_array", 20.0, "velocity gain K_d per joint", lower=0.0, strict=True,
+              size="joint"),
+)
+
+
+class PD(Controller):
+    """Independent joint PD, τ = K_d ė + K_p e (Huo C1, 3-3).
+
+    With gravity the set-point steady state satisfies K_p e = G(q), i.e. e = K_p⁻¹G(q).
+    """
+
+    name = "pd"
+    formula = "Huo C1 (3-3)"
+    PARAMETERS = PD_GAINS
+
+    def _commit(self, cfg, changed, first) -> None:
+        if first:
+            self.err = TrackingErrors(self.n)
+
+    def pd_torque(self, state: State, reference: Reference) -> Array:
+        """K_d ė + K_p e."""
+        err = self.err.of(state, reference)
+        return self.cfg.kd * err.ed + self.cfg.kp * err.e
+
+    def compute(self, t: float, state: State, reference: Reference) -> Array:
+        return self.pd_torque(state, reference)
+
+    def _diagnostics(self) -> dict[str, Any]:
+        return {"e": self.err.e.tolist(), "ed": self.err.ed.tolist()}
+
+
+class PDGravity(PD):
+    """PD with real-time gravity compensation, τ = G(q) + K_d ė + K_p e (Huo C2)."""
+
+    name = "pd_gravity"
+    formula = "Huo C2"
+    USES_MODEL_TERMS = True
+
+    def compute(self, t: float, state: State, reference: Reference) -> Array:
+        return self.terms.gravity(state.q) + self.pd_torque(state, reference)
+
+
+class PDFixedGravity(PD):
+    """PD with gravity at the set point, τ = G(q_d) + K_d ė + K_p e (Takegaki–Arimoto, Huo C3).
+
+    Set-point stability needs ∂G/∂q + K_p > 0 (Huo 3-25). G(q_d) is evaluated on the controller's
+    own model (it is a constant of the set point, not a measured term) and recomputed only when
+    q_d changes.
+    """
+
+    name = "pd_fixed_gravity"
+    formula = "Huo C3 (3-25)"
+    USES_MODEL_TERMS = True
+
+    def _commit(self, cfg, changed, first) -> None:
+        super()._commit(cfg, changed, first)
+        if first:
+            self._gravity_source = (self.terms if isinstance(self.terms, LocalModelTerms)
+                                    else LocalModelTerms(self.model))
+            self._q_set = np.full(self.n, np.nan)
+            self._g_set = np.zeros(self.n)
+
+    def set_point_gravity(self, q_d: Array) -> Array:
+        """G(q_d), cached while the set point stays the same."""
+        if not np.array_equal(q_d, self._q_set):
+            self._g_set = self._gravity_source.gravity(q_d)
+            self._q_set = np.array(q_d, dtype=float)
+        return self._g_set
+
+    def compute(self, t: float, state: State, reference: Reference) -> Array:
+        return self.set_point_gravity(reference.q) + self.pd_torque(state, reference)

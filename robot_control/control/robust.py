@@ -1,0 +1,106 @@
+"""Spong's robust control (Huo C12, 3-108 … 3-121) with the sign of Δv corrected."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from robot_control.control.base import Config, Controller, Reference, State, refuse
+from robot_control.control.basis import BasisRegressor
+from robot_control.control.errors import TrackingErrors
+from robot_control.control.gain_design import lyapunov_matrix
+from robot_control.control.parameters import ParamSpec
+from robot_control.control.pd import PD_GAINS
+
+Array = np.ndarray
+
+
+class Robust(Controller):
+    """τ = Ĥv + Ĉq̇ + Ĝ, v = q̈_d + K_d ė + K_p e + Δv (Huo 3-108, 3-110; printed −Ĝ is OCR).
+
+    With x = [e; ė], ẋ = Ax + B(Δv + η̄), B = [0; −I] (3-111) and AᵀP + PA = −Q (3-120),
+    V = xᵀPx decreases for Δv = −ρ BᵀPx/‖BᵀPx‖ (3-121). Since BᵀPx = −(P₂ᵀe + P₃ė),
+        Δv = +ρ w/‖w‖ (‖w‖ ≥ ε), ρ w/ε (‖w‖ < ε),  w = P₂ᵀe + P₃ė;
+    Ex 3-6 prints −ρ[P₂, P₃]x/‖·‖, which drops B's sign and makes the loop diverge.
+    ρ = [α(q̈_M + ‖K‖‖x‖) + α₂Φ]/(1 − α) (3-119) with ‖H⁻¹Ĥ − I‖ ≤ α < 1, ‖H⁻¹‖ ≤ α₂,
+    K = [K_p, K_d], q̈_M ≥ ‖q̈_d‖ (the larger of the parameter and the current ‖q̈_d‖ is used) and
+    Φ ≥ ‖C̃q̇ + G̃‖: ``phi_bound`` plus, given parameter-error bounds a in ``parameter_basis``,
+    ‖|Y_p(q, q̇, q̇, 0)| a‖ (Ex 3-6 with the trigonometric factors kept). Ĥ, Ĉ, Ĝ are the
+    controller model's (see control.model_terms.estimated_model for a p̂ such as Ex 3-5's).
+    """
+
+    name = "robust"
+    formula = "Huo C12 (3-108 … 3-121), corrected sign of Δv"
+    USES_MODEL_TERMS = True
+    PARAMETERS = (
+        *PD_GAINS,
+        ParamSpec("lyapunov_q", "double_array", 0.1, "diagonal of Q in AᵀP + PA = −Q (2n)",
+                  lower=0.0, strict=True, size="state"),
+        ParamSpec("alpha", "double", 0.2, "bound α on ‖H⁻¹Ĥ − I‖, must be < 1 (3-114)",
+                  lower=0.0, upper=1.0),
+        ParamSpec("inverse_inertia_bound", "double", 1.0, "bound α₂ on ‖H⁻¹(q)‖ (3-118)",
+                  lower=0.0, strict=True),
+        ParamSpec("qdd_max", "double", 0.0, "bound q̈_M on ‖q̈_d‖ over the task, rad/s²",
+                  lower=0.0),
+        ParamSpec("phi_bound", "double", 0.0, "constant part of Φ ≥ ‖C̃q̇ + G̃‖, N·m", lower=0.0),
+        ParamSpec("parameter_basis", "string", "base",
+                  "basis of uncertainty_bound (base, standard or a bundled group set)"),
+        ParamSpec("uncertainty_bound", "double_array", [],
+                  "bounds a_j ≥ |p̃_j| in parameter_basis (empty: Φ = phi_bound)", size="any",
+                  lower=0.0),
+        ParamSpec("epsilon", "double", 0.1, "boundary ε of Δv (3-121)", lower=0.0, strict=True),
+    )
+
+    def _prepare(self, model, values) -> Config:
+        cfg = super()._prepare(model, values)
+        if values["alpha"] >= 1.0:
+            raise refuse("alpha", f"value {values['alpha']:g} must be < 1 (Lemma 3-3)")
+        n = model.nq
+        P = lyapunov_matrix(values["kp"], values["kd"], values["lyapunov_q"])
+        cfg.W = P[n:, :].copy()  # w = [P₂ᵀ, P₃] x
+        cfg.K_norm = float(np.linalg.norm(np.hstack([np.diag(values["kp"]),
+                                                     np.diag(values["kd"])]), 2))
+        cfg.regressor = None
+        if values["uncertainty_bound"].size:
+            cfg.regressor = BasisRegressor(model, values["parameter_basis"])
+            cfg.a = cfg.regressor.vector(values["uncertainty_bound"], "uncertainty_bound")
+        return cfg
+
+    def _commit(self, cfg, changed, first) -> None:
+        if first:
+            self.err = TrackingErrors(self.n)
+            self._x = np.zeros(2 * self.n)
+
+    def _reset(self, state) -> None:
+        self.rho = 0.0
+        self.delta_v = np.zeros(self.n)
+
+    def phi(self, q: Array, qd: Array) -> float:
+        """Φ(x) ≥ ‖C̃q̇ + G̃‖."""
+        phi = self.params["phi_bound"]
+        if self.cfg.regressor is not None:
+            Y = self.cfg.regressor.reference(q, qd, qd, np.zeros(self.n))
+            phi += float(np.linalg.norm(np.abs(Y) @ self.cfg.a))
+        return phi
+
+    def robust_term(self, x: Array, rho: float) -> Array:
+        """Δv = ρ w/max(‖w‖, ε), w = P₂ᵀe + P₃ė (3-121 with B = [0; −I] written out)."""
+        w = self.cfg.W @ x
+        return rho * w / max(float(np.linalg.norm(w)), self.params["epsilon"])
+
+    def compute(self, t: float, state: State, reference: Reference) -> Array:
+        p, n = self.params, self.n
+        err = self.err.of(state, reference)
+        x = self._x
+        x[:n], x[n:] = err.e, err.ed
+        a = p["alpha"]
+        qdd_max = max(p["qdd_max"], float(np.linalg.norm(reference.qdd)))
+        self.rho = (a * (qdd_max + self.cfg.K_norm * float(np.linalg.norm(x)))
+                    + p["inverse_inertia_bound"] * self.phi(state.q, state.qd)) / (1.0 - a)
+        self.delta_v = self.robust_term(x, self.rho)
+        v = reference.qdd + self.cfg.kd * err.ed + self.cfg.kp * err.e + self.delta_v
+        return self.terms.inverse_dynamics(state.q, state.qd, v)
+
+    def _diagnostics(self) -> dict[str, Any]:
+        return {"rho": self.rho, "delta_v": self.delta_v.tolist(), "e": self.err.e.tolist()}
