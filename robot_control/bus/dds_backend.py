@@ -1,0 +1,315 @@
+"""The Cyclone DDS backend of the bus: a Node that is a full citizen of a ROS 2 graph with no ROS 2
+installed (design.md, "ROS 2 wire details").
+
+Each node: topics ``rt/<fully qualified name>`` with rmw_cyclonedds' types and QoS and the type
+hash in USER_DATA; its readers and writers announced on ``ros_discovery_info`` (via the
+process's DdsContext); the six standard parameter services and /parameter_events
+(dds_parameters); a logger that also publishes rcl_interfaces/Log on /rosout; and one
+executor thread for all its callbacks (dds_executor).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import signal
+import threading
+import time
+import traceback
+import typing
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from cyclonedds.idl import IdlStruct
+
+from robot_control.bus import dds_config, messages
+from robot_control.bus.dds_config import QosProfile
+from robot_control.bus.dds_context import acquire_context, delete_entity, release_context
+from robot_control.bus.dds_executor import Executor
+from robot_control.bus.dds_parameters import ParameterServer
+from robot_control.bus.msg.rcl_interfaces import Log
+from robot_control.bus.node import (
+    Logger,
+    Node,
+    QosSpec,
+    as_range,
+    node_identity,
+    parameter_overrides,
+    parse_args_for,
+    resolve_topic,
+)
+from robot_control.bus.parameters import BOOL
+
+QOS_PROFILES: dict[str, QosProfile] = {
+    "default": dds_config.DEFAULT,
+    "sensor": dds_config.SENSOR_DATA,
+    "transient_local": dds_config.LATCHED,
+}
+
+
+def qos_profile(qos: QosSpec | QosProfile) -> QosProfile:
+    """The rmw profile named by a QosSpec ("default", "sensor", "transient_local" or a depth)."""
+    if isinstance(qos, QosProfile):
+        return qos
+    if isinstance(qos, bool) or not isinstance(qos, int | str):
+        raise ValueError(f"qos must be a profile name or a depth, got {qos!r}")
+    if isinstance(qos, int):
+        if qos < 1:
+            raise ValueError(f"qos depth must be >= 1, got {qos}")
+        return QosProfile(depth=qos)
+    if qos not in QOS_PROFILES:
+        raise ValueError(f"unknown qos profile {qos!r}; use one of {sorted(QOS_PROFILES)} "
+                         "or a depth")
+    return QOS_PROFILES[qos]
+
+
+@functools.cache
+def _wire_plan(cls: type) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """(sequence fields, nested-struct fields, sequence-of-struct fields) of a message class."""
+    seqs, structs, struct_seqs = [], [], []
+    for name, hint in typing.get_type_hints(cls, include_extras=True).items():
+        if isinstance(hint, type) and issubclass(hint, IdlStruct):
+            structs.append(name)
+            continue
+        meta = typing.get_args(hint)[1:] if typing.get_origin(hint) is typing.Annotated else ()
+        sub = next((getattr(m, "subtype", None) for m in meta if hasattr(m, "subtype")), None)
+        if sub is None:
+            continue
+        (struct_seqs if isinstance(sub, type) and issubclass(sub, IdlStruct) else seqs).append(name)
+    return tuple(seqs), tuple(structs), tuple(struct_seqs)
+
+
+def as_wire_lists(msg: object) -> None:
+    """Replace numpy arrays in a message (and its nested messages) by lists, in place: Cyclone's
+    serialiser takes lists, while rclpy accepts arrays, and node code must not care."""
+    seqs, structs, struct_seqs = _wire_plan(type(msg))
+    for name in seqs:
+        value = getattr(msg, name)
+        if isinstance(value, np.ndarray):
+            setattr(msg, name, value.tolist())
+    for name in structs:
+        as_wire_lists(getattr(msg, name))
+    for name in struct_seqs:
+        for item in getattr(msg, name):
+            as_wire_lists(item)
+
+
+class DdsPublisher:
+    """``publish(msg)`` on one DDS writer."""
+
+    def __init__(self, node: DdsNode, writer, topic: str, ros_type: str):
+        self._node = node
+        self.writer = writer
+        self.topic_name = topic
+        self.ros_type = ros_type
+        self._cls = messages.message_type(ros_type)
+
+    def publish(self, msg) -> None:
+        if not isinstance(msg, self._cls):
+            raise TypeError(f"{self.topic_name} carries {self.ros_type}, not {type(msg).__name__}")
+        as_wire_lists(msg)
+        self.writer.write(msg)
+
+    def get_subscription_count(self) -> int:
+        return len(self.writer.get_matched_subscriptions())
+
+    def destroy(self) -> None:
+        self._node._drop_endpoint(writer=self.writer)
+
+
+class DdsSubscription:
+    def __init__(self, node: DdsNode, reader, key: int, topic: str):
+        self._node = node
+        self.reader = reader
+        self.key = key
+        self.topic_name = topic
+
+    def get_publisher_count(self) -> int:
+        return len(self.reader.get_matched_publications())
+
+    def destroy(self) -> None:
+        self._node._executor.remove_reader(self.key)
+        self._node._drop_endpoint(reader=self.reader)
+
+
+class DdsNode(Node):
+    """A ROS 2 node on plain Cyclone DDS (see the module docstring)."""
+
+    backend = "dds"
+
+    def __init__(self, default_name: str, argv: Sequence[str]):
+        args = parse_args_for(default_name, argv)
+        name, namespace = node_identity(default_name, args)
+        super().__init__(name, namespace)
+        self._args = args
+        self._store.overrides = parameter_overrides(args, self.fqn)
+        self._context = acquire_context()
+        self._node_key = self._context.add_node(self.namespace, self.name)
+        self._endpoints: list[tuple[object, str]] = []
+        self._shutdown = threading.Event()
+        self._spinning = False
+        self._destroyed = False
+        self._sim_time: float | None = None
+        self._clock_sub: DdsSubscription | None = None
+        self._error_times: dict[str, float] = {}
+        logger_name = self.fqn.lstrip("/").replace("/", ".")
+        self._logger = Logger(logger_name, args.log_level or "info", sink=self._to_rosout)
+        self._executor = Executor(self._context.participant, self._report_error)
+        self._rosout = self._make_writer("/rosout", "rcl_interfaces/msg/Log", dds_config.ROSOUT)
+        self._params = ParameterServer(self._context, self._executor, self._node_key, self.fqn,
+                                       self._store, self.now)
+        self.add_parameter_listener(self._on_parameters_changed)
+        self.declare_parameter("use_sim_time", False, "use /clock as the node's time source")
+
+    # -- messages and topics
+    def msg(self, ros_type: str) -> type:
+        return messages.message_type(ros_type)
+
+    def resolve(self, topic: str) -> str:
+        return resolve_topic(topic, self.namespace, self.name, self._args.remaps)
+
+    def _make_writer(self, topic: str, ros_type: str, profile: QosProfile):
+        writer = self._context.writer(messages.dds_topic_name(topic), ros_type, profile)
+        self._context.associate(self._node_key, writer=writer)
+        self._endpoints.append((writer, "writer"))
+        return writer
+
+    def _drop_endpoint(self, *, reader=None, writer=None) -> None:
+        entity = reader if reader is not None else writer
+        self._context.dissociate(self._node_key, reader=reader, writer=writer)
+        self._endpoints = [(e, kind) for e, kind in self._endpoints if e is not entity]
+        delete_entity(entity)
+
+    def create_publisher(self, ros_type: str, topic: str, qos: QosSpec = "default") -> DdsPublisher:
+        fq = self.resolve(topic)
+        writer = self._make_writer(fq, ros_type, qos_profile(qos))
+        return DdsPublisher(self, writer, fq, ros_type)
+
+    def create_subscription(self, ros_type: str, topic: str, callback: Callable[[object], None],
+                            qos: QosSpec = "default") -> DdsSubscription:
+        fq = self.resolve(topic)
+        reader = self._context.reader(messages.dds_topic_name(fq), ros_type, qos_profile(qos))
+        self._context.associate(self._node_key, reader=reader)
+        self._endpoints.append((reader, "reader"))
+        key = self._executor.add_reader(reader, callback, f"subscription {fq}")
+        return DdsSubscription(self, reader, key, fq)
+
+    def create_timer(self, period_s: float, callback: Callable[[], None]):
+        return self._executor.create_timer(period_s, callback)
+
+    # -- time
+    def now(self) -> float:
+        if self._sim_time is not None or self._clock_sub is not None:
+            return self._sim_time or 0.0  # rclpy reads 0 until the first /clock arrives
+        return time.time()
+
+    def _on_clock(self, msg) -> None:
+        self._sim_time = messages.seconds(msg.clock)
+
+    def _use_sim_time(self, enabled: bool) -> None:
+        if enabled and self._clock_sub is None:
+            self._clock_sub = self.create_subscription("rosgraph_msgs/msg/Clock", "/clock",
+                                                       self._on_clock, dds_config.CLOCK)
+        elif not enabled and self._clock_sub is not None:
+            self._clock_sub.destroy()
+            self._clock_sub, self._sim_time = None, None
+
+    # -- parameters
+    def declare_parameter(self, name: str, default: object, description: str = "", *,
+                          read_only: bool = False,
+                          floating_point_range: Sequence[float] | None = None,
+                          integer_range: Sequence[int] | None = None,
+                          additional_constraints: str = "") -> object:
+        value = self._store.declare(
+            name, default, description, read_only=read_only,
+            floating_point_range=as_range(floating_point_range, float),
+            integer_range=as_range(integer_range, int),
+            additional_constraints=additional_constraints)
+        self._params.publish_event(new={name: value})
+        if name == "use_sim_time" and self._store.descriptors[name].type == BOOL:
+            self._use_sim_time(bool(value))
+        return value
+
+    def set_parameters(self, changes: dict[str, object]) -> None:
+        self._store.set(dict(changes))
+
+    def _on_parameters_changed(self, new: dict[str, object], old: dict[str, object]) -> None:
+        self._params.publish_event(changed=new)
+        if "use_sim_time" in new:
+            self._use_sim_time(bool(new["use_sim_time"]))
+
+    # -- logging
+    def get_logger(self) -> Logger:
+        return self._logger
+
+    def _to_rosout(self, level: int, message: str, file: str, function: str, line: int) -> None:
+        if self._destroyed:
+            return
+        self._rosout.write(Log(stamp=messages.time_from_nanoseconds(time.time_ns()), level=level,
+                               name=self._logger.name, msg=message, file=file,
+                               function=function, line=line))
+
+    def _report_error(self, what: str, exc: BaseException) -> None:
+        """Log a failed callback or take: at most once a second for each kind of failure."""
+        now = time.monotonic()
+        if now - self._error_times.get(what, -math.inf) < 1.0:
+            return
+        self._error_times[what] = now
+        detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        self._logger.error(f"{what}: {detail}")
+        self._logger.debug("".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
+
+    # -- life cycle
+    def spin_once(self, timeout_s: float | None = None) -> None:
+        if not self._destroyed:
+            self._executor.spin_once(timeout_s)
+
+    def spin(self) -> None:
+        restore = self._install_signal_handlers()
+        self._spinning = True
+        try:
+            while not self._shutdown.is_set():
+                self._executor.spin_once(None)
+        finally:
+            self._spinning = False
+            for sig, handler in restore:
+                signal.signal(sig, handler)
+            self._destroy()
+
+    def _install_signal_handlers(self) -> list:
+        if threading.current_thread() is not threading.main_thread():
+            return []
+        restore = []
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            restore.append((sig, signal.getsignal(sig)))
+            signal.signal(sig, lambda *_: self.shutdown())
+        return restore
+
+    def shutdown(self) -> None:
+        if self._destroyed:
+            return
+        self._shutdown.set()
+        self._executor.wake()
+        if not self._spinning:
+            self._destroy()
+
+    @property
+    def ok(self) -> bool:
+        return not self._shutdown.is_set()
+
+    @property
+    def executor_stats(self):
+        """Counters of the executor: callback_errors, take_errors, invalid_samples."""
+        return self._executor.stats
+
+    def _destroy(self) -> None:
+        if self._destroyed:
+            return
+        self._destroyed = True
+        self._executor.close()
+        self._params.destroy()
+        for entity, _kind in self._endpoints:
+            delete_entity(entity)
+        self._endpoints.clear()
+        self._context.remove_node(self._node_key)
+        release_context(self._context)

@@ -1,0 +1,230 @@
+"""The DDS backend's executor: one thread runs every callback of a node, like rclpy's
+SingleThreadedExecutor.
+
+Readers are attached to one Cyclone WaitSet through ReadConditions, each under a small integer
+key, so a wake-up says directly which readers have data (no per-reader polling, no per-sample
+Python listeners running on Cyclone's threads). A GuardCondition wakes the wait for shutdown or
+when another thread adds work. Timers are wall-clock and precise: the executor sleeps in the
+WaitSet until ~200 µs before a timer is due and then busy-waits (still dispatching any data that
+arrives), because a sleeping thread on a loaded VM may wake milliseconds late.
+"""
+
+from __future__ import annotations
+
+import ctypes as ct
+import math
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from cyclonedds.core import (
+    DDSException,
+    GuardCondition,
+    InstanceState,
+    ReadCondition,
+    SampleState,
+    ViewState,
+)
+from cyclonedds.core import WaitSet as _CycloneWaitSet
+from cyclonedds.internal import InvalidSample
+
+BUSY_WAIT_S = 200e-6  # sleep until this long before a timer is due, then spin
+MAX_BLOCK_S = 0.1  # bound on one blocking wait, so Python signal handlers run promptly
+_GUARD_KEY = 1
+_ANY_STATE = SampleState.Any | ViewState.Any | InstanceState.Any
+
+ErrorHandler = Callable[[str, BaseException], None]
+
+
+@dataclass(eq=False)
+class Timer:
+    """A periodic wall-clock timer; ``next_call`` is on time.perf_counter()'s scale."""
+
+    period: float
+    callback: Callable[[], None]
+    next_call: float
+    cancelled: bool = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+    def reset(self) -> None:
+        """Restart the period from now (rclpy's Timer.reset)."""
+        self.cancelled = False
+        self.next_call = time.perf_counter() + self.period
+
+    def advance(self, now: float) -> None:
+        """Schedule the next call on the period grid, skipping calls already missed (as rcl)."""
+        self.next_call += self.period
+        if self.next_call <= now:
+            self.next_call += self.period * (math.floor((now - self.next_call) / self.period) + 1)
+
+
+@dataclass(eq=False)
+class _Entry:
+    reader: object
+    condition: ReadCondition
+    handler: Callable[[object], None]
+    label: str
+
+
+@dataclass
+class _Stats:
+    """Counters a test or a diagnostics publisher can read."""
+
+    callback_errors: int = 0
+    take_errors: int = 0
+    invalid_samples: int = 0
+    timer_calls: dict[int, int] = field(default_factory=dict)
+
+
+class Executor:
+    """Waits on a node's readers and timers and runs their callbacks in the calling thread."""
+
+    def __init__(self, participant, on_error: ErrorHandler):
+        self._participant = participant
+        self._on_error = on_error
+        self._waitset = _CycloneWaitSet(participant)
+        self._guard = GuardCondition(participant)
+        self._attach(self._guard, _GUARD_KEY)
+        self._entries: dict[int, _Entry] = {}
+        self._next_key = _GUARD_KEY + 1
+        self._timers: list[Timer] = []
+        self._lock = threading.Lock()
+        self._triggered = (ct.c_void_p * 8)()
+        self.stats = _Stats()
+
+    # -- C entry points of Cyclone's WaitSet: attach under our own key, get keys back from wait
+    def _attach(self, entity, key: int) -> None:
+        ret = self._waitset._waitset_attach(self._waitset._ref, entity._ref, key)
+        if ret < 0:
+            raise RuntimeError(f"cannot attach {entity!r} to the executor's waitset ({ret})")
+
+    def _detach(self, entity) -> None:
+        self._waitset._waitset_detach(self._waitset._ref, entity._ref)
+
+    def _wait(self, timeout_s: float) -> list[int]:
+        """Block up to timeout_s; the keys of the conditions that triggered."""
+        n_slots = len(self._entries) + 1
+        if len(self._triggered) < n_slots:
+            self._triggered = (ct.c_void_p * (2 * n_slots))()
+        timeout_ns = max(0, int(timeout_s * 1e9))
+        n = self._waitset._waitset_wait(self._waitset._ref, self._triggered,
+                                        len(self._triggered), timeout_ns)
+        if n < 0:
+            raise RuntimeError(f"waitset wait failed ({n})")
+        return [self._triggered[i] for i in range(min(n, len(self._triggered)))]
+
+    # -- registration (any thread)
+    def add_reader(self, reader, handler: Callable[[object], None], label: str) -> int:
+        """Run handler(sample) in the executor for every valid sample the reader receives."""
+        with self._lock:
+            key = self._next_key
+            self._next_key += 1
+            entry = _Entry(reader, ReadCondition(reader, _ANY_STATE), handler, label)
+            self._entries[key] = entry
+            self._attach(entry.condition, key)
+        self.wake()
+        return key
+
+    def remove_reader(self, key: int) -> None:
+        with self._lock:
+            entry = self._entries.pop(key, None)
+            if entry is not None:
+                self._detach(entry.condition)
+
+    def create_timer(self, period_s: float, callback: Callable[[], None]) -> Timer:
+        if not period_s > 0:
+            raise ValueError(f"timer period must be positive, got {period_s}")
+        timer = Timer(float(period_s), callback, time.perf_counter() + period_s)
+        with self._lock:
+            self._timers.append(timer)
+        self.wake()
+        return timer
+
+    def wake(self) -> None:
+        """Make a blocked spin_once return (shutdown, new work)."""
+        self._guard.set(True)
+
+    # -- dispatch (executor thread)
+    def _next_timer(self) -> Timer | None:
+        live = [t for t in self._timers if not t.cancelled]
+        if len(live) != len(self._timers):
+            with self._lock:
+                self._timers = [t for t in self._timers if not t.cancelled]
+        return min(live, key=lambda t: t.next_call) if live else None
+
+    def _dispatch(self, keys: list[int]) -> None:
+        for key in sorted(keys):  # creation order: /clock (made first) before the data it stamps
+            if key == _GUARD_KEY:
+                self._guard.take()
+                continue
+            entry = self._entries.get(key)
+            if entry is not None:
+                self._drain(entry)
+
+    def _drain(self, entry: _Entry) -> None:
+        # One sample per take: a sample that fails to deserialise is then the only one lost.
+        while True:
+            try:
+                samples = entry.reader.take(N=1, condition=entry.condition)
+            except DDSException as exc:  # the reader itself is unusable (deleted): stop
+                self._on_error(f"cannot take from {entry.label}", exc)
+                return
+            except Exception as exc:  # this sample does not deserialise: drop it, go on
+                self.stats.take_errors += 1
+                self._on_error(f"dropped undecodable data on {entry.label}", exc)
+                continue
+            if not samples:
+                return
+            sample = samples[0]
+            if isinstance(sample, InvalidSample):  # disposal / unregistration notice
+                self.stats.invalid_samples += 1
+                continue
+            try:
+                entry.handler(sample)
+            except Exception as exc:
+                self.stats.callback_errors += 1
+                self._on_error(f"callback for {entry.label} raised", exc)
+
+    def _fire(self, timer: Timer) -> None:
+        timer.advance(time.perf_counter())
+        self.stats.timer_calls[id(timer)] = self.stats.timer_calls.get(id(timer), 0) + 1
+        try:
+            timer.callback()
+        except Exception as exc:
+            self.stats.callback_errors += 1
+            self._on_error("timer callback raised", exc)
+
+    def spin_once(self, timeout_s: float | None = None) -> None:
+        """Run whatever is ready (data, a due timer), waiting up to timeout_s for something."""
+        now = time.perf_counter()
+        limit = now + (MAX_BLOCK_S if timeout_s is None else min(timeout_s, MAX_BLOCK_S))
+        timer = self._next_timer()
+        if timer is not None and timer.next_call <= now:
+            self._dispatch(self._wait(0.0))
+            self._fire(timer)
+            return
+        due = timer is not None and timer.next_call <= limit
+        wake_at = timer.next_call - BUSY_WAIT_S if due else limit
+        keys = self._wait(wake_at - now)
+        if keys:
+            self._dispatch(keys)
+            return
+        if not due:
+            return
+        # The busy-wait: poll (non-blocking) for data until the timer is due, then fire it.
+        while time.perf_counter() < timer.next_call:
+            keys = self._wait(0.0)
+            if keys:
+                self._dispatch(keys)
+        if not timer.cancelled:
+            self._fire(timer)
+
+    def close(self) -> None:
+        with self._lock:
+            for entry in self._entries.values():
+                self._detach(entry.condition)
+            self._entries.clear()
+            self._timers.clear()

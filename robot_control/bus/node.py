@@ -1,0 +1,280 @@
+"""The small bus interface every node is written against, and the choice of its backend.
+
+``create_node(default_name, argv)`` returns a :class:`Node` backed by rclpy when a sourced ROS 2
+installation makes it importable, else by Cyclone DDS speaking the ROS 2 wire conventions
+(``robot_control.bus.dds_backend``); ``ROBOT_CONTROL_BUS=rclpy|dds`` forces the choice. Node code
+is the same under both: messages come from ``node.msg("sensor_msgs/msg/JointState")`` with the
+field names of the ``.msg`` (sequence fields may arrive as lists or arrays), callbacks run one
+at a time in the thread that calls ``spin()``, parameters are typed, ranged and validated by the
+node's validators, and ``--ros-args`` (``-p``, ``--params-file``, ``-r``, ``__node:=``,
+``__ns:=``, ``--log-level``) work as in rclpy.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+
+from robot_control.bus.parameters import ParameterError, ParameterStore, load_params_file
+from robot_control.bus.ros_args import RosArgs, parse_ros_args, resolve_name
+
+__all__ = ["BACKEND_ENV", "Logger", "Node", "ParameterError", "QosSpec", "choose_backend",
+           "create_node"]
+
+BACKEND_ENV = "ROBOT_CONTROL_BUS"
+BACKENDS = ("rclpy", "dds")
+QosSpec = str | int  # "default" | "sensor" | "transient_local" | a keep-last depth
+
+SEVERITIES = {"debug": 10, "info": 20, "warn": 30, "warning": 30, "error": 40, "fatal": 50}
+_SEVERITY_NAMES = {10: "DEBUG", 20: "INFO", 30: "WARN", 40: "ERROR", 50: "FATAL"}
+
+LogSink = Callable[[int, str, str, str, int], None]  # (level, message, file, function, line)
+Validator = Callable[[dict[str, object]], str | None]
+Listener = Callable[[dict[str, object], dict[str, object]], None]
+
+
+class Logger:
+    """An rclpy-style logger: a severity threshold, one line on stderr in rcutils' default
+    format ``[INFO] [<sec>.<nsec>] [name]: message``, and an optional sink (/rosout)."""
+
+    def __init__(self, name: str, level: str | int = "info", sink: LogSink | None = None):
+        self.name = name
+        self.level = 20
+        self.set_level(level)
+        self._sink = sink
+        self._last: dict[tuple[str, int], float] = {}
+
+    def set_level(self, level: str | int) -> None:
+        if isinstance(level, str):
+            if level.lower() not in SEVERITIES:
+                raise ValueError(f"unknown log level {level!r}; use one of {sorted(SEVERITIES)}")
+            level = SEVERITIES[level.lower()]
+        self.level = int(level)
+
+    def is_enabled_for(self, level: int) -> bool:
+        return level >= self.level
+
+    def log(self, level: int, message: str, *, once: bool = False,
+            throttle_duration_sec: float | None = None, _depth: int = 1) -> bool:
+        """Emit message at level (``once``, ``throttle_duration_sec`` as rclpy); True if emitted."""
+        if level < self.level:
+            return False
+        caller = sys._getframe(_depth)
+        site = (caller.f_code.co_filename, caller.f_lineno)
+        if once or throttle_duration_sec is not None:
+            now = time.monotonic()
+            last = self._last.get(site)
+            if last is not None and (once or now - last < throttle_duration_sec):
+                return False
+            self._last[site] = now
+        stamp = time.time_ns()
+        severity = _SEVERITY_NAMES.get(level, str(level))
+        sys.stderr.write(f"[{severity}] [{stamp // 1_000_000_000}.{stamp % 1_000_000_000:09d}] "
+                         f"[{self.name}]: {message}\n")
+        sys.stderr.flush()
+        if self._sink is not None:
+            try:
+                self._sink(level, str(message), caller.f_code.co_filename,
+                           caller.f_code.co_name, caller.f_lineno)
+            except Exception as exc:  # logging must never take the node down
+                sys.stderr.write(f"[ERROR] [{self.name}]: cannot publish to /rosout: {exc}\n")
+        return True
+
+    def debug(self, message: str, **kw) -> bool:
+        return self.log(10, message, _depth=2, **kw)
+
+    def info(self, message: str, **kw) -> bool:
+        return self.log(20, message, _depth=2, **kw)
+
+    def warn(self, message: str, **kw) -> bool:
+        return self.log(30, message, _depth=2, **kw)
+
+    warning = warn
+
+    def error(self, message: str, **kw) -> bool:
+        return self.log(40, message, _depth=2, **kw)
+
+    def fatal(self, message: str, **kw) -> bool:
+        return self.log(50, message, _depth=2, **kw)
+
+
+class Node(ABC):
+    """What a node may do on the bus. Backends implement the abstract methods; the parameter
+    store (values, descriptors, validators, listeners) is shared code."""
+
+    backend = ""
+
+    def __init__(self, name: str, namespace: str):
+        self._name = name
+        self._namespace = namespace if namespace.startswith("/") else "/" + namespace
+        self._store = ParameterStore(self.fqn)
+
+    # -- identity
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def namespace(self) -> str:
+        return self._namespace
+
+    @property
+    def fqn(self) -> str:
+        """Fully qualified node name, e.g. ``/plant`` or ``/robot1/plant``."""
+        return f"{self._namespace.rstrip('/')}/{self._name}"
+
+    # -- messages and topics
+    @abstractmethod
+    def msg(self, ros_type: str) -> type:
+        """The message class of a ROS type name, e.g. ``"sensor_msgs/msg/JointState"``."""
+
+    @abstractmethod
+    def create_publisher(self, ros_type: str, topic: str, qos: QosSpec = "default"):
+        """A publisher with ``publish(msg)``; topic names resolve with namespace and remaps."""
+
+    @abstractmethod
+    def create_subscription(self, ros_type: str, topic: str, callback: Callable[[object], None],
+                            qos: QosSpec = "default"):
+        """Call callback(msg) in the executor thread for every message received."""
+
+    @abstractmethod
+    def create_timer(self, period_s: float, callback: Callable[[], None]):
+        """A wall-clock periodic timer (``cancel()`` stops it)."""
+
+    @abstractmethod
+    def now(self) -> float:
+        """ROS time in seconds: /clock time when use_sim_time is true, else wall-clock time."""
+
+    # -- parameters
+    @abstractmethod
+    def declare_parameter(self, name: str, default: object, description: str = "", *,
+                          read_only: bool = False,
+                          floating_point_range: Sequence[float] | None = None,
+                          integer_range: Sequence[int] | None = None,
+                          additional_constraints: str = "") -> object:
+        """Declare a typed parameter; a --params-file / -p override wins. Returns the value."""
+
+    def get_parameter(self, name: str) -> object:
+        return self._store.get(name)
+
+    def get_parameters(self, prefix: str = "") -> dict[str, object]:
+        """All declared values, or those under ``prefix.`` (rclpy's get_parameters_by_prefix)."""
+        if not prefix:
+            return dict(self._store.values)
+        return {n[len(prefix) + 1:]: v for n, v in self._store.values.items()
+                if n.startswith(prefix + ".")}
+
+    def describe_parameter(self, name: str):
+        if name not in self._store.descriptors:
+            raise ParameterError(f"parameter '{name}' is not declared")
+        return self._store.descriptors[name]
+
+    @abstractmethod
+    def set_parameters(self, changes: dict[str, object]) -> None:
+        """Set atomically; raises ParameterError with the reason when refused (nothing changes)."""
+
+    def add_parameter_validator(self, fn: Validator) -> None:
+        """fn(changes) -> None to accept or a reason string to refuse, before any set applies."""
+        self._store.validators.append(fn)
+
+    def add_parameter_listener(self, fn: Listener) -> None:
+        """fn(new_values, old_values) after every accepted change."""
+        self._store.listeners.append(fn)
+
+    # -- logging and life cycle
+    @abstractmethod
+    def get_logger(self):
+        """A logger with debug/info/warn/error/fatal (``once=``, ``throttle_duration_sec=``)."""
+
+    @abstractmethod
+    def spin(self) -> None:
+        """Run callbacks until shutdown() or SIGINT/SIGTERM, then release everything."""
+
+    @abstractmethod
+    def spin_once(self, timeout_s: float | None = None) -> None:
+        """Run what is ready, waiting up to timeout_s for something to do."""
+
+    @property
+    @abstractmethod
+    def ok(self) -> bool:
+        """False once shutdown was requested (by shutdown(), SIGINT or SIGTERM)."""
+
+    @abstractmethod
+    def shutdown(self) -> None:
+        """Stop spinning and release the node (safe to call from a callback or another thread)."""
+
+
+# --- helpers shared by the backends ------------------------------------------------------------
+
+
+def node_identity(default_name: str, args: RosArgs) -> tuple[str, str]:
+    """(name, namespace) after ``__node:=`` / ``__ns:=``."""
+    return args.node_name or default_name, args.namespace or "/"
+
+
+def parameter_overrides(args: RosArgs, fqn: str) -> dict[str, object]:
+    """Overrides for a node: its entries of every --params-file, then -p (later wins, as rcl)."""
+    out: dict[str, object] = {}
+    for path in args.params_files:
+        out.update(load_params_file(path, fqn))
+    out.update(args.params)
+    return out
+
+
+def resolve_topic(name: str, namespace: str, node_name: str, remaps: dict[str, str]) -> str:
+    """Fully qualified topic name: namespace and ``~`` expanded, then the first matching -r rule."""
+    fq = resolve_name(name, namespace, node_name)
+    for src, dst in remaps.items():
+        if resolve_name(src, namespace, node_name) == fq:
+            return resolve_name(dst, namespace, node_name)
+    return fq
+
+
+def as_range(values: Sequence[float] | None, cast: type) -> tuple | None:
+    """(from, to, step) from a 2- or 3-sequence (step 0 = continuous)."""
+    if values is None:
+        return None
+    if len(values) not in (2, 3):
+        raise ValueError(f"a range is (from, to) or (from, to, step), got {values!r}")
+    lo, hi, *step = values
+    return cast(lo), cast(hi), cast(step[0]) if step else cast(0)
+
+
+def rclpy_available() -> bool:
+    return importlib.util.find_spec("rclpy") is not None
+
+
+def choose_backend(backend: str | None = None) -> str:
+    """The backend to use: the argument, else $ROBOT_CONTROL_BUS, else rclpy if importable."""
+    choice = backend or os.environ.get(BACKEND_ENV, "").strip().lower() or None
+    if choice is None:
+        return "rclpy" if rclpy_available() else "dds"
+    if choice not in BACKENDS:
+        raise ValueError(f"unknown bus backend {choice!r} (from {BACKEND_ENV} or the argument); "
+                         f"choose one of {BACKENDS}")
+    return choice
+
+
+def create_node(default_name: str, argv: Sequence[str] | None = None, *,
+                backend: str | None = None) -> Node:
+    """A node named ``default_name`` (unless ``__node:=`` renames it) on the chosen backend."""
+    argv = list(sys.argv if argv is None else argv)
+    if choose_backend(backend) == "rclpy":
+        from robot_control.bus.rclpy_backend import RclpyNode
+
+        return RclpyNode(default_name, argv)
+    from robot_control.bus.dds_backend import DdsNode
+
+    return DdsNode(default_name, argv)
+
+
+def parse_args_for(default_name: str, argv: Sequence[str]) -> RosArgs:
+    """--ros-args of argv, with ``node:`` prefixed rules kept only for this node."""
+    first = parse_ros_args(list(argv), node_name=default_name)
+    if first.node_name and first.node_name != default_name:
+        return parse_ros_args(list(argv), node_name=first.node_name)
+    return first

@@ -1,0 +1,201 @@
+"""The rclpy backend of the bus: a thin adapter from the bus Node interface to rclpy's documented
+API, used when a sourced ROS 2 installation makes rclpy importable.
+
+rclpy then owns the wire, discovery, the parameter services and /rosout. Parameters stay
+mirrored in the interface's ParameterStore so both backends decide a change the same way: the
+override from ``-p`` / ``--params-file`` is applied (and an integer coerced to a double) by the
+store, declared into rclpy with ``ignore_override``, and every later change — ``ros2 param
+set`` or ``node.set_parameters`` — passes the store's checks and validators in rclpy's
+on-set-parameters callback, whose SetParametersResult carries the reason of a refusal.
+Importing this module imports rclpy; nothing else in robot_control.bus does.
+"""
+
+from __future__ import annotations
+
+import array
+import importlib
+import traceback
+from collections.abc import Callable, Sequence
+
+import rclpy
+from rcl_interfaces.msg import (
+    FloatingPointRange,
+    IntegerRange,
+    ParameterDescriptor,
+    SetParametersResult,
+)
+from rclpy.clock import Clock, ClockType
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.node import Node as RclNode
+from rclpy.parameter import Parameter
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
+
+from robot_control.bus.node import (
+    Node,
+    QosSpec,
+    as_range,
+    parameter_overrides,
+    parse_args_for,
+)
+from robot_control.bus.parameters import ParameterError, coerce
+
+
+def rclpy_qos(qos: QosSpec):
+    """rclpy QoS for a QosSpec: a depth, or the profiles "default", "sensor", "transient_local"."""
+    if isinstance(qos, int) and not isinstance(qos, bool):
+        return qos
+    if qos == "default":
+        return 10
+    if qos == "sensor":
+        return qos_profile_sensor_data
+    if qos == "transient_local":
+        return QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                          durability=DurabilityPolicy.TRANSIENT_LOCAL)
+    raise ValueError(f"unknown qos {qos!r}: use 'default', 'sensor', 'transient_local' or a depth")
+
+
+def _plain(value: object) -> object:
+    """rclpy hands arrays as array.array; the store wants lists."""
+    return list(value) if isinstance(value, array.array | tuple) else value
+
+
+class RclpyNode(Node):
+    """The bus Node interface on an rclpy node."""
+
+    backend = "rclpy"
+
+    def __init__(self, default_name: str, argv: Sequence[str]):
+        if not rclpy.ok():
+            rclpy.init(args=list(argv))
+        self._node = RclNode(default_name)  # rclpy applies __node:=, __ns:= and -r itself
+        super().__init__(self._node.get_name(), self._node.get_namespace())
+        self._store.overrides = parameter_overrides(parse_args_for(default_name, argv), self.fqn)
+        self._store.declare("use_sim_time", self._node.get_parameter("use_sim_time").value)
+        self._node.add_on_set_parameters_callback(self._on_set_parameters)
+        self._executor = SingleThreadedExecutor()
+        self._executor.add_node(self._node)
+        self._running = True
+        self._spinning = False
+        self._released = False
+        self._initialising: str | None = None
+        self._steady = Clock(clock_type=ClockType.STEADY_TIME)
+
+    def msg(self, ros_type: str) -> type:
+        package, kind, name = ros_type.split("/")
+        return getattr(importlib.import_module(f"{package}.{kind}"), name)
+
+    def _guarded(self, callback: Callable, what: str) -> Callable:
+        """rclpy lets a callback's exception end spin(); log it and carry on instead."""
+        def run(*args):
+            try:
+                callback(*args)
+            except Exception as exc:
+                self._node.get_logger().error(
+                    f"{what} raised: {exc!r}\n{traceback.format_exc()}",
+                    throttle_duration_sec=1.0)
+        return run
+
+    def create_publisher(self, ros_type: str, topic: str, qos: QosSpec = "default"):
+        return self._node.create_publisher(self.msg(ros_type), topic, rclpy_qos(qos))
+
+    def create_subscription(self, ros_type: str, topic: str, callback: Callable[[object], None],
+                            qos: QosSpec = "default"):
+        return self._node.create_subscription(
+            self.msg(ros_type), topic, self._guarded(callback, f"callback for {topic}"),
+            rclpy_qos(qos))
+
+    def create_timer(self, period_s: float, callback: Callable[[], None]):
+        return self._node.create_timer(period_s, self._guarded(callback, "timer callback"),
+                                       clock=self._steady)
+
+    def now(self) -> float:
+        return self._node.get_clock().now().nanoseconds * 1e-9
+
+    # -- parameters: the store decides, rclpy serves
+    def declare_parameter(self, name: str, default: object, description: str = "", *,
+                          read_only: bool = False,
+                          floating_point_range: Sequence[float] | None = None,
+                          integer_range: Sequence[int] | None = None,
+                          additional_constraints: str = "") -> object:
+        fp, ir = as_range(floating_point_range, float), as_range(integer_range, int)
+        value = self._store.declare(name, default, description, read_only=read_only,
+                                    floating_point_range=fp, integer_range=ir,
+                                    additional_constraints=additional_constraints)
+        ptype = Parameter.Type(self._store.descriptors[name].type)
+        descriptor = ParameterDescriptor(
+            name=name, type=ptype.value, description=description,
+            additional_constraints=additional_constraints, read_only=read_only,
+            floating_point_range=[FloatingPointRange(from_value=fp[0], to_value=fp[1],
+                                                     step=fp[2])] if fp else [],
+            integer_range=[IntegerRange(from_value=ir[0], to_value=ir[1], step=ir[2])]
+            if ir else [])
+        if ptype == Parameter.Type.NOT_SET:
+            raise ParameterError(f"parameter '{name}' needs a typed default value")
+        # Declaring calls the on-set callback: keep the store's validators and listeners out of
+        # it (the store already holds this value). rclpy cannot infer a type from [], so an
+        # empty list is declared by type and then set.
+        self._initialising = name
+        try:
+            self._node.declare_parameter(name, ptype if value == [] else value, descriptor,
+                                         ignore_override=True)
+            if value == []:
+                self._node.set_parameters([Parameter(name, ptype, [])])
+        finally:
+            self._initialising = None
+        return value
+
+    def set_parameters(self, changes: dict[str, object]) -> None:
+        params = []
+        for name, value in changes.items():
+            if name not in self._store.descriptors:
+                raise ParameterError(f"parameter '{name}' is not declared")
+            ptype = self._store.descriptors[name].type
+            params.append(Parameter(name, Parameter.Type(ptype), coerce(value, ptype, name)))
+        result = self._node.set_parameters_atomically(params)
+        if not result.successful:
+            raise ParameterError(result.reason)
+
+    def _on_set_parameters(self, params: list[Parameter]) -> SetParametersResult:
+        changes = {p.name: _plain(p.value) for p in params
+                   if p.name in self._store.descriptors and p.name != self._initialising}
+        if changes:
+            try:
+                self._store.set(changes)
+            except ParameterError as exc:
+                return SetParametersResult(successful=False, reason=str(exc))
+        return SetParametersResult(successful=True, reason="")
+
+    # -- logging and life cycle
+    def get_logger(self):
+        return self._node.get_logger()
+
+    def spin_once(self, timeout_s: float | None = None) -> None:
+        self._executor.spin_once(timeout_sec=timeout_s)
+
+    def spin(self) -> None:
+        self._spinning = True
+        try:
+            while self._running and rclpy.ok():
+                self._executor.spin_once(timeout_sec=0.1)
+        except (KeyboardInterrupt, ExternalShutdownException):
+            pass
+        finally:
+            self._spinning = False
+            self._release()
+
+    @property
+    def ok(self) -> bool:
+        return self._running and rclpy.ok()
+
+    def shutdown(self) -> None:
+        self._running = False
+        if not self._spinning:
+            self._release()
+
+    def _release(self) -> None:
+        if self._released:
+            return
+        self._released = True
+        self._executor.remove_node(self._node)
+        self._node.destroy_node()
+        rclpy.try_shutdown()
