@@ -53,6 +53,10 @@ setup(
     entry_points={
         "console_scripts": [
             "robot-control = robot_control.cli:main",
+            "plant = robot_control.nodes.plant_node:main",
+            "controller = robot_control.nodes.controller_node:main",
+            "trajectory_generator = robot_control.nodes.trajectory_node:main",
+            "dynamics_server = robot_control.nodes.dynamics_server_node:main",
         ],
         # the built-in laws, declared the way a third-party package adds its own
         "robot_control.controllers": [

@@ -1,0 +1,62 @@
+"""Pieces every node shares: loading the robot / scenario named by parameters, latency statistics."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from robot_control.model import load_robot
+
+
+def declare_common(node, default_robot: str = "ddarm") -> dict:
+    """Declare ``robot``, ``scenario``, ``rate`` and ``lockstep`` and return their values.
+
+    A scenario file supplies the robot, rate and the rest of the experiment, so that a bus run
+    and an offline ``robot-control simulate`` of the same file do the same thing.
+    """
+    values = {
+        "robot": node.declare_parameter("robot", default_robot,
+                                        "bundled robot name or path to a .urdf / D-H .yaml",
+                                        read_only=True),
+        "scenario": node.declare_parameter("scenario", "",
+                                           "scenario file (or bundled name) to take the robot, "
+                                           "rates, trajectory and law from; '' for none",
+                                           read_only=True),
+    }
+    scenario = load_scenario_param(values["scenario"])
+    default_rate = scenario.rate if scenario is not None else 1000.0
+    values["rate"] = node.declare_parameter("rate", default_rate, "control rate, Hz",
+                                            floating_point_range=(1.0, 10000.0), read_only=True)
+    values["lockstep"] = node.declare_parameter(
+        "lockstep", False, "deterministic mode: the plant steps only when the command for the "
+        "current state has arrived and publishes /clock", read_only=True)
+    values["scenario_obj"] = scenario
+    values["model"] = scenario.robot if scenario is not None else load_robot(values["robot"])
+    return values
+
+
+def load_scenario_param(name: str):
+    """The Scenario a ``scenario`` parameter names, or None when it is empty."""
+    if not name:
+        return None
+    from robot_control.sim.scenario import load_scenario
+
+    return load_scenario(name)
+
+
+class LatencyStats:
+    """Running percentiles of latencies in µs (bounded memory: the last ``window`` samples)."""
+
+    def __init__(self, window: int = 20000) -> None:
+        self.samples = np.zeros(window)
+        self.count = 0
+
+    def add(self, seconds: float) -> None:
+        self.samples[self.count % len(self.samples)] = seconds * 1e6
+        self.count += 1
+
+    def summary(self) -> dict:
+        if self.count == 0:
+            return {"p50": None, "p99": None, "max": None}
+        s = self.samples[: min(self.count, len(self.samples))]
+        return {"p50": float(np.percentile(s, 50)), "p99": float(np.percentile(s, 99)),
+                "max": float(s.max())}

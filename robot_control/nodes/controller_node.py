@@ -1,0 +1,279 @@
+"""The ``controller`` node: runs the law named by parameter ``controller`` on each joint state.
+
+Gains are parameters namespaced by law (``computed_torque.kp``); every change is validated by the
+law itself before it applies, so a refused value comes back with the law's reason and leaves the
+running law untouched. Changing ``controller`` swaps the law bumplessly (the new law starts from
+the last torque). In lockstep the node answers the state at t_k only once it also holds the
+reference (and, with ``dynamics_source: server``, the model terms) stamped t_k.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from robot_control.bus import ParameterError, create_node
+from robot_control.control.base import Reference, State
+from robot_control.control.model_terms import ExternalModelTerms
+from robot_control.control.parameters import ParameterError as LawParameterError
+from robot_control.control.registry import available, create
+from robot_control.nodes.common import declare_common
+from robot_control.nodes.convert import Messages, read_terms, seconds, stamp_ns
+
+SOURCES = ("local", "server")
+TRIGGERS = ("state", "timer")
+
+
+def _declared_value(spec, value):
+    """A law parameter's value in the ROS type its spec names (1 → 1.0 for a double)."""
+    if spec.type == "double":
+        return float(value)
+    if spec.type == "double_array":
+        return [float(v) for v in value]
+    if spec.type == "integer":
+        return int(value)
+    return value
+
+
+class ControllerNode:
+    """Holds the active law and feeds it states, references, wrenches and model terms."""
+
+    def __init__(self, node) -> None:
+        self.node = node
+        self.log = node.get_logger()
+        common = declare_common(node)
+        sc = common["scenario_obj"]
+        self.model = sc.controller_model if sc is not None else common["model"]
+        self.n = self.model.nq
+        self.names = self.model.joint_names
+        self.lockstep = bool(common["lockstep"])
+        default_law = sc.controller_type if sc is not None else "computed_torque"
+        scenario_params = dict(sc.controller_params) if sc is not None else {}
+        self.law_name = node.declare_parameter(
+            "controller", default_law, "control law by registry name: " + ", ".join(available()),
+            additional_constraints="one of: " + ", ".join(available()))
+        self.source = node.declare_parameter(
+            "dynamics_source", "local", "model terms from this node's model ('local') or from "
+            "/dynamics/terms ('server')", read_only=True, additional_constraints="local | server")
+        self.trigger = node.declare_parameter(
+            "trigger", "state", "compute on each joint state ('state') or on a timer at rate "
+            "('timer')", read_only=True, additional_constraints="state | timer")
+        if self.source not in SOURCES or self.trigger not in TRIGGERS:
+            raise ParameterError(f"dynamics_source must be one of {SOURCES} and trigger one of "
+                                 f"{TRIGGERS}")
+        self.specs: dict[str, dict] = {}
+        for law in available():
+            self._declare_law(law, scenario_params if law == default_law else {})
+        if self.law_name not in self.specs:
+            raise ParameterError(f"unknown controller '{self.law_name}'; available: "
+                                 + ", ".join(available()))
+        self.terms = ExternalModelTerms(self.n, with_coriolis_matrix=True) \
+            if self.source == "server" else None
+        self.law = self._make_law(self.law_name, self._law_params(self.law_name))
+        node.add_parameter_validator(self._validate)
+        node.add_parameter_listener(self._changed)
+        self.m = Messages(node)
+        self.pub_cmd = node.create_publisher("sensor_msgs/msg/JointState", "/joint_command")
+        self.pub_state = node.create_publisher("sensor_msgs/msg/JointState", "/controller/state")
+        self.pub_diag = node.create_publisher("diagnostic_msgs/msg/DiagnosticArray",
+                                              "/diagnostics")
+        node.create_subscription("sensor_msgs/msg/JointState", "/joint_states", self._on_state)
+        node.create_subscription("trajectory_msgs/msg/JointTrajectory", "/joint_reference",
+                                 self._on_reference)
+        node.create_subscription("geometry_msgs/msg/WrenchStamped", "/wrench", self._on_wrench)
+        node.create_subscription("geometry_msgs/msg/WrenchStamped", "/force_reference",
+                                 self._on_force_reference)
+        if self.source == "server":
+            node.create_subscription("std_msgs/msg/Float64MultiArray", "/dynamics/terms",
+                                     self._on_terms)
+        self.force_reference = sc.force_reference if sc is not None else None
+        self.wrench = np.zeros(6)
+        self.pending: tuple[int, np.ndarray, np.ndarray] | None = None
+        self.references: dict[int, Reference] = {}
+        self.latest_reference: Reference | None = None
+        self.terms_stamp = -1
+        self.last_tau = np.zeros(self.n)
+        self.last_state: State | None = None
+        self.updates = 0
+        if self.trigger == "timer":
+            node.create_timer(1.0 / common["rate"], self._on_timer)
+        node.create_timer(0.5, self._publish_diagnostics)
+        self.log.info(f"controller '{self.law_name}' on '{self.model.name}' "
+                      f"(terms: {self.source}, trigger: {self.trigger})")
+
+    # ------------------------------------------------------------- parameters
+    def _declare_law(self, law: str, overrides: dict) -> None:
+        instance = create(law)
+        defaults = instance.default_parameters(self.n)
+        self.specs[law] = {}
+        for spec in instance.declared_parameters():
+            value = overrides.get(spec.name, defaults.get(spec.name, spec.default))
+            if value is None:
+                continue
+            rng = None
+            if spec.type in ("double", "double_array") and (spec.lower is not None
+                                                            or spec.upper is not None):
+                rng = (-1e300 if spec.lower is None else spec.lower,
+                       1e300 if spec.upper is None else spec.upper, 0.0)
+            if spec.type == "double_array" and len(value) == 0:
+                rng = None
+            self.node.declare_parameter(f"{law}.{spec.name}", _declared_value(spec, value),
+                                        spec.description, floating_point_range=rng)
+            self.specs[law][spec.name] = spec
+
+    def _law_params(self, law: str, changes: dict | None = None) -> dict:
+        values = self.node.get_parameters(law)
+        for name, value in (changes or {}).items():
+            if name.startswith(law + "."):
+                values[name[len(law) + 1:]] = value
+        return values
+
+    def _make_law(self, law: str, params: dict):
+        instance = create(law)
+        instance.configure(self.model, params, self.terms)
+        return instance
+
+    def _validate(self, changes: dict) -> str | None:
+        """Let the law(s) touched by a change decide; a refusal names the law's reason."""
+        law = changes.get("controller", self.law_name)
+        if law not in self.specs:
+            return f"unknown controller '{law}'; available: {', '.join(sorted(self.specs))}"
+        touched = {name.split(".", 1)[0] for name in changes if "." in name} | {law}
+        for name in touched:
+            if name not in self.specs:
+                continue
+            try:
+                self._make_law(name, self._law_params(name, changes))
+            except (LawParameterError, ValueError) as exc:
+                return f"{name}: {exc}"
+        return None
+
+    def _changed(self, new: dict, old: dict) -> None:
+        law = new.get("controller", self.law_name)
+        if law != self.law_name:
+            fresh = self._make_law(law, self._law_params(law))
+            fresh.reset(self.last_state, self.last_tau)  # bumpless: start from the last τ
+            self.log.info(f"controller swapped: {self.law_name} → {law}")
+            self.law, self.law_name = fresh, law
+            return
+        gains = {k[len(law) + 1:]: v for k, v in new.items() if k.startswith(law + ".")}
+        if gains:  # the running law keeps its state (estimates, filters)
+            self.law.set_parameters(gains)
+            self.log.info(f"{law}: parameters updated {sorted(gains)}")
+
+    # ----------------------------------------------------------------- inputs
+    def _on_reference(self, msg) -> None:
+        if not msg.points:
+            return
+        p = msg.points[0]
+        q = np.asarray(p.positions, dtype=float)
+        if q.shape != (self.n,) or not np.all(np.isfinite(q)):
+            self.log.warn("ignored /joint_reference with the wrong size or non-finite values",
+                          throttle_duration_sec=1.0)
+            return
+        qd = np.asarray(p.velocities, dtype=float) if len(p.velocities) else None
+        qdd = np.asarray(p.accelerations, dtype=float) if len(p.accelerations) else None
+        ref = Reference(q, qd, qdd, wrench=self.force_reference)
+        self.latest_reference = ref
+        if self.lockstep:
+            self.references[stamp_ns(msg.header.stamp)] = ref
+            if len(self.references) > 100:
+                for key in sorted(self.references)[:50]:
+                    del self.references[key]
+        self._try_compute()
+
+    def _on_wrench(self, msg) -> None:
+        w = msg.wrench
+        self.wrench = np.array([w.torque.x, w.torque.y, w.torque.z,
+                                w.force.x, w.force.y, w.force.z])
+
+    def _on_force_reference(self, msg) -> None:
+        w = msg.wrench
+        self.force_reference = np.array([w.torque.x, w.torque.y, w.torque.z,
+                                         w.force.x, w.force.y, w.force.z])
+
+    def _on_terms(self, msg) -> None:
+        try:
+            ns, M, c, g, C = read_terms(msg)
+            self.terms.push(M, c, g, C, stamp=seconds(ns))
+        except ValueError as exc:
+            self.log.warn(f"ignored /dynamics/terms: {exc}", throttle_duration_sec=1.0)
+            return
+        self.terms_stamp = ns
+        self._try_compute()
+
+    def _on_state(self, msg) -> None:
+        q = np.asarray(msg.position, dtype=float)
+        qd = np.asarray(msg.velocity, dtype=float)
+        if q.shape != (self.n,) or qd.shape != (self.n,):
+            self.log.warn("ignored /joint_states of the wrong size", throttle_duration_sec=1.0)
+            return
+        if list(msg.name) and list(msg.name) != self.names:
+            self.log.warn("ignored /joint_states with other joint names", throttle_duration_sec=1.0)
+            return
+        self.pending = (stamp_ns(msg.header.stamp), q, qd)
+        if self.trigger == "state":
+            self._try_compute()
+
+    def _on_timer(self) -> None:
+        self._try_compute()
+
+    # ---------------------------------------------------------------- compute
+    def _try_compute(self) -> None:
+        if self.pending is None:
+            return
+        ns, q, qd = self.pending
+        if self.lockstep:
+            ref = self.references.get(ns)
+            if ref is None:
+                return
+        else:
+            ref = self.latest_reference
+            if ref is None:  # nothing to track yet: hold where the robot is
+                ref = Reference(q.copy(), wrench=self.force_reference)
+                self.latest_reference = ref
+        if self.source == "server" and self.terms_stamp != ns:
+            return
+        if self.force_reference is not None:
+            ref.wrench = self.force_reference
+        t = seconds(ns)
+        state = State(t, q, qd, wrench=self.wrench.copy())
+        try:
+            tau = self.law.update(t, state, ref)
+        except (ValueError, np.linalg.LinAlgError) as exc:
+            self.log.error(f"{self.law_name} failed: {exc}", throttle_duration_sec=1.0)
+            return
+        self.pending = None
+        self.references.pop(ns, None)
+        self.last_state, self.last_tau = state, tau
+        self.updates += 1
+        self.pub_cmd.publish(self.m.joint_state(ns, self.names, tau=tau))
+        e = ref.q - q
+        self.pub_state.publish(self.m.joint_state(ns, self.names, e, ref.qd - qd, tau))
+
+    def _publish_diagnostics(self) -> None:
+        d = {"updates": self.updates}
+        try:
+            d.update({k: v for k, v in self.law.diagnostics().items()
+                      if isinstance(v, int | float | str | bool)})
+        except Exception as exc:  # noqa: BLE001 - diagnostics must never stop control
+            d["diagnostics_error"] = str(exc)
+        self.pub_diag.publish(self.m.diagnostics(
+            int(self.node.now() * 1e9), [(0, f"{self.node.fqn}: {self.law_name}", "running", d)]))
+
+
+def main(argv: list[str] | None = None) -> int:
+    node = create_node("controller", sys.argv if argv is None else argv)
+    try:
+        ControllerNode(node)
+    except (ValueError, ParameterError) as exc:
+        node.get_logger().error(f"cannot start: {exc}")
+        node.shutdown()
+        return 2
+    node.spin()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,131 @@
+"""Messages of the bus contract (design.md) built and read the same way on both backends.
+
+Node code never imports message modules: it asks the node for the classes by ROS name, so the
+same code builds rclpy messages under ROS 2 and Cyclone DDS structs without it. Stamps travel as
+integer nanoseconds so lockstep runs compare stamps exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+Array = np.ndarray
+NS = 1_000_000_000
+
+#: /dynamics/terms: labelled blocks of one Float64MultiArray, in this order
+TERMS_LAYOUT = ("stamp", "mass_matrix", "coriolis_torque", "gravity_torque", "coriolis_matrix")
+
+
+def stamp_ns(stamp) -> int:
+    """builtin_interfaces/Time → integer nanoseconds."""
+    return int(stamp.sec) * NS + int(stamp.nanosec)
+
+
+def seconds(ns: int) -> float:
+    """Integer nanoseconds → seconds; every node and the offline simulation use this one rounding."""
+    return ns * 1e-9
+
+
+def period_ns(rate_hz: float) -> int:
+    """The control period in whole nanoseconds."""
+    return int(round(NS / float(rate_hz)))
+
+
+class Messages:
+    """Constructors and readers for the message types the nodes exchange."""
+
+    def __init__(self, node) -> None:
+        m = node.msg
+        self.Time = m("builtin_interfaces/msg/Time")
+        self.Header = m("std_msgs/msg/Header")
+        self.JointState = m("sensor_msgs/msg/JointState")
+        self.JointTrajectory = m("trajectory_msgs/msg/JointTrajectory")
+        self.JointTrajectoryPoint = m("trajectory_msgs/msg/JointTrajectoryPoint")
+        self.Duration = m("builtin_interfaces/msg/Duration")
+        self.Float64MultiArray = m("std_msgs/msg/Float64MultiArray")
+        self.MultiArrayLayout = m("std_msgs/msg/MultiArrayLayout")
+        self.MultiArrayDimension = m("std_msgs/msg/MultiArrayDimension")
+        self.WrenchStamped = m("geometry_msgs/msg/WrenchStamped")
+        self.Wrench = m("geometry_msgs/msg/Wrench")
+        self.Vector3 = m("geometry_msgs/msg/Vector3")
+        self.Clock = m("rosgraph_msgs/msg/Clock")
+        self.String = m("std_msgs/msg/String")
+        self.DiagnosticArray = m("diagnostic_msgs/msg/DiagnosticArray")
+        self.DiagnosticStatus = m("diagnostic_msgs/msg/DiagnosticStatus")
+        self.KeyValue = m("diagnostic_msgs/msg/KeyValue")
+
+    # ----------------------------------------------------------------- builders
+    def time(self, ns: int):
+        return self.Time(sec=int(ns // NS), nanosec=int(ns % NS))
+
+    def header(self, ns: int, frame_id: str = ""):
+        return self.Header(stamp=self.time(ns), frame_id=frame_id)
+
+    def joint_state(self, ns: int, names: Sequence[str], q=None, qd=None, tau=None):
+        return self.JointState(header=self.header(ns), name=list(names), position=_list(q),
+                               velocity=_list(qd), effort=_list(tau))
+
+    def joint_reference(self, ns: int, names: Sequence[str], q, qd, qdd):
+        point = self.JointTrajectoryPoint(positions=_list(q), velocities=_list(qd),
+                                          accelerations=_list(qdd), effort=[],
+                                          time_from_start=self.Duration(sec=0, nanosec=0))
+        return self.JointTrajectory(header=self.header(ns), joint_names=list(names),
+                                    points=[point])
+
+    def wrench(self, ns: int, wrench6: Array, frame_id: str):
+        """WrenchStamped from an angular-first (n, f) 6-vector (ROS puts force first)."""
+        n, f = np.asarray(wrench6[:3], dtype=float), np.asarray(wrench6[3:], dtype=float)
+        return self.WrenchStamped(
+            header=self.header(ns, frame_id),
+            wrench=self.Wrench(force=self.Vector3(x=float(f[0]), y=float(f[1]), z=float(f[2])),
+                               torque=self.Vector3(x=float(n[0]), y=float(n[1]), z=float(n[2]))))
+
+    def clock(self, ns: int):
+        return self.Clock(clock=self.time(ns))
+
+    def terms(self, ns: int, M: Array, c: Array, g: Array, C: Array):
+        """/dynamics/terms: stamp (sec, nanosec), M n×n row-major, C(q,q̇)q̇, g(q), C(q,q̇) n×n."""
+        n = len(g)
+        sizes = {"stamp": (2, 1), "mass_matrix": (n * n, n), "coriolis_torque": (n, 1),
+                 "gravity_torque": (n, 1), "coriolis_matrix": (n * n, n)}
+        dims = [self.MultiArrayDimension(label=k, size=sizes[k][0], stride=sizes[k][1])
+                for k in TERMS_LAYOUT]
+        data = np.concatenate([[ns // NS, ns % NS], np.ravel(M), c, g, np.ravel(C)]).tolist()
+        return self.Float64MultiArray(layout=self.MultiArrayLayout(dim=dims, data_offset=0),
+                                      data=data)
+
+    def diagnostics(self, ns: int, statuses: list[tuple[int, str, str, dict]]):
+        """DiagnosticArray from (level, name, message, key/values) tuples."""
+        out = []
+        for level, name, message, values in statuses:
+            out.append(self.DiagnosticStatus(
+                level=bytes([level]) if _byte_field(self.DiagnosticStatus) else level,
+                name=name, message=message, hardware_id="robot_control",
+                values=[self.KeyValue(key=str(k), value=str(v)) for k, v in values.items()]))
+        return self.DiagnosticArray(header=self.header(ns), status=out)
+
+
+def read_terms(msg) -> tuple[int, Array, Array, Array, Array]:
+    """(stamp ns, M, C q̇, g, C) of a /dynamics/terms message; ValueError if the layout is not ours."""
+    labels = [d.label for d in msg.layout.dim]
+    if labels != list(TERMS_LAYOUT):
+        raise ValueError(f"/dynamics/terms layout {labels} is not {list(TERMS_LAYOUT)}")
+    data = np.asarray(msg.data, dtype=float)
+    n = int(msg.layout.dim[3].size)
+    if data.size != 2 + 2 * n * n + 2 * n:
+        raise ValueError("/dynamics/terms data length does not match its layout")
+    ns = int(data[0]) * NS + int(data[1])
+    a = 2 + n * n
+    M = data[2:a].reshape(n, n)
+    return ns, M, data[a : a + n], data[a + n : a + 2 * n], data[a + 2 * n :].reshape(n, n)
+
+
+def _list(values) -> list[float]:
+    return [] if values is None else np.asarray(values, dtype=float).ravel().tolist()
+
+
+def _byte_field(cls) -> bool:
+    """rclpy declares DiagnosticStatus.level as a byte (bytes); our DDS struct as an int."""
+    return getattr(cls, "_fields_and_field_types", {}).get("level") == "octet"

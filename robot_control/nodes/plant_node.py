@@ -1,0 +1,252 @@
+"""The ``plant`` node: simulates the robot, publishes /joint_states, applies /joint_command.
+
+Real-time mode: a timer at ``rate`` steps the plant one period with the latest valid command
+(zero-order hold) and publishes the new state. Lockstep mode: the plant publishes /clock and the
+state for t_k, then waits; the command stamped t_k steps it to t_{k+1}. A command with the wrong
+joint names or count, or a non-finite value, is rejected and counted, never applied. When commands
+stop for ``command_timeout`` the plant holds (gravity compensation plus damping) or applies zero
+torque, and says so on /diagnostics and in the log; it resumes when commands return.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import numpy as np
+
+from robot_control import dynamics as dyn
+from robot_control.bus import ParameterError, create_node
+from robot_control.nodes.common import LatencyStats, declare_common
+from robot_control.nodes.convert import Messages, period_ns, seconds, stamp_ns
+from robot_control.sim.plant import Plant
+
+SAFE_BEHAVIOURS = ("hold", "zero_torque")
+OK, WARN, ERROR = 0, 1, 2
+
+
+class PlantNode:
+    """Wires a :class:`~robot_control.sim.plant.Plant` to the bus."""
+
+    def __init__(self, node) -> None:
+        self.node = node
+        self.log = node.get_logger()
+        common = declare_common(node)
+        sc = common["scenario_obj"]
+        self.model = common["model"]
+        self.lockstep = bool(common["lockstep"])
+        self.period_ns = period_ns(common["rate"])
+        default_dt = sc.physics_dt if sc is not None else min(5e-4, seconds(self.period_ns))
+        dt = node.declare_parameter("physics_dt", default_dt, "integration step, s",
+                                    floating_point_range=(1e-6, 0.1), read_only=True)
+        q0 = sc.q0.tolist() if sc is not None else [0.0] * self.model.nq
+        q0 = node.declare_parameter("initial_q", q0, "initial joint positions", read_only=True)
+        self.timeout = node.declare_parameter(
+            "command_timeout", 0.05, "seconds without a valid command before the safe behaviour",
+            floating_point_range=(1e-3, 10.0))
+        self.safe = node.declare_parameter(
+            "safe_behaviour", "hold", "without commands: 'hold' (gravity compensation with "
+            "damping) or 'zero_torque'", additional_constraints="hold | zero_torque")
+        self.hold_damping = node.declare_parameter(
+            "hold_damping", 5.0, "joint damping of the hold behaviour, N·m·s/rad",
+            floating_point_range=(0.0, 1e4))
+        node.add_parameter_validator(self._validate)
+        node.add_parameter_listener(self._changed)
+        if len(q0) != self.model.nq:
+            raise ParameterError(f"initial_q has {len(q0)} values, robot has {self.model.nq}")
+        plant_cfg = sc.plant if sc is not None else {}
+        self.plant = Plant(self.model, plant_cfg, dt)
+        qd0 = sc.qd0 if sc is not None else None
+        self.plant.reset(np.asarray(q0, dtype=float), qd0)
+        self.names = self.model.joint_names
+        self.index = {name: i for i, name in enumerate(self.names)}
+        self.m = Messages(node)
+        self.pub_state = node.create_publisher("sensor_msgs/msg/JointState", "/joint_states")
+        self.pub_diag = node.create_publisher("diagnostic_msgs/msg/DiagnosticArray",
+                                              "/diagnostics")
+        self.pub_wrench = None
+        if self.plant.environment is not None:
+            self.pub_wrench = node.create_publisher("geometry_msgs/msg/WrenchStamped", "/wrench")
+        self.pub_clock = None
+        if self.lockstep:
+            self.pub_clock = node.create_publisher("rosgraph_msgs/msg/Clock", "/clock")
+        node.create_subscription("sensor_msgs/msg/JointState", "/joint_command", self._on_command)
+        # bookkeeping
+        self.k = 0
+        self.stamp = 0  # ns stamp of the last published state
+        self.sent_wall: dict[int, float] = {}
+        self.command: np.ndarray | None = None
+        self.command_stamp = -1
+        self.last_command_wall = -np.inf
+        self.applied = 0
+        self.rejected = 0
+        self.stale = 0
+        self.missed = 0
+        self.in_safe_mode = False
+        self.latency = LatencyStats()
+        self.started_wall = time.perf_counter()
+        self.saturation_events = 0
+        self.limit_events = 0
+        node.create_timer(0.5, self._publish_diagnostics)
+        if self.lockstep:
+            self._publish_state()
+            node.create_timer(0.2, self._lockstep_watchdog)
+        else:
+            self._publish_state()
+            node.create_timer(seconds(self.period_ns), self._tick)
+        self.log.info(f"plant '{self.model.name}' ({self.model.nq} joints) at "
+                      f"{1e9 / self.period_ns:.0f} Hz, {'lockstep' if self.lockstep else 'real-time'}")
+
+    # ------------------------------------------------------------- parameters
+    def _validate(self, changes: dict) -> str | None:
+        if "safe_behaviour" in changes and changes["safe_behaviour"] not in SAFE_BEHAVIOURS:
+            return f"safe_behaviour must be one of {SAFE_BEHAVIOURS}, got '{changes['safe_behaviour']}'"
+        return None
+
+    def _changed(self, new: dict, old: dict) -> None:
+        self.timeout = new.get("command_timeout", self.timeout)
+        self.safe = new.get("safe_behaviour", self.safe)
+        self.hold_damping = new.get("hold_damping", self.hold_damping)
+
+    # --------------------------------------------------------------- commands
+    def _parse_command(self, msg) -> np.ndarray | None:
+        """τ in model joint order, or None (with a logged reason) if the command is unusable."""
+        effort = np.asarray(msg.effort, dtype=float)
+        names = list(msg.name)
+        n = self.model.nq
+        reason = None
+        if effort.shape != (n,):
+            reason = f"{effort.size} efforts for {n} joints"
+        elif names and sorted(names) != sorted(self.names):
+            reason = f"joint names {names} do not match {self.names}"
+        elif not np.all(np.isfinite(effort)):
+            reason = "non-finite effort"
+        if reason is not None:
+            self.rejected += 1
+            self.log.warn(f"rejected /joint_command: {reason}", throttle_duration_sec=1.0)
+            return None
+        if names and names != self.names:
+            tau = np.empty(n)
+            for name, value in zip(names, effort):
+                tau[self.index[name]] = value
+            return tau
+        return effort
+
+    def _on_command(self, msg) -> None:
+        tau = self._parse_command(msg)
+        if tau is None:
+            return
+        stamp = stamp_ns(msg.header.stamp)
+        sent = self.sent_wall.pop(stamp, None)
+        if sent is not None:
+            self.latency.add(time.perf_counter() - sent)
+        self.command, self.command_stamp = tau, stamp
+        self.last_command_wall = time.perf_counter()
+        if self.in_safe_mode:
+            self.in_safe_mode = False
+            self.log.info("commands are back: leaving the safe behaviour")
+        if self.lockstep:
+            if stamp != self.stamp:
+                self.stale += 1  # an answer to an earlier state: already stepped past it
+                return
+            self._advance(tau)
+
+    # ------------------------------------------------------------------ steps
+    def _safe_torque(self) -> np.ndarray:
+        if self.safe == "zero_torque":
+            return np.zeros(self.model.nq)
+        q, qd = self.plant.q, self.plant.qd
+        return dyn.gravity_torques(self.model, q) - self.hold_damping * qd
+
+    def _tick(self) -> None:
+        """Real-time period: pick the torque to hold, integrate one period, publish the state."""
+        now = time.perf_counter()
+        if self.command is None or now - self.last_command_wall > self.timeout:
+            if not self.in_safe_mode and self.command is not None:
+                self.log.warn(f"no valid /joint_command for {self.timeout:.3f} s: "
+                              f"safe behaviour '{self.safe}'")
+            self.in_safe_mode = self.command is not None or self.in_safe_mode
+            tau = self._safe_torque()
+            if self.command is None:
+                self.in_safe_mode = False  # not yet started: waiting is not a fault
+        else:
+            if self.command_stamp != self.stamp:
+                self.missed += 1  # the answer to the last state did not arrive within a period
+            tau = self.command
+        self._advance(tau)
+
+    def _advance(self, tau: np.ndarray) -> None:
+        applied = self.plant.step(tau, seconds(self.period_ns))
+        self.applied += 1
+        if np.any(self.plant.saturated):
+            self.saturation_events += 1
+        if np.any(self.plant.at_limit()):
+            self.limit_events += 1
+        self.k += 1
+        self.last_applied = applied
+        self._publish_state()
+
+    def _publish_state(self) -> None:
+        if self.lockstep:
+            self.stamp = self.k * self.period_ns
+            self.pub_clock.publish(self.m.clock(self.stamp))
+        else:
+            self.stamp = int(self.node.now() * 1e9)
+        q, qd = self.plant.measure()
+        self.sent_wall[self.stamp] = time.perf_counter()
+        if len(self.sent_wall) > 1000:  # answers that never came
+            for key in list(self.sent_wall)[:500]:
+                del self.sent_wall[key]
+        self.pub_state.publish(self.m.joint_state(self.stamp, self.names, q, qd,
+                                                  self.plant.applied))
+        if self.pub_wrench is not None:
+            self.pub_wrench.publish(self.m.wrench(self.stamp, self.plant.wrench, "world"))
+
+    def _lockstep_watchdog(self) -> None:
+        """Lockstep waits for commands; if none came for a while, re-send the state (lost sample)."""
+        if time.perf_counter() - max(self.last_command_wall, self.started_wall) > 1.0:
+            self.sent_wall.pop(self.stamp, None)
+            q, qd = self.plant.measure() if False else (self.plant.q, self.plant.qd)
+            self.pub_clock.publish(self.m.clock(self.stamp))
+            self.pub_state.publish(self.m.joint_state(self.stamp, self.names, q, qd,
+                                                      self.plant.applied))
+
+    # ------------------------------------------------------------ diagnostics
+    def stats(self) -> dict:
+        elapsed = time.perf_counter() - self.started_wall
+        lat = self.latency.summary()
+        return {
+            "steps": self.k, "commands_applied": self.applied, "commands_rejected": self.rejected,
+            "stale_commands": self.stale, "missed_deadlines": self.missed,
+            "achieved_rate_hz": self.k / elapsed if elapsed > 0 else 0.0,
+            "latency_p50_us": lat["p50"], "latency_p99_us": lat["p99"],
+            "latency_max_us": lat["max"], "safe_mode": self.in_safe_mode,
+            "saturation_events": self.saturation_events, "limit_events": self.limit_events,
+            "sim_time_s": seconds(self.k * self.period_ns),
+        }
+
+    def _publish_diagnostics(self) -> None:
+        s = self.stats()
+        level, message = OK, "running"
+        if self.in_safe_mode:
+            level, message = WARN, f"no commands: safe behaviour '{self.safe}'"
+        elif self.rejected:
+            level, message = WARN, f"{self.rejected} commands rejected"
+        self.pub_diag.publish(self.m.diagnostics(
+            int(self.node.now() * 1e9), [(level, f"{self.node.fqn}: plant", message, s)]))
+
+
+def main(argv: list[str] | None = None) -> int:
+    node = create_node("plant", sys.argv if argv is None else argv)
+    try:
+        PlantNode(node)
+    except (ValueError, ParameterError) as exc:
+        node.get_logger().error(f"cannot start: {exc}")
+        node.shutdown()
+        return 2
+    node.spin()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
