@@ -11,8 +11,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from robot_control.clock import NS, period_ns, seconds
+
 Array = np.ndarray
-NS = 1_000_000_000
+__all__ = ["NS", "Messages", "period_ns", "read_terms", "seconds", "stamp_ns"]
 
 #: /dynamics/terms: labelled blocks of one Float64MultiArray, in this order
 TERMS_LAYOUT = ("stamp", "mass_matrix", "coriolis_torque", "gravity_torque", "coriolis_matrix")
@@ -21,16 +23,6 @@ TERMS_LAYOUT = ("stamp", "mass_matrix", "coriolis_torque", "gravity_torque", "co
 def stamp_ns(stamp) -> int:
     """builtin_interfaces/Time → integer nanoseconds."""
     return int(stamp.sec) * NS + int(stamp.nanosec)
-
-
-def seconds(ns: int) -> float:
-    """Integer nanoseconds → seconds; every node and the offline simulation use this one rounding."""
-    return ns * 1e-9
-
-
-def period_ns(rate_hz: float) -> int:
-    """The control period in whole nanoseconds."""
-    return int(round(NS / float(rate_hz)))
 
 
 class Messages:

@@ -89,7 +89,13 @@ class PlantNode:
         self.limit_events = 0
         node.create_timer(0.5, self._publish_diagnostics)
         if self.lockstep:
-            self._publish_state()
+            # start only when the state has listeners: a lost first sample would stall the loop
+            self.start_subscribers = node.declare_parameter(
+                "lockstep_start_subscribers", 2, "lockstep: /joint_states subscribers to wait for "
+                "before the first state (controller + trajectory generator)",
+                integer_range=(0, 100), read_only=True)
+            self.started = False
+            node.create_timer(0.05, self._lockstep_start)
             node.create_timer(0.2, self._lockstep_watchdog)
         else:
             self._publish_state()
@@ -192,7 +198,7 @@ class PlantNode:
             self.pub_clock.publish(self.m.clock(self.stamp))
         else:
             self.stamp = int(self.node.now() * 1e9)
-        q, qd = self.plant.measure()
+        q, qd = self.last_measured = self.plant.measure()
         self.sent_wall[self.stamp] = time.perf_counter()
         if len(self.sent_wall) > 1000:  # answers that never came
             for key in list(self.sent_wall)[:500]:
@@ -202,11 +208,20 @@ class PlantNode:
         if self.pub_wrench is not None:
             self.pub_wrench.publish(self.m.wrench(self.stamp, self.plant.wrench, "world"))
 
+    def _lockstep_start(self) -> None:
+        if self.started or self.pub_state.get_subscription_count() < self.start_subscribers:
+            return
+        self.started = True
+        self.started_wall = time.perf_counter()
+        self._publish_state()
+
     def _lockstep_watchdog(self) -> None:
         """Lockstep waits for commands; if none came for a while, re-send the state (lost sample)."""
+        if not self.started:
+            return
         if time.perf_counter() - max(self.last_command_wall, self.started_wall) > 1.0:
             self.sent_wall.pop(self.stamp, None)
-            q, qd = self.plant.measure() if False else (self.plant.q, self.plant.qd)
+            q, qd = self.last_measured
             self.pub_clock.publish(self.m.clock(self.stamp))
             self.pub_state.publish(self.m.joint_state(self.stamp, self.names, q, qd,
                                                       self.plant.applied))

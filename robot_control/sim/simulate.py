@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from robot_control.clock import period_ns, seconds
 from robot_control.control.base import Reference, State
 from robot_control.control.registry import create
 from robot_control.sim.plant import Plant
@@ -69,8 +70,10 @@ def run(scenario: Scenario | str, progress: bool = False) -> Result:
     plant = Plant(sc.robot, sc.plant, sc.physics_dt)
     plant.reset(sc.q0, sc.qd0)
     law = make_controller(sc)
-    law.reset(State(0.0, plant.q.copy(), plant.qd.copy()))
-    n, steps, period = sc.robot.nq, sc.steps, 1.0 / sc.rate
+    n, steps = sc.robot.nq, sc.steps
+    # time in whole nanoseconds, rounded exactly as the nodes stamp their messages
+    tick_ns = period_ns(sc.rate)
+    period = seconds(tick_ns)
     rows = steps + 1
     t_log = np.empty(rows)
     q_log, qd_log, ref_log, tau_log = (np.empty((rows, n)) for _ in range(4))
@@ -84,9 +87,10 @@ def run(scenario: Scenario | str, progress: bool = False) -> Result:
     started = time.perf_counter()
     shown = -1
     for k in range(rows):
-        t = k * period
+        t = seconds(k * tick_ns)
         q_meas, qd_meas = plant.measure()
-        state = State(t, q_meas, qd_meas, qdd=plant.qdd.copy(), wrench=plant.wrench.copy())
+        # what a controller node knows: measured q, q̇ and the force sensor (no q̈)
+        state = State(t, q_meas, qd_meas, wrench=plant.wrench.copy())
         ref = reference_at(sc, t, sc.q0)
         tau = law.update(t, state, ref)
         t_log[k], q_log[k], qd_log[k] = t, plant.q, plant.qd

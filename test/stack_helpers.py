@@ -1,0 +1,59 @@
+"""Start real node processes on a private ROS domain for the multi-process tests."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+NODES = {
+    "plant": "robot_control.nodes.plant_node",
+    "controller": "robot_control.nodes.controller_node",
+    "trajectory_generator": "robot_control.nodes.trajectory_node",
+    "dynamics_server": "robot_control.nodes.dynamics_server_node",
+}
+
+
+def private_domain(offset: int) -> dict[str, str]:
+    """Environment for a test's own ROS domain (1…200), discovery on this host only."""
+    env = dict(os.environ)
+    env["ROS_DOMAIN_ID"] = str(1 + (os.getpid() * 7 + offset) % 200)
+    env["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+    env["ROBOT_CONTROL_BUS"] = "dds"
+    return env
+
+
+class Stack:
+    """Node processes started with --ros-args; stopped with SIGINT (then killed) on exit."""
+
+    def __init__(self, env: dict[str, str], nodes: dict[str, list[str]]) -> None:
+        self.env = env
+        self.procs: dict[str, subprocess.Popen] = {}
+        for name, params in nodes.items():
+            args = [sys.executable, "-m", NODES[name], "--ros-args"]
+            for p in params:
+                args += ["-p", p]
+            self.procs[name] = subprocess.Popen(args, env=env, stdout=subprocess.PIPE,
+                                                stderr=subprocess.STDOUT, text=True)
+
+    def __enter__(self) -> Stack:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def stop(self) -> dict[str, str]:
+        for p in self.procs.values():
+            if p.poll() is None:
+                p.send_signal(signal.SIGINT)
+        deadline = time.monotonic() + 10
+        out = {}
+        for name, p in self.procs.items():
+            try:
+                out[name] = p.communicate(timeout=max(0.1, deadline - time.monotonic()))[0]
+            except subprocess.TimeoutExpired:
+                p.kill()
+                out[name] = p.communicate()[0]
+        return out
