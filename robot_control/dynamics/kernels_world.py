@@ -308,3 +308,31 @@ def coriolis_world(P, q, qd, W, C):
             C[j, i] = dot6(W[i, O_SD : O_SD + 6], F2) + dot6(Si, F3)
             i = int(P[i, PARENT])
         add_to_parent_composite(P, j, W, True)
+
+
+@njit(cache=_CACHE)
+def frame_jacobian_world(P, q, body, X, W, J):
+    """Geometric Jacobian of a frame X on ``body`` in base axes: J_j = (S_ω, S_v − p × S_ω)."""
+    n = P.shape[0]
+    check_length(q, n)
+    J[:, :] = 0.0
+    R = np.empty(9)
+    p = np.empty(3)
+    for i in range(body + 1):
+        world_pose(P, i, q, W, R, p)
+    Rb = W[body, O_R : O_R + 9]
+    pb = W[body, O_P : O_P + 3]
+    o = np.empty(3)
+    for r in range(3):
+        o[r] = Rb[3 * r] * X[0, 3] + Rb[3 * r + 1] * X[1, 3] + Rb[3 * r + 2] * X[2, 3] + pb[r]
+    j = body
+    while j >= 0:
+        world_screw(P, j, W)
+        S = W[j, O_S : O_S + 6]
+        J[0, j] = S[0]
+        J[1, j] = S[1]
+        J[2, j] = S[2]
+        J[3, j] = S[3] - (o[1] * S[2] - o[2] * S[1])
+        J[4, j] = S[4] - (o[2] * S[0] - o[0] * S[2])
+        J[5, j] = S[5] - (o[0] * S[1] - o[1] * S[0])
+        j = int(P[j, PARENT])

@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from robot_control.dynamics import kernels as K
-from robot_control.dynamics.packing import kernel_data, vector
+from robot_control.dynamics import kernels_world as KW
+from robot_control.dynamics.packing import array, kernel_data, vector
 from robot_control.dynamics.rigid_body import coriolis_matrix, gravity_torques, mass_matrix
 from robot_control.spatial import Ad
 
@@ -38,14 +39,6 @@ def frame_placement(model, q, frame: str | None = None) -> Array:
     return forward_kinematics(model, q)[body] @ X
 
 
-def _ancestors(model, body: int) -> list[int]:
-    chain = []
-    while body >= 0:
-        chain.append(body)
-        body = int(model.parent[body])
-    return chain
-
-
 def _check_reference(reference: str) -> None:
     if reference not in _REFERENCES:
         raise ValueError(f"reference must be one of {_REFERENCES}, got '{reference}'")
@@ -55,18 +48,13 @@ def jacobian(model, q, frame: str | None = None, reference: str = "world") -> Ar
     """Geometric Jacobian J (6×n; rows ω, then v of the frame origin): column j = Ad_{T_0j} S_j (Kim 2.13)."""
     _check_reference(reference)
     body, X = _frame(model, frame)
-    T = forward_kinematics(model, q)
     J = np.zeros((6, model.nq))
     if body < 0:
         return J
-    Tf = T[body] @ X
-    p = Tf[:3, 3]
-    for j in _ancestors(model, body):
-        s = Ad(T[j]) @ model.screw[j]  # joint screw in base axes, about the base origin
-        J[:3, j] = s[:3]
-        J[3:, j] = s[3:] - np.cross(p, s[:3])  # shift the reference point to the frame origin
+    d = model._kernel or kernel_data(model)
+    KW.frame_jacobian_world(d.P, array(q), body, X, d.W, J)
     if reference == "local":
-        R = Tf[:3, :3]
+        R = d.W[body, KW.O_R : KW.O_R + 9].reshape(3, 3) @ X[:3, :3]
         J[:3] = R.T @ J[:3]
         J[3:] = R.T @ J[3:]
     return J
