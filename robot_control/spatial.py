@@ -138,3 +138,35 @@ def transform_inertia(mass: float, com: ArrayLike, inertia_com: ArrayLike, T: Ar
     T = np.asarray(T, dtype=float)
     R, p = T[:3, :3], T[:3, 3]
     return mass, R @ np.asarray(com, dtype=float) + p, R @ np.asarray(inertia_com, float) @ R.T
+
+
+def rotation_exp(w: ArrayLike) -> Array:
+    """exp([w]) by Rodrigues' formula: rotation by |w| about w/|w|."""
+    w = np.asarray(w, dtype=float)
+    theta = float(np.linalg.norm(w))
+    W = skew(w)
+    if theta < 1e-8:
+        return np.eye(3) + W + 0.5 * W @ W
+    return (np.eye(3) + (np.sin(theta) / theta) * W
+            + ((1.0 - np.cos(theta)) / theta**2) * (W @ W))
+
+
+def rotation_log(R: ArrayLike) -> Array:
+    """w with exp([w]) = R and |w| ≤ π (the inverse of ``rotation_exp``), stable near θ = π."""
+    R = np.asarray(R, dtype=float)
+    vee = 0.5 * np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])  # sinθ·axis
+    sin_theta = float(np.linalg.norm(vee))
+    cos_theta = 0.5 * (np.trace(R) - 1.0)
+    theta = float(np.arctan2(sin_theta, cos_theta))       # well conditioned at every angle
+    if theta < 1e-6:
+        return vee                                        # sin θ ≈ θ: vee is already θ·axis
+    if np.pi - theta > 1e-3:
+        return (theta / sin_theta) * vee
+    # Near π, sin θ → 0 and vee loses the axis; the symmetric part of Rodrigues' formula,
+    # (R + Rᵀ)/2 = cos θ I + (1 − cos θ) k kᵀ, still gives k kᵀ and so the axis up to sign.
+    K = (0.5 * (R + R.T) - cos_theta * np.eye(3)) / (1.0 - cos_theta)
+    i = int(np.argmax(np.diag(K)))
+    axis = K[:, i] / np.linalg.norm(K[:, i])
+    if axis @ vee < 0.0:
+        axis = -axis
+    return theta * axis
