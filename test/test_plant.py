@@ -153,3 +153,21 @@ def test_compliant_surface_reports_contact_wrench(model):
 def test_bad_plant_config_is_refused_with_reason(model, bad, match):
     with pytest.raises(ValueError, match=match):
         Plant(model, bad)
+
+
+def test_rigid_surface_stops_the_tool_and_pushes_back(model):
+    # the tool falls onto a floor at z = −0.5; under gravity alone it must rest on it
+    env = {"type": "rigid", "normal": [0, 0, 1], "offset": -0.5}
+    plant = Plant(model, {"environment": env, "joint_limits": False}, physics_dt=5e-4)
+    plant.reset([0.0, 0.0])
+    for _ in range(400):
+        plant.step(np.zeros(2), 5e-3)
+    tool_z = dyn.frame_placement(plant.model, plant.q, "tool")[2, 3]
+    assert plant.in_contact
+    assert tool_z == pytest.approx(-0.5, abs=2e-3)
+    assert plant.wrench[5] > 0.0  # the floor pushes up
+    # lifting the arm with a strong torque breaks the contact
+    for _ in range(100):
+        plant.step(dyn.gravity_torques(model, plant.q) + np.array([-20.0, 0.0]), 5e-3)
+    assert not plant.in_contact
+    assert not np.any(plant.wrench)

@@ -4,6 +4,9 @@ Equation integrated (Huo 2.6's extended model with contact):
     (M(q) + J_m) q̈ = τ_sat − C(q,q̇)q̇ − g(q) − b(q̇) + d(t) + τ_stop(q,q̇) + Jᵀ(q) F_env
 where J_m is the reflected actuator inertia, b Schilling's friction (6-3-3), d a bounded disturbance,
 τ_stop stiff joint-limit stops and F_env the environment's wrench on the contact frame.
+A rigid surface is a unilateral constraint instead (Kim §3): a plastic impact when the contact
+point arrives, then constrained dynamics with Baumgarte stabilisation while the surface pushes
+(λ ≥ 0), and free motion again when it would have to pull.
 """
 
 from __future__ import annotations
@@ -34,6 +37,14 @@ class Plant:
         self.contact_frame = self.config.contact_frame or model.end_effector
         self._contact_body, self._contact_X = self.model.frame_placement(self.contact_frame)
         self._friction_on = bool(np.any(self.model.friction[:, :3]))
+        self._rigid = None
+        self.in_contact = False
+        if isinstance(self.environment, RigidSurface):
+            plane = self.environment.plane
+            self._rigid = dyn.ConstraintSet(dyn.surface_contact(
+                self.model, self.contact_frame, plane.normal, plane.offset))
+            # critically damped drift correction, fast against the control period
+            self._baumgarte = (1.0 / (20.0 * physics_dt) ** 0.5, 1.0 / (20.0 * physics_dt) ** 0.5)
         cfg = self.config
         self._armature = None if cfg.actuator_inertia is None else np.diag(cfg.actuator_inertia)
         self._effort = self.model.effort_limit
@@ -119,7 +130,14 @@ class Plant:
             total = total - dyn.friction_torques(self.model, qd)
         if self._limits_on:
             total = total + self._stop_torque(q, qd)
-        if self.environment is not None:
+        if self.in_contact:
+            qdd, lam = dyn.constrained_forward_dynamics(self.model, q, qd, total, self._rigid,
+                                                        baumgarte=self._baumgarte)
+            self._lambda = float(lam[0])
+            self.wrench = np.concatenate([np.zeros(3), self._lambda
+                                          * self.environment.plane.normal])
+            return qdd
+        if self.environment is not None and self._rigid is None:
             tau_env, self.wrench = self.contact(q, qd)
             total = total + tau_env
         if self._armature is None:
@@ -131,17 +149,33 @@ class Plant:
     def step(self, tau, duration: float) -> Array:
         """Hold τ for ``duration`` (a whole number of physics steps, at least one); returns τ applied."""
         tau = self.saturate(tau)
-        if isinstance(self.environment, RigidSurface):
-            raise ValueError("rigid environments are integrated by RigidContactPlant")
         steps = max(1, int(round(duration / self.dt)))
         integrate = _INTEGRATORS[self.config.integrator]
         for _ in range(steps):
+            if self._rigid is not None:
+                self._update_contact_mode(tau)
             integrate(self, tau)
             self.t += self.dt
         self.applied = tau
         if not (np.all(np.isfinite(self.q)) and np.all(np.isfinite(self.qd))):
             raise FloatingPointError(f"plant state diverged at t = {self.t:.6f} s")
         return tau
+
+
+    def _update_contact_mode(self, tau: Array) -> None:
+        """Rigid surface: close the contact with a plastic impact, open it when λ would pull."""
+        A, _, phi = dyn.constraint_terms(self.model, self.q, self.qd, self._rigid)
+        if not self.in_contact:
+            if phi[0] <= 0.0 and float(A[0] @ self.qd) <= 0.0:
+                self.qd = dyn.impact_velocity(self.model, self.q, self.qd, self._rigid)[0]
+                self.in_contact = True
+            else:
+                self.wrench = np.zeros(6)
+                return
+        self.acceleration(self.t, self.q, self.qd, tau)
+        if self._lambda < 0.0:  # a surface cannot pull: lift off
+            self.in_contact = False
+            self.wrench = np.zeros(6)
 
 
 def _rk4(plant: Plant, tau: Array) -> None:
