@@ -10,6 +10,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
     # name: (module providing add_arguments(parser) and run(args) -> int, help)
     "demo": ("robot_control.demo", "run the main demo"),
     "simulate": ("robot_control.sim.cli_simulate", "run a scenario file offline and summarise it"),
+    "launch": ("robot_control.cli_launch", "run a launch file of this package without ROS 2"),
+    "topic": ("robot_control.cli_bus", "list, echo and measure topics (like ros2 topic)"),
+    "node": ("robot_control.cli_bus", "list nodes and show their endpoints (like ros2 node)"),
+    "param": ("robot_control.cli_bus",
+              "list, get, set, describe and dump node parameters (like ros2 param)"),
+    "service": ("robot_control.cli_bus", "list and call services (like ros2 service)"),
 }
 
 

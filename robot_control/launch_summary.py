@@ -1,0 +1,193 @@
+"""What ``robot-control launch`` reports about a running stack, gathered over the bus.
+
+A :class:`StackMonitor` is a :class:`~robot_control.bus.client.BusClient` in the runner's process
+(a tool participant, not a node) watching two topics of the bus contract: the plant's
+``/diagnostics`` (steps, commands applied and rejected, missed deadlines, state-to-command latency
+percentiles — the plant measures these where they happen) and ``/controller/state`` (position =
+e = q_d − q), from which it accumulates the tracking error per joint. The control loop counts as
+running from the first ``/controller/state`` message; errors and the achieved rate are taken over
+that window.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+PLANT_STATUS_SUFFIX = ": plant"
+TOPIC_DIAGNOSTICS = "/diagnostics"
+TOPIC_CONTROLLER_STATE = "/controller/state"
+
+
+def diagnostic_value(text: str) -> object:
+    """A DiagnosticStatus value (always a string on the wire) as the number or flag it prints."""
+    if text in ("True", "False"):
+        return text == "True"
+    if text == "None":
+        return None
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    return text
+
+
+def plant_status(msg) -> dict[str, object] | None:
+    """The key/values of the plant's status in a DiagnosticArray, or None if it holds none."""
+    for status in msg.status:
+        if str(status.name).endswith(PLANT_STATUS_SUFFIX):
+            values = {str(kv.key): diagnostic_value(str(kv.value)) for kv in status.values}
+            values["message"] = str(status.message)
+            return values
+    return None
+
+
+@dataclass
+class ErrorStatistics:
+    """Running RMS, maximum and last value of the tracking error e, per joint."""
+
+    names: list[str] = field(default_factory=list)
+    count: int = 0
+    sum_sq: np.ndarray | None = None
+    max_abs: np.ndarray | None = None
+    last: np.ndarray | None = None
+
+    def add(self, names: list[str], e: np.ndarray) -> None:
+        if self.sum_sq is None or e.shape != self.sum_sq.shape:
+            # first sample, or the law changed the state size: restart rather than mix
+            self.names, self.count = list(names), 0
+            self.sum_sq, self.max_abs = np.zeros(e.shape), np.zeros(e.shape)
+        self.count += 1
+        self.sum_sq += e * e
+        np.maximum(self.max_abs, np.abs(e), out=self.max_abs)
+        self.last = e
+
+    def summary(self) -> dict[str, object]:
+        if not self.count:
+            return {"rms_error": None, "max_error": None, "final_error": None}
+        return {"rms_error": np.sqrt(self.sum_sq / self.count).tolist(),
+                "max_error": self.max_abs.tolist(), "final_error": self.last.tolist()}
+
+
+class StackMonitor:
+    """Collects the launch summary from the bus while the stack runs (threads, one per topic)."""
+
+    def __init__(self, client_factory: Callable[[], object] | None = None) -> None:
+        if client_factory is None:
+            from robot_control.bus.client import BusClient
+
+            client_factory = BusClient
+        self.client = client_factory()
+        self._stop = threading.Event()
+        # discovery (the client's graph) is used by one thread at a time; reading samples is not
+        self._graph_lock = threading.Lock()
+        self.errors = ErrorStatistics()
+        self.running_since: float | None = None  # monotonic time of the first /controller/state
+        self.diagnostics: list[tuple[float, dict[str, object]]] = []  # (received, plant status)
+        self._threads = [
+            threading.Thread(target=self._watch, args=(TOPIC_CONTROLLER_STATE, self._on_state),
+                             daemon=True, name="monitor-controller-state"),
+            threading.Thread(target=self._watch, args=(TOPIC_DIAGNOSTICS, self._on_diagnostics),
+                             daemon=True, name="monitor-diagnostics"),
+        ]
+        for t in self._threads:
+            t.start()
+
+    # -- collection (monitor threads) -----------------------------------------------------------
+    def _watch(self, topic: str, handle: Callable[[object], None]) -> None:
+        from robot_control.bus.client import BusClientError
+
+        while not self._stop.is_set():
+            with self._graph_lock:
+                samples = self.client.iter_topic(topic, timeout_s=1.0, discovery_s=0.5)
+                try:
+                    first = next(samples)
+                except StopIteration:
+                    continue  # found a publisher but it said nothing for a second: look again
+                except BusClientError:
+                    samples = None  # nobody publishes it yet
+            if samples is None:
+                self._stop.wait(0.2)
+                continue
+            try:
+                handle(first)
+                for msg in samples:
+                    if self._stop.is_set():
+                        break
+                    handle(msg)
+            finally:
+                samples.close()
+
+    def _on_state(self, msg) -> None:
+        if self.running_since is None:
+            self.running_since = time.monotonic()
+        self.errors.add(list(msg.name), np.asarray(msg.position, dtype=float))
+
+    def _on_diagnostics(self, msg) -> None:
+        status = plant_status(msg)
+        if status is not None:
+            self.diagnostics.append((time.monotonic(), status))
+
+    # -- queries (runner thread) ----------------------------------------------------------------
+    @property
+    def running(self) -> bool:
+        return self.running_since is not None
+
+    def wait_for_diagnostics(self, after: float, timeout_s: float = 1.5) -> bool:
+        """Wait for a plant status received after monotonic time ``after`` (True if one came)."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.diagnostics and self.diagnostics[-1][0] > after:
+                return True
+            time.sleep(0.02)
+        return False
+
+    def stop(self) -> None:
+        """Stop watching and close the bus client."""
+        self._stop.set()
+        for t in self._threads:
+            t.join(timeout=5.0)
+        self.client.close()
+
+    def summary(self, until: float | None = None) -> dict[str, object]:
+        """The stable summary keys (design.md) plus the plant's own figures."""
+        until = time.monotonic() if until is None else until
+        out: dict[str, object] = {
+            "duration_s": None if self.running_since is None else until - self.running_since,
+        }
+        plant = self.diagnostics[-1][1] if self.diagnostics else {}
+        out["rate_hz"] = self._achieved_rate(plant)
+        out["latency_us"] = {k: plant.get(f"latency_{k}_us") for k in ("p50", "p99", "max")}
+        out["missed_deadlines"] = plant.get("missed_deadlines")
+        out["commands"] = plant.get("commands_applied")
+        out["commands_rejected"] = plant.get("commands_rejected")
+        out["steps"] = plant.get("steps")
+        steps, missed = plant.get("steps"), plant.get("missed_deadlines")
+        out["missed_deadline_ratio"] = (missed / steps if isinstance(steps, int) and steps
+                                        and isinstance(missed, int) else None)
+        out.update(self.errors.summary())
+        out["joint_names"] = self.errors.names
+        out["controller_state_samples"] = self.errors.count
+        out["plant"] = plant
+        return out
+
+    def _achieved_rate(self, plant: dict[str, object]) -> float | None:
+        """Plant steps per wall-clock second over the running window (its own figure otherwise).
+
+        Counting steps between two plant reports is immune to samples this process drops, which
+        counting /joint_states arrivals here would not be under load.
+        """
+        window = [(t, s["steps"]) for t, s in self.diagnostics
+                  if isinstance(s.get("steps"), int)
+                  and (self.running_since is None or t >= self.running_since)]
+        if len(window) >= 2 and window[-1][0] > window[0][0]:
+            (t0, k0), (t1, k1) = window[0], window[-1]
+            return (k1 - k0) / (t1 - t0)
+        rate = plant.get("achieved_rate_hz")
+        return float(rate) if isinstance(rate, int | float) and math.isfinite(rate) else None

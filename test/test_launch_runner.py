@@ -1,0 +1,349 @@
+"""``robot-control launch``: reading ROS 2 YAML launch files as ros2 launch does, and running the
+bundled stack as separate node processes over DDS (summary, prefixed output, Ctrl-C, failures)."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from bus_probe import bus_env
+from hypothesis import given
+from hypothesis import strategies as st
+
+from robot_control.bus.parameters import load_params_file
+from robot_control.bus.ros_args import parse_ros_args, parse_value
+from robot_control.control.registry import create
+from robot_control.launch_runner import (
+    EXECUTABLES,
+    LaunchError,
+    load_launch_file,
+    node_command,
+    parameter_value,
+    resolve_launch_file,
+    ros_arg_value,
+    split_overrides,
+    substitute,
+)
+from robot_control.model import load_robot
+from robot_control.resources import share_dir
+
+NODES = ("dynamics_server", "trajectory_generator", "controller", "plant")
+STACK_RATE = 250  # Hz: four Python nodes at 1 kHz do not fit a busy 2-core test machine
+
+
+# --- reading launch files ----------------------------------------------------------------------
+
+
+def test_the_bundled_launch_file_declares_its_arguments_and_four_nodes():
+    plan = load_launch_file(resolve_launch_file(None))
+    assert [(a.name, a.default) for a in plan.arguments] == [
+        ("robot", "ddarm"), ("controller", "computed_torque"), ("rate", "1000"),
+        ("lockstep", "false"), ("scenario", "")]
+    assert all(a.description for a in plan.arguments)
+    assert [(n.package, n.executable, n.name) for n in plan.nodes] == [
+        ("robot_control", x, x) for x in NODES]
+    share = share_dir()
+    for node in plan.nodes:
+        assert node.output == "screen" and node.namespace is None
+        assert node.params_files == [str(share / "config" / "stack.yaml"),
+                                     str(share / "config" / "stack.ddarm.yaml")]
+        # typed as launch_ros types them: strings stay strings, rate an int, lockstep a bool
+        assert node.params["robot"] == "ddarm" and node.params["scenario"] == ""
+        assert node.params["rate"] == 1000 and node.params["lockstep"] is False
+    by_name = {n.name: n for n in plan.nodes}
+    assert by_name["controller"].params["controller"] == "computed_torque"
+    assert "controller" not in by_name["plant"].params
+    assert "use_sim_time" not in by_name["plant"].params  # the clock source keeps wall time
+
+
+def test_overrides_reach_the_node_parameters_and_a_robot_without_gains_file_is_skipped(capsys):
+    file, overrides = split_overrides(["controller:=adaptive", "rate:=250", "lockstep:=true",
+                                       "robot:=puma560"])
+    assert file is None
+    plan = load_launch_file(resolve_launch_file(file), overrides)
+    by_name = {n.name: n for n in plan.nodes}
+    assert by_name["controller"].params["controller"] == "adaptive"
+    assert by_name["controller"].params["use_sim_time"] is True
+    for node in plan.nodes:
+        assert node.params["rate"] == 250 and node.params["lockstep"] is True
+        assert node.params["robot"] == "puma560"
+        assert node.params_files == [str(share_dir() / "config" / "stack.yaml")]
+    assert "stack.puma560.yaml is not a file: skipped" in capsys.readouterr().err
+
+
+def test_the_runner_starts_the_modules_of_the_console_scripts_ros2_launch_runs():
+    setup = (Path(__file__).resolve().parent.parent / "setup.py").read_text()
+    scripts = dict(re.findall(r'"(\w+) = (robot_control\.nodes\.\w+):main"', setup))
+    assert scripts == EXECUTABLES
+
+
+def test_unknown_or_malformed_arguments_are_refused():
+    with pytest.raises(LaunchError, match="unknown launch argument"):
+        load_launch_file(resolve_launch_file(None), {"contoller": "pd"})
+    with pytest.raises(LaunchError, match="one launch file"):
+        split_overrides(["a.launch.yaml", "b.launch.yaml"])
+    with pytest.raises(LaunchError, match="not found"):
+        resolve_launch_file("no_such.launch.yaml")
+
+
+def test_the_stack_parameter_files_configure_every_law_on_the_ddarm():
+    """config/stack*.yaml as the controller node reads them: every law accepts its gains."""
+    config = share_dir() / "config"
+    model = load_robot("ddarm")
+    controller = {}
+    for file in ("stack.yaml", "stack.ddarm.yaml"):
+        controller.update(load_params_file(str(config / file), "/controller"))
+    laws = sorted({name.split(".", 1)[0] for name in controller if "." in name})
+    assert {"pd", "computed_torque", "passivity", "adaptive", "sliding_mode", "robust"} <= set(laws)
+    for law in laws:
+        params = {k.split(".", 1)[1]: v for k, v in controller.items() if k.startswith(law + ".")}
+        create(law).configure(model, params)  # raises with the law's reason if a value is wrong
+    plant = load_params_file(str(config / "stack.ddarm.yaml"), "/plant")
+    assert len(plant["initial_q"]) == model.nq
+    waypoints = load_params_file(str(config / "stack.ddarm.yaml"), "/trajectory_generator")
+    assert len(waypoints["waypoints"]) % model.nq == 0
+
+
+def test_substitutions(monkeypatch, tmp_path):
+    values = {"robot": "ddarm", "var_name": "RC_TEST_VAR"}
+    monkeypatch.setenv("RC_TEST_VAR", "from-env")
+    monkeypatch.delenv("RC_TEST_UNSET", raising=False)
+    assert substitute("$(var robot).yaml", values) == "ddarm.yaml"
+    assert substitute("$(env RC_TEST_VAR)", values) == "from-env"
+    assert substitute("$(env $(var var_name) fallback)", values) == "from-env"  # nested
+    assert substitute("$(env RC_TEST_UNSET 'two words')", values) == "two words"
+    assert substitute("[$(optenv RC_TEST_UNSET)]", values) == "[]"
+    assert substitute("$(find-pkg-share robot_control)/config", values) == \
+        f"{share_dir()}/config"
+    launch = tmp_path / "x.launch.yaml"
+    assert substitute("$(dirname)/a", values, launch) == f"{tmp_path.resolve()}/a"
+    assert substitute("no substitution (here)", values) == "no substitution (here)"
+    with pytest.raises(LaunchError, match="RC_TEST_UNSET"):
+        substitute("$(env RC_TEST_UNSET)", values)
+    with pytest.raises(LaunchError, match="no launch argument 'nope'"):
+        substitute("$(var nope)", values)
+    with pytest.raises(LaunchError, match="unsupported substitution"):
+        substitute("$(eval 1 + 1)", values)
+    with pytest.raises(LaunchError, match="unterminated"):
+        substitute("$(var robot", values)
+
+
+def test_parameter_values_are_typed_by_yaml_rules_as_launch_ros_does():
+    assert parameter_value("") == ""
+    assert parameter_value("1000") == 1000 and isinstance(parameter_value("1000"), int)
+    assert parameter_value("2.5") == 2.5
+    assert parameter_value("false") is False
+    assert parameter_value("'1000'") == "1000"  # quoted: stays a string
+    assert parameter_value("ddarm") == "ddarm"
+    assert parameter_value("[1.0, 2.0]") == [1.0, 2.0]
+    with pytest.raises(LaunchError, match="one type"):
+        parameter_value("[1, a]")
+    with pytest.raises(LaunchError, match="dict"):
+        parameter_value("{a: 1}")
+
+
+scalars = st.one_of(st.booleans(), st.integers(-2**62, 2**62),
+                    st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=20))
+
+
+@given(st.one_of(scalars, st.lists(st.floats(allow_nan=False, allow_infinity=False), min_size=1),
+                 st.lists(st.text(max_size=8), min_size=1), st.lists(st.booleans(), min_size=1)))
+def test_a_value_passed_with_dash_p_reads_back_unchanged(value):
+    text = ros_arg_value(value)
+    back = parse_value(text)
+    assert back == value and type(back) is type(value)
+
+
+def test_node_commands_carry_the_ros_args_ros2_launch_would_pass(tmp_path):
+    params = tmp_path / "p.yaml"
+    params.write_text("/robot1/plant:\n  ros__parameters:\n    hold_damping: 2.0\n")
+    launch = tmp_path / "test.launch.yaml"
+    launch.write_text(yaml.safe_dump({"launch": [
+        {"arg": {"name": "ns", "default": "robot1"}},
+        {"arg": {"name": "with_server", "default": "false"}},
+        {"let": {"name": "file", "value": "$(dirname)/p.yaml"}},
+        {"node": {"pkg": "robot_control", "exec": "plant", "name": "plant",
+                  "namespace": "$(var ns)", "output": "screen",
+                  "param": [{"from": "$(var file)"},
+                            {"name": "initial_q", "value": [0.1, "0.2", 0.3]},
+                            {"name": "computed_torque", "param": [
+                                {"name": "kp", "value": "[10.0, 20.0]"}]}],
+                  "remap": [{"from": "/joint_states", "to": "/robot1/joint_states"}],
+                  "ros_args": "--log-level debug"}},
+        {"node": {"pkg": "robot_control", "exec": "dynamics_server", "if": "$(var with_server)"}},
+        {"node": {"pkg": "robot_control", "exec": "controller", "unless": "true"}},
+    ]}))
+    plan = load_launch_file(launch)
+    assert [n.executable for n in plan.nodes] == ["plant"]  # if / unless skipped the others
+    node = plan.nodes[0]
+    assert node.fqn == "/robot1/plant"
+    cmd = node_command(node)
+    assert cmd[:3] == [sys.executable, "-m", "robot_control.nodes.plant_node"]
+    parsed = parse_ros_args(cmd[3:])  # what the node itself will read
+    assert parsed.node_name == "plant" and parsed.namespace == "/robot1"
+    assert parsed.params_files == [str(params)]
+    assert parsed.params == {"initial_q": [0.1, 0.2, 0.3], "computed_torque.kp": [10.0, 20.0]}
+    assert parsed.remaps == {"/joint_states": "/robot1/joint_states"}
+    assert parsed.log_level == "debug"
+    assert load_params_file(parsed.params_files[0], node.fqn) == {"hold_damping": 2.0}
+
+
+@pytest.mark.parametrize("entity, message", [
+    ({"include": {"file": "x.launch.yaml"}}, "'include' needs ros2 launch"),
+    ({"node": {"pkg": "robot_control", "exec": "plant", "respawn": "true"}}, "respawn"),
+    ({"node": {"pkg": "other_pkg", "exec": "talker"}}, "robot_control nodes only"),
+    ({"node": {"pkg": "robot_control", "exec": "nope"}}, "unknown executable"),
+    ({"arg": {"name": "rate", "default": 1000}}, "must be a string"),
+    ({"arg": {"name": "needed"}}, "has no default"),
+])
+def test_what_the_runner_cannot_run_is_refused_with_a_reason(tmp_path, entity, message):
+    launch = tmp_path / "bad.launch.yaml"
+    launch.write_text(yaml.safe_dump({"launch": [entity]}))
+    with pytest.raises(LaunchError, match=message):
+        plan = load_launch_file(launch)
+        for node in plan.nodes:
+            node_command(node)
+
+
+# --- running the stack -------------------------------------------------------------------------
+
+
+def robot_control_command(*args: str) -> list[str]:
+    """``robot-control ARGS`` (through cli.py once it lists the command, else its module)."""
+    from robot_control import cli
+
+    if args[0] in cli.COMMANDS:
+        return [sys.executable, "-m", "robot_control.cli", *args]
+    if args[0] == "launch":
+        return [sys.executable, "-m", "robot_control.cli_launch", *args[1:]]
+    return [sys.executable, "-m", "robot_control.cli_bus", *args]
+
+
+class Stack:
+    """``robot-control launch`` in a subprocess, its output lines collected as they come."""
+
+    def __init__(self, env: dict[str, str], *args: str) -> None:
+        self.proc = subprocess.Popen(robot_control_command("launch", *args), env=env,
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.lines: list[str] = []
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            self.lines.append(line.rstrip("\n"))
+
+    def wait_for(self, text: str, timeout_s: float = 90.0) -> bool:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline and self.proc.poll() is None:
+            if any(text in line for line in self.lines):
+                return True
+            time.sleep(0.1)
+        return any(text in line for line in self.lines)
+
+    def finish(self, timeout_s: float = 60.0) -> int:
+        code = self.proc.wait(timeout_s)
+        self.reader.join(5.0)
+        return code
+
+    def stop(self) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+        try:
+            return self.finish(30.0)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            return self.finish(10.0)
+
+    def node_pids(self) -> dict[str, int]:
+        found = (re.match(r"\[launch\] started (\S+) \(pid (\d+)\)", line) for line in self.lines)
+        return {m[1]: int(m[2]) for m in found if m}
+
+    def summary(self) -> dict:
+        start = self.lines.index("{")
+        return json.loads("\n".join(self.lines[start:]))
+
+
+def stack_env(tag: str) -> dict[str, str]:
+    return {**os.environ, **bus_env(tag)}
+
+
+@pytest.fixture(scope="module")
+def timed_run(tmp_path_factory):
+    """One run of the bundled stack for 4 s of closed-loop control at STACK_RATE."""
+    out = tmp_path_factory.mktemp("launch") / "summary.json"
+    stack = Stack(stack_env("launch-timed"), f"rate:={STACK_RATE}", "--duration", "4",
+                  "--summary", str(out))
+    code = stack.finish(timeout_s=150.0)
+    return code, stack, json.loads(out.read_text())
+
+
+def test_a_timed_run_reports_rate_latency_commands_and_tracking_errors(timed_run):
+    code, stack, summary = timed_run
+    assert code == 0, "\n".join(stack.lines[-40:])
+    assert summary == stack.summary()  # printed and written alike
+    assert summary["stopped_by"] == "duration reached"
+    assert summary["duration_s"] == pytest.approx(4.0, abs=0.5)
+    assert summary["robot"] == "ddarm" and summary["controller"] == "computed_torque"
+    assert summary["rate_hz"] == pytest.approx(STACK_RATE, rel=0.1)
+    latency = summary["latency_us"]
+    assert set(latency) == {"p50", "p99", "max"}
+    assert 0 < latency["p50"] <= latency["p99"] <= latency["max"]
+    assert 0 <= summary["missed_deadlines"] <= summary["steps"]
+    # every step applies a command once the loop runs; ≥ 4 s of it at STACK_RATE
+    assert summary["commands"] >= 0.8 * 4 * STACK_RATE
+    assert summary["commands_rejected"] == 0
+    assert summary["joint_names"] == ["joint1", "joint2", "joint3"]
+    for key in ("rms_error", "max_error", "final_error"):
+        assert len(summary[key]) == 3 and all(math.isfinite(v) for v in summary[key])
+    # the maximum includes the catch-up after the controller's first (compiling) update while
+    # the reference already moved; bounded by the sweep's span, and tracking once caught up
+    assert all(0 <= r <= m < 2.0 for r, m in zip(summary["rms_error"], summary["max_error"]))
+    assert max(abs(e) for e in summary["final_error"]) < 0.1
+    assert {n: s["exit"] for n, s in summary["nodes"].items()} == {n: 0 for n in NODES}
+
+
+def test_every_output_line_is_prefixed_by_its_node(timed_run):
+    _, stack, _ = timed_run
+    output = stack.lines[: stack.lines.index("{")]
+    labels = {line[1:].split("]", 1)[0] for line in output}
+    assert labels == {"launch", *NODES}  # each node spoke, nothing unprefixed
+    assert all(re.match(r"\[[a-z_]+\] ", line) for line in output)
+    assert any(line.startswith("[plant] [INFO]") for line in output)
+
+
+def test_ctrl_c_stops_every_node_process():
+    stack = Stack(stack_env("launch-sigint"), f"rate:={STACK_RATE}")
+    try:
+        assert stack.wait_for("[launch] control loop running"), "\n".join(stack.lines[-40:])
+        pids = stack.node_pids()
+        assert set(pids) == set(NODES)
+        assert all(Path(f"/proc/{pid}").exists() for pid in pids.values())
+    finally:
+        code = stack.stop()
+    assert code == 0, "\n".join(stack.lines[-40:])
+    assert not any(Path(f"/proc/{pid}").exists() for pid in pids.values())
+    summary = stack.summary()
+    assert summary["stopped_by"] == "interrupted"
+    assert {n: s["exit"] for n, s in summary["nodes"].items()} == {n: 0 for n in NODES}
+
+
+def test_a_failing_node_stops_the_others_and_fails_the_run():
+    stack = Stack(stack_env("launch-fail"), "robot:=no_such_robot", "--startup-timeout", "60")
+    code = stack.finish(timeout_s=120.0)
+    summary = stack.summary()
+    assert code == 1
+    assert summary["stopped_by"].startswith("node failed")
+    assert summary["failed"] and set(summary["failed"]) <= set(NODES)
+    assert all(s["exit"] is not None for s in summary["nodes"].values())
+    assert any("cannot start" in line for line in stack.lines)
