@@ -20,7 +20,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         result = simulate(args.scenario, progress=not args.quiet and sys.stderr.isatty())
-    except (ScenarioError, ValueError) as exc:
+    except (ScenarioError, ValueError, KeyError) as exc:
         print(f"robot-control simulate: {exc}", file=sys.stderr)
         return 2
     print(json.dumps(result.summary, indent=2))

@@ -26,6 +26,11 @@ def plot_result(result, path: str) -> None:
         axes[2].plot(t, result.tau[:, j], label=f"τ{j + 1}")
     axes[0].set_ylabel("q (solid), q_d (dashed)")
     axes[1].set_ylabel("e = q_d − q")
+    if result.task_error is not None:  # a Cartesian reference: show the task-space error instead
+        axes[1].cla()
+        for i, axis in enumerate("xyz"):
+            axes[1].plot(t, result.task_error[:, i], label=f"e_{axis}")
+        axes[1].set_ylabel("p_d − p [m]")
     axes[2].set_ylabel("τ")
     if result.force_error is not None:
         axes[3].plot(t, np.linalg.norm(result.wrench[:, 3:], axis=1), label="|f| contact")

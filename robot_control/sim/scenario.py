@@ -80,8 +80,11 @@ def load_scenario(source: str | Path | dict) -> Scenario:
         doc, name = dict(source), "scenario"
     else:
         path = resolve_scenario_path(source)
-        with open(path) as fh:
-            doc = yaml.safe_load(fh)
+        try:
+            with open(path) as fh:
+                doc = yaml.safe_load(fh)
+        except yaml.YAMLError as exc:
+            raise ScenarioError(f"{path}: not valid YAML ({exc})") from exc
         name = path.stem
         _require(isinstance(doc, dict), f"{path}: a scenario must be a YAML mapping")
     unknown = set(doc) - TOP_KEYS
@@ -102,7 +105,7 @@ def load_scenario(source: str | Path | dict) -> Scenario:
              f"physics_dt must be in (0, 1/rate], got {physics_dt}")
     ratio = 1.0 / (rate * physics_dt)
     _require(abs(ratio - round(ratio)) < 1e-6,
-             f"the control period 1/rate must be a whole number of physics steps ({ratio:.4f})")
+             f"physics_dt must divide the control period 1/rate into whole steps ({ratio:.4f})")
     initial = doc.get("initial") or {}
     _require(set(initial) <= {"q", "qd"}, f"initial: unknown keys {sorted(set(initial) - {'q', 'qd'})}")
     q0 = _vector(initial.get("q", np.zeros(n)), n, "initial.q")
@@ -110,6 +113,10 @@ def load_scenario(source: str | Path | dict) -> Scenario:
     trajectory = build_trajectory(doc.get("trajectory") or {"type": "hold"}, robot, q0)
     ctrl = doc["controller"]
     _require(isinstance(ctrl, dict) and "type" in ctrl, "controller needs a 'type' (registry name)")
+    from robot_control.control.registry import available
+
+    _require(str(ctrl["type"]) in available(), f"controller.type '{ctrl['type']}' is not one of "
+             + ", ".join(available()))
     bad = set(ctrl) - {"type", "params", "model"}
     _require(not bad, f"controller: unknown keys {sorted(bad)} (known: type, params, model)")
     force = doc.get("force_reference")
@@ -140,9 +147,19 @@ def controller_model(spec, robot: RobotModel) -> RobotModel:
     _require(isinstance(spec, dict), "controller.model must be a robot name/path or a mapping")
     from robot_control.sim.plant_config import parse_plant_config, plant_model
 
-    allowed = {"payload", "inertia_scale", "parameters"}
+    allowed = {"payload", "inertia_scale", "parameters", "basis", "estimate"}
     bad = set(spec) - allowed
     _require(not bad, f"controller.model: unknown keys {sorted(bad)} (known: {sorted(allowed)})")
+    if "estimate" in spec:
+        # an estimate p̂ in a parameter basis (Huo's P1…P9): it need not be physically consistent
+        _require(set(spec) <= {"basis", "estimate"},
+                 "controller.model: 'estimate' goes with 'basis' only")
+        from robot_control.control.model_terms import estimated_model
+
+        try:
+            return estimated_model(robot, str(spec.get("basis", "base")), spec["estimate"])
+        except (KeyError, ValueError) as exc:
+            raise ScenarioError(f"controller.model.estimate: {exc}") from exc
     try:
         return plant_model(robot, parse_plant_config(spec, robot))
     except ValueError as exc:

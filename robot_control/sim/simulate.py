@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from robot_control import dynamics as dyn
 from robot_control.clock import period_ns, seconds
 from robot_control.control.base import Reference, State
 from robot_control.control.registry import create
@@ -33,6 +34,7 @@ class Result:
     tau: Array
     wrench: Array
     force_error: Array | None
+    task_error: Array | None
     summary: dict
     diagnostics: dict
 
@@ -43,6 +45,8 @@ class Result:
                "wrench": self.wrench.tolist()}
         if self.force_error is not None:
             out["force_error"] = self.force_error.tolist()
+        if self.task_error is not None:
+            out["task_error"] = self.task_error.tolist()
         return out
 
 
@@ -78,6 +82,8 @@ def run(scenario: Scenario | str, progress: bool = False) -> Result:
     t_log = np.empty(rows)
     q_log, qd_log, ref_log, tau_log = (np.empty((rows, n)) for _ in range(4))
     wrench_log = np.zeros((rows, 6))
+    cartesian = isinstance(sc.trajectory, CartesianPath)
+    task_log = np.zeros((rows, 3)) if cartesian else None
     touching = plant.environment is not None
     ref_force = np.zeros(rows)
     normal = None
@@ -95,6 +101,9 @@ def run(scenario: Scenario | str, progress: bool = False) -> Result:
         tau = law.update(t, state, ref)
         t_log[k], q_log[k], qd_log[k] = t, plant.q, plant.qd
         ref_log[k] = ref.q
+        if cartesian:  # position error of the task frame, p_d − p
+            p = dyn.frame_placement(plant.model, plant.q, sc.trajectory.frame)[:3, 3]
+            task_log[k] = ref.pose[:3, 3] - p
         wrench_log[k] = plant.wrench
         if touching and ref.wrench is not None:
             ref_force[k] = float(normal @ ref.wrench[3:])
@@ -111,12 +120,19 @@ def run(scenario: Scenario | str, progress: bool = False) -> Result:
         print(file=sys.stderr)
     force_error = None
     if touching:
-        # the surface pushes back on the robot: its normal force is −(force the robot exerts)
-        exerted = -(wrench_log[:, 3:] @ normal)
+        # pressing magnitudes along −n: desired −(n·f_d), actual = the surface's push n·f_env
+        exerted = wrench_log[:, 3:] @ normal
         force_error = -ref_force - exerted if sc.force_reference is not None else None
     summary = summarise(sc, t_log, q_log, ref_log, tau_log, wall, force_error)
-    return Result(t_log, q_log, qd_log, ref_log, tau_log, wrench_log, force_error, summary,
-                  _jsonable(law.diagnostics()))
+    if cartesian:
+        summary["error_reference"] = "joint errors are from the initial posture; see task_error"
+        summary["task_error"] = {
+            "rms": np.sqrt(np.mean(task_log**2, axis=0)).tolist(),
+            "max": np.abs(task_log).max(axis=0).tolist(),
+            "final": task_log[-1].tolist(),
+        }
+    return Result(t_log, q_log, qd_log, ref_log, tau_log, wrench_log, force_error, task_log,
+                  summary, _jsonable(law.diagnostics()))
 
 
 def summarise(sc: Scenario, t: Array, q: Array, q_ref: Array, tau: Array, wall: float,
