@@ -47,7 +47,7 @@ STACK_RATE = 250  # Hz: four Python nodes at 1 kHz do not fit a busy 2-core test
 def test_the_bundled_launch_file_declares_its_arguments_and_four_nodes():
     plan = load_launch_file(resolve_launch_file(None))
     assert [(a.name, a.default) for a in plan.arguments] == [
-        ("robot", "ddarm"), ("controller", "computed_torque"), ("rate", "1000"),
+        ("robot", "ddarm"), ("controller", "computed_torque"), ("rate", "1000.0"),
         ("lockstep", "false"), ("scenario", "")]
     assert all(a.description for a in plan.arguments)
     assert [(n.package, n.executable, n.name) for n in plan.nodes] == [

@@ -71,6 +71,7 @@ class ControllerNode:
         self.terms = ExternalModelTerms(self.n, with_coriolis_matrix=True) \
             if self.source == "server" else None
         self.law = self._make_law(self.law_name, self._law_params(self.law_name))
+        self._warm_up()
         node.add_parameter_validator(self._validate)
         node.add_parameter_listener(self._changed)
         self.m = Messages(node)
@@ -133,6 +134,18 @@ class ControllerNode:
         instance = create(law)
         instance.configure(self.model, params, self.terms)
         return instance
+
+    def _warm_up(self) -> None:
+        """One throw-away update: loading compiled kernels must not stall the first real tick."""
+        if self.source == "server":
+            return  # terms arrive from the bus; nothing to compile here
+        q = np.clip(np.zeros(self.n), self.model.lower, self.model.upper)
+        try:
+            self.law.update(0.0, State(0.0, q, np.zeros(self.n), wrench=np.zeros(6)),
+                            Reference(q))
+        except (ValueError, np.linalg.LinAlgError) as exc:
+            self.log.debug(f"warm-up skipped: {exc}")
+        self.law.reset()
 
     def _validate(self, changes: dict) -> str | None:
         """Let the law(s) touched by a change decide; a refusal names the law's reason."""

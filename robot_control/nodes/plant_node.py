@@ -48,8 +48,9 @@ class PlantNode:
             "safe_behaviour", "hold", "without commands: 'hold' (gravity compensation with "
             "damping) or 'zero_torque'", additional_constraints="hold | zero_torque")
         self.hold_damping = node.declare_parameter(
-            "hold_damping", 5.0, "joint damping of the hold behaviour, N·m·s/rad",
-            floating_point_range=(0.0, 1e4))
+            "hold_damping", 10.0, "hold behaviour: τ = g(q) − d M(q) q̇, damping rate d in 1/s "
+            "(scaled by the inertia so light wrist links stay stable)",
+            floating_point_range=(0.0, 1e3))
         node.add_parameter_validator(self._validate)
         node.add_parameter_listener(self._changed)
         if len(q0) != self.model.nq:
@@ -86,6 +87,8 @@ class PlantNode:
         self.latency = LatencyStats()
         self.started_wall = time.perf_counter()
         self.saturation_events = 0
+        self.tick_origin: float | None = None
+        self.late_ticks = 0
         self.limit_events = 0
         node.create_timer(0.5, self._publish_diagnostics)
         if self.lockstep:
@@ -162,11 +165,19 @@ class PlantNode:
         if self.safe == "zero_torque":
             return np.zeros(self.model.nq)
         q, qd = self.plant.q, self.plant.qd
-        return dyn.gravity_torques(self.model, q) - self.hold_damping * qd
+        return dyn.gravity_torques(self.model, q) - self.hold_damping * (
+            dyn.mass_matrix(self.model, q) @ qd)
 
     def _tick(self) -> None:
-        """Real-time period: pick the torque to hold, integrate one period, publish the state."""
+        """Real-time period: pick the torque to hold, integrate to now, publish the state."""
         now = time.perf_counter()
+        if self.tick_origin is None:
+            self.tick_origin = now - seconds(self.period_ns)
+        # a late tick integrates every period that has passed, so plant time keeps up with the
+        # wall clock (and with the trajectory generator); the skipped publications are counted
+        due = int((now - self.tick_origin) / seconds(self.period_ns))
+        periods = max(1, due - self.k)
+        self.late_ticks += periods - 1
         if self.command is None or now - self.last_command_wall > self.timeout:
             if not self.in_safe_mode and self.command is not None:
                 self.log.warn(f"no valid /joint_command for {self.timeout:.3f} s: "
@@ -179,16 +190,16 @@ class PlantNode:
             if self.command_stamp != self.stamp:
                 self.missed += 1  # the answer to the last state did not arrive within a period
             tau = self.command
-        self._advance(tau)
+        self._advance(tau, periods)
 
-    def _advance(self, tau: np.ndarray) -> None:
-        applied = self.plant.step(tau, seconds(self.period_ns))
+    def _advance(self, tau: np.ndarray, periods: int = 1) -> None:
+        applied = self.plant.step(tau, periods * seconds(self.period_ns))
         self.applied += 1
         if np.any(self.plant.saturated):
             self.saturation_events += 1
         if np.any(self.plant.at_limit()):
             self.limit_events += 1
-        self.k += 1
+        self.k += periods
         self.last_applied = applied
         self._publish_state()
 
@@ -231,9 +242,12 @@ class PlantNode:
         elapsed = time.perf_counter() - self.started_wall
         lat = self.latency.summary()
         return {
-            "steps": self.k, "commands_applied": self.applied, "commands_rejected": self.rejected,
+            # control ticks executed; sim_periods also counts periods a late tick caught up on
+            "steps": self.applied, "sim_periods": self.k, "commands_applied": self.applied,
+            "commands_rejected": self.rejected,
             "stale_commands": self.stale, "missed_deadlines": self.missed,
-            "achieved_rate_hz": self.k / elapsed if elapsed > 0 else 0.0,
+            "late_ticks": self.late_ticks,
+            "achieved_rate_hz": self.applied / elapsed if elapsed > 0 else 0.0,
             "latency_p50_us": lat["p50"], "latency_p99_us": lat["p99"],
             "latency_max_us": lat["max"], "safe_mode": self.in_safe_mode,
             "saturation_events": self.saturation_events, "limit_events": self.limit_events,
