@@ -60,3 +60,20 @@ class LatencyStats:
         s = self.samples[: min(self.count, len(self.samples))]
         return {"p50": float(np.percentile(s, 50)), "p99": float(np.percentile(s, 99)),
                 "max": float(s.max())}
+
+
+def run_node(default_name: str, node_class, argv: list[str] | None) -> int:
+    """The ``main`` of every node: create it on the bus, build its logic, spin until shutdown."""
+    import sys
+
+    from robot_control.bus import ParameterError, create_node
+
+    node = create_node(default_name, sys.argv if argv is None else argv)
+    try:
+        node_class(node)
+    except (ValueError, ParameterError) as exc:
+        node.get_logger().error(f"cannot start: {exc}")
+        node.shutdown()
+        return 2
+    node.spin()
+    return 0

@@ -13,13 +13,13 @@ import sys
 
 import numpy as np
 
-from robot_control.bus import ParameterError, create_node
+from robot_control.bus import ParameterError
 from robot_control.control.base import Reference, State
 from robot_control.control.model_terms import ExternalModelTerms
 from robot_control.control.parameters import ParameterError as LawParameterError
 from robot_control.control.registry import available, create
-from robot_control.nodes.common import declare_common
-from robot_control.nodes.convert import Messages, read_terms, seconds, stamp_ns
+from robot_control.nodes.common import declare_common, run_node
+from robot_control.nodes.convert import Messages, read_terms, read_wrench, seconds, stamp_ns
 
 SOURCES = ("local", "server")
 TRIGGERS = ("state", "timer")
@@ -197,14 +197,10 @@ class ControllerNode:
         self._try_compute()
 
     def _on_wrench(self, msg) -> None:
-        w = msg.wrench
-        self.wrench = np.array([w.torque.x, w.torque.y, w.torque.z,
-                                w.force.x, w.force.y, w.force.z])
+        self.wrench = read_wrench(msg)
 
     def _on_force_reference(self, msg) -> None:
-        w = msg.wrench
-        self.force_reference = np.array([w.torque.x, w.torque.y, w.torque.z,
-                                         w.force.x, w.force.y, w.force.z])
+        self.force_reference = read_wrench(msg)
 
     def _on_terms(self, msg) -> None:
         try:
@@ -277,15 +273,7 @@ class ControllerNode:
 
 
 def main(argv: list[str] | None = None) -> int:
-    node = create_node("controller", sys.argv if argv is None else argv)
-    try:
-        ControllerNode(node)
-    except (ValueError, ParameterError) as exc:
-        node.get_logger().error(f"cannot start: {exc}")
-        node.shutdown()
-        return 2
-    node.spin()
-    return 0
+    return run_node("controller", ControllerNode, argv)
 
 
 if __name__ == "__main__":

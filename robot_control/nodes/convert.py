@@ -14,7 +14,7 @@ import numpy as np
 from robot_control.clock import NS, period_ns, seconds
 
 Array = np.ndarray
-__all__ = ["NS", "Messages", "period_ns", "read_terms", "seconds", "stamp_ns"]
+__all__ = ["NS", "Messages", "period_ns", "read_terms", "read_wrench", "seconds", "stamp_ns"]
 
 #: /dynamics/terms: labelled blocks of one Float64MultiArray, in this order
 TERMS_LAYOUT = ("stamp", "mass_matrix", "coriolis_torque", "gravity_torque", "coriolis_matrix")
@@ -97,6 +97,12 @@ class Messages:
                 name=name, message=message, hardware_id="robot_control",
                 values=[self.KeyValue(key=str(k), value=str(v)) for k, v in values.items()]))
         return self.DiagnosticArray(header=self.header(ns), status=out)
+
+
+def read_wrench(msg) -> Array:
+    """A WrenchStamped as the package's angular-first (n, f) 6-vector."""
+    w = msg.wrench
+    return np.array([w.torque.x, w.torque.y, w.torque.z, w.force.x, w.force.y, w.force.z])
 
 
 def read_terms(msg) -> tuple[int, Array, Array, Array, Array]:

@@ -11,9 +11,8 @@ import sys
 import numpy as np
 
 from robot_control import dynamics as dyn
-from robot_control.bus import ParameterError, create_node
 from robot_control.model.urdf_export import robot_description
-from robot_control.nodes.common import declare_common
+from robot_control.nodes.common import declare_common, run_node
 from robot_control.nodes.convert import Messages, stamp_ns
 
 
@@ -49,15 +48,7 @@ class DynamicsServerNode:
 
 
 def main(argv: list[str] | None = None) -> int:
-    node = create_node("dynamics_server", sys.argv if argv is None else argv)
-    try:
-        DynamicsServerNode(node)
-    except (ValueError, ParameterError) as exc:
-        node.get_logger().error(f"cannot start: {exc}")
-        node.shutdown()
-        return 2
-    node.spin()
-    return 0
+    return run_node("dynamics_server", DynamicsServerNode, argv)
 
 
 if __name__ == "__main__":

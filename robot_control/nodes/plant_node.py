@@ -16,8 +16,8 @@ import time
 import numpy as np
 
 from robot_control import dynamics as dyn
-from robot_control.bus import ParameterError, create_node
-from robot_control.nodes.common import LatencyStats, declare_common
+from robot_control.bus import ParameterError
+from robot_control.nodes.common import LatencyStats, declare_common, run_node
 from robot_control.nodes.convert import Messages, period_ns, seconds, stamp_ns
 from robot_control.sim.plant import Plant
 
@@ -266,15 +266,7 @@ class PlantNode:
 
 
 def main(argv: list[str] | None = None) -> int:
-    node = create_node("plant", sys.argv if argv is None else argv)
-    try:
-        PlantNode(node)
-    except (ValueError, ParameterError) as exc:
-        node.get_logger().error(f"cannot start: {exc}")
-        node.shutdown()
-        return 2
-    node.spin()
-    return 0
+    return run_node("plant", PlantNode, argv)
 
 
 if __name__ == "__main__":

@@ -14,8 +14,8 @@ import time
 
 import numpy as np
 
-from robot_control.bus import ParameterError, create_node
-from robot_control.nodes.common import declare_common
+from robot_control.bus import ParameterError
+from robot_control.nodes.common import declare_common, run_node
 from robot_control.nodes.convert import Messages, seconds, stamp_ns
 from robot_control.trajectory import Hold, JointTrajectory, named_trajectory
 
@@ -167,15 +167,7 @@ class TrajectoryNode:
 
 
 def main(argv: list[str] | None = None) -> int:
-    node = create_node("trajectory_generator", sys.argv if argv is None else argv)
-    try:
-        TrajectoryNode(node)
-    except (ValueError, ParameterError) as exc:
-        node.get_logger().error(f"cannot start: {exc}")
-        node.shutdown()
-        return 2
-    node.spin()
-    return 0
+    return run_node("trajectory_generator", TrajectoryNode, argv)
 
 
 if __name__ == "__main__":
