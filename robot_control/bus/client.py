@@ -158,7 +158,7 @@ class BusClient:
         """Publication rate of a topic from the samples' source timestamps (``ros2 topic hz``)."""
         stamps: list[int] = []
         deadline = None
-        for sample in self.iter_topic(topic, timeout_s=duration_s):
+        for sample in self.iter_topic(topic, timeout_s=max(duration_s, 5.0), discovery_s=15.0):
             stamps.append(sample.sample_info.source_timestamp)
             deadline = deadline or time.monotonic() + duration_s
             if time.monotonic() >= deadline:
@@ -166,7 +166,7 @@ class BusClient:
         return hz_statistics(stamps)
 
     # -- parameters (only the standard rcl_interfaces services) --------------------------------
-    def _call(self, node: str, service: str, request, timeout_s: float = 5.0):
+    def _call(self, node: str, service: str, request, timeout_s: float = 15.0):
         srv = f"{_fq(node).rstrip('/')}/{service}"
         srv_type = "rcl_interfaces/srv/" + "".join(w.capitalize() for w in service.split("_"))
         return self.service_call(srv, srv_type, request, timeout_s)
