@@ -302,7 +302,7 @@ def test_a_timed_run_reports_rate_latency_commands_and_tracking_errors(timed_run
     assert set(latency) == {"p50", "p99", "max"}
     assert 0 < latency["p50"] <= latency["p99"] <= latency["max"]
     assert 0 <= summary["missed_deadlines"] <= summary["steps"]
-    # every step applies a command once the loop runs; ≥ 4 s of it at STACK_RATE
+    # the loop ran: commands were applied
     assert summary["commands"] > 0
     assert summary["commands_rejected"] == 0
     assert summary["joint_names"] == ["joint1", "joint2", "joint3"]
