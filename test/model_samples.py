@@ -68,3 +68,16 @@ def random_screw_tree(seed: int = 7, n: int = 7) -> RobotModel:
     tool = transform(rot_y(0.3), [0.1, 0.0, 0.2])
     return RobotModel("random_screw_tree", bodies, gravity=(0.3, -1.2, -9.7),
                       frames={"tool": Frame("tool", n - 1, tool)})
+
+
+def pinocchio_twin(name: str, model: RobotModel):
+    """(pin model, pin data) of example URDF ``name`` with our model's gravity; skips if absent."""
+    import pytest
+
+    pin = pytest.importorskip("pinocchio")
+    path = example_urdf(name)
+    if path is None:
+        pytest.skip("example-robot-data is not installed")
+    pm = pin.buildModelFromUrdf(str(path))
+    pm.gravity.linear[:] = model.gravity
+    return pm, pm.createData()

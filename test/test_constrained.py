@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from model_samples import example_urdf, random_screw_tree
+from model_samples import example_urdf, pinocchio_twin, random_screw_tree
 from test_hybrid import dense_mass_matrix, load
 
 from robot_control import dynamics as dyn
@@ -222,13 +222,8 @@ def test_forward_dynamics_with_external_wrenches_matches_kkt():
 @pytest.mark.parametrize("robot", ["ur5", "panda"])
 def test_forward_dynamics_matches_pinocchio(robot):
     pin = pytest.importorskip("pinocchio")
-    path = example_urdf(robot)
-    if path is None:
-        pytest.skip("example-robot-data is not installed")
     model = load(robot)
-    pm = pin.buildModelFromUrdf(str(path))
-    pm.gravity.linear[:] = model.gravity
-    pd = pm.createData()
+    pm, pd = pinocchio_twin(robot, model)
     rng = np.random.default_rng(11)
     q, qd, tau = rng.uniform(-1.5, 1.5, model.nq), rng.uniform(-1, 1, model.nq), \
         rng.uniform(-10, 10, model.nq)

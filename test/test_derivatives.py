@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from model_samples import example_urdf
+from model_samples import pinocchio_twin
 from test_hybrid import dense_mass_matrix, load
 
 from robot_control import dynamics as dyn
@@ -132,13 +132,8 @@ def test_linearize_is_the_state_space_jacobian():
 @pytest.mark.parametrize("robot", ["ur5", "panda"])
 def test_agree_with_pinocchio(robot):
     pin = pytest.importorskip("pinocchio")
-    path = example_urdf(robot)
-    if path is None:
-        pytest.skip("example-robot-data is not installed")
     model = load(robot)
-    pm = pin.buildModelFromUrdf(str(path))
-    pm.gravity.linear[:] = model.gravity
-    pd = pm.createData()
+    pm, pd = pinocchio_twin(robot, model)
     for seed in range(5):
         q, qd, qdd, tau = state(model, 40 + seed)
         dq, dqd, M = inverse_dynamics_derivatives(model, q, qd, qdd)
