@@ -33,6 +33,7 @@ setup(
         "test": [
             "pytest>=7",
             "pytest-xdist>=3",
+            "pytest-timeout>=2",
             "hypothesis>=6",
             "pin>=3",
             "example-robot-data>=4",

@@ -19,18 +19,20 @@ import subprocess
 import sys
 import threading
 import time
-import zlib
 
 import numpy as np
 
 from robot_control.bus.node import create_node
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import domains  # noqa: E402  (test/ helper, also when this file runs as a script)
+
 JOINTS = [f"joint_{i + 1}" for i in range(6)]
 
 
 def domain_id(tag: str) -> int:
-    """A ROS_DOMAIN_ID in 1..200 for one test module of this pytest process."""
-    return 1 + (os.getpid() + zlib.crc32(tag.encode())) % 200
+    """A ROS_DOMAIN_ID for one test module of this pytest process, claimed machine-wide."""
+    return domains.claim(tag)
 
 
 def bus_env(tag: str) -> dict[str, str]:

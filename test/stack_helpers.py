@@ -8,6 +8,8 @@ import subprocess
 import sys
 import time
 
+import domains
+
 NODES = {
     "plant": "robot_control.nodes.plant_node",
     "controller": "robot_control.nodes.controller_node",
@@ -19,7 +21,7 @@ NODES = {
 def private_domain(offset: int) -> dict[str, str]:
     """Environment for a test's own ROS domain (1…200), discovery on this host only."""
     env = dict(os.environ)
-    env["ROS_DOMAIN_ID"] = str(1 + (os.getpid() * 7 + offset) % 200)
+    env["ROS_DOMAIN_ID"] = str(domains.claim(f"stack-{offset}"))
     env["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
     env["ROBOT_CONTROL_BUS"] = "dds"
     return env

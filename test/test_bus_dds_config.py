@@ -1,8 +1,8 @@
 """Discovery configuration and QoS of the DDS backend, as rmw_cyclonedds (Jazzy) builds them
 from the environment and from ROS 2's QoS profiles."""
 
-import os
 
+import domains
 import pytest
 from cyclonedds.domain import Domain, DomainParticipant
 from cyclonedds.qos import Policy
@@ -11,7 +11,7 @@ from robot_control.bus import dds_config as cfg
 
 
 def _unique_domain_id(offset: int) -> int:
-    return 1 + (os.getpid() + offset) % 100
+    return domains.claim(f"{__name__}-{offset}")
 
 
 def test_discovery_options_read_the_environment_like_rcl():

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 
+import domains
 import numpy as np
 import pytest
 import yaml
@@ -423,7 +424,7 @@ def test_joint_reference_wrench_and_clock_constructors():
 
 
 def _unique_domain_id(offset: int) -> int:
-    return 1 + (os.getpid() + offset) % 100
+    return domains.claim(f"{__name__}-{offset}")
 
 
 def _wait_for(predicate, timeout_s=10.0):
