@@ -18,6 +18,7 @@ setup(
         ("share/" + package_name + "/config", glob("config/*.yaml")),
         ("share/" + package_name + "/config/robots", glob("config/robots/*.yaml")),
         ("share/" + package_name + "/config/scenarios", glob("config/scenarios/*.yaml")),
+        ("share/" + package_name + "/config/cells", glob("config/cells/*.yaml")),
         ("share/" + package_name + "/urdf", glob("urdf/*")),
     ],
     python_requires=">=3.10",
@@ -73,6 +74,7 @@ setup(
             "robust = robot_control.control.robust:Robust",
             "hybrid_force = robot_control.control.force:HybridForce",
             "impedance = robot_control.control.force:Impedance",
+            "load_sharing = robot_control.control.load_sharing:LoadSharing",
         ],
     },
 )

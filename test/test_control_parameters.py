@@ -33,7 +33,16 @@ def planar():
     return load_robot("two_axis_planar")
 
 
+#: the cell law drives the arms of a bundled cell (two PUMA 560s) at a grasping posture
+CELL = "two_puma560"
+CELL_Q0 = np.tile([0.0, 0.1261, -3.0543, 0.0, -0.2134, 0.0], 2)
+
+
 def _robot_for(name, ddarm, planar):
+    if name == "load_sharing":
+        from robot_control.model.cell import arms_model, load_cell
+
+        return arms_model(load_cell(CELL))
     # task-space laws need a regular position Jacobian; the DDArm's wrist centre has none
     return planar if name in ("resolved_acceleration", "hybrid_force", "impedance") else ddarm
 
@@ -45,6 +54,8 @@ def _configure(name, model, params=None):
         from robot_control.dynamics.regressor import parameter_basis
 
         base = {"scheme": "vs3", "parameter_bound": np.ones(parameter_basis(model, "base").size)}
+    if name == "load_sharing":
+        base = {"cell": CELL}
     law.configure(model, {**base, **(params or {})})
     return law
 
@@ -70,6 +81,8 @@ def test_every_law_declares_described_parameters_and_runs_on_defaults(name, ddar
     law = _configure(name, model)
     assert set(law.get_parameters()) == set(names)
     q = DDARM_Q0[: model.nq] if model is ddarm else np.array([-0.6, 1.6])
+    if name == "load_sharing":
+        q = CELL_Q0
     state = State(0.0, q, np.zeros(model.nq), wrench=np.zeros(6))
     tau = law.update(0.0, state, Reference(q + 0.01))
     assert tau.shape == (model.nq,) and np.all(np.isfinite(tau))

@@ -25,7 +25,7 @@ from robot_control.model import load_robot
 
 HUO_LAWS = {"pd", "pd_gravity", "pd_fixed_gravity", "computed_torque", "resolved_acceleration",
             "passivity", "adaptive", "adaptive_craig", "sliding_mode", "robust", "hybrid_force",
-            "impedance"}
+            "impedance", "load_sharing"}
 
 
 def test_every_law_of_the_issue_is_built_in():

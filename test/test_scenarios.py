@@ -23,7 +23,9 @@ from robot_control.sim.scenario import ScenarioError, load_scenario
 from robot_control.sim.simulate import Result, run
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "config" / "scenarios"
-BUNDLED = sorted(p.stem for p in SCENARIOS.glob("*.yaml"))
+#: single-robot scenarios (cell scenarios, with a ``cell`` key, are tested in test_load_sharing.py)
+BUNDLED = sorted(p.stem for p in SCENARIOS.glob("*.yaml")
+                 if "cell" not in yaml.safe_load(p.read_text()))
 VARIANTS = ("printed", "intended")
 #: Huo's example families that follow a trajectory (both variants each)
 TRACKING = (

@@ -20,6 +20,48 @@ from robot_control.control.task_space import resolve
 Array = np.ndarray
 
 
+PLANE_PARAMETERS = (
+    ParamSpec("plane_normal", "double_array", [0.0, 0.0, 1.0],
+              "normal n of the contact plane n·x = offset (base frame, towards free space)",
+              size="any"),
+    ParamSpec("plane_offset", "double", 0.0, "offset of the contact plane, m"),
+    ParamSpec("force_setpoint", "double", 10.0, "desired normal pressing force f_nᵈ, N",
+              lower=0.0),
+)
+
+
+def unit_normal(n: Array, parameter: str = "plane_normal") -> Array:
+    """The plane's unit normal from a parameter value, refused unless a non-zero 3-vector."""
+    n = np.asarray(n, dtype=float)
+    if n.shape != (3,):
+        raise refuse(parameter, f"wrong length {n.size}: expected 3 (x, y, z)")
+    norm = float(np.linalg.norm(n))
+    if norm == 0.0:
+        raise refuse(parameter, "must be a non-zero vector")
+    return n / norm
+
+
+def tangent_projector(normal: Array, m: int) -> Array:
+    """E_pᵀE_p of a plane's constant compliant frame on an m-row task vector (linear rows first)."""
+    N = np.zeros(m)
+    N[:3] = normal
+    return np.eye(m) - np.outer(N, N)
+
+
+def hybrid_torque(terms, q: Array, qd: Array, J: Array, Jd_qd: Array, a_p: Array,
+                  normal: Array, f_n: float, qdd_null: Array | None = None) -> Array:
+    """τ = J̃ᵀEᵀu_c of Huo 3-143/3-144 in joint space: M J⁻¹(a_p − J̇q̇) + Cq̇ + g − f_n J_vᵀn.
+
+    ``a_p`` = E_pᵀE_p(ẍ_pᵈ + K_dė_p + K_pe_p) is the commanded task acceleration with no normal
+    component; f_n the pressing force; ``qdd_null`` an optional self-motion term.
+    """
+    qdd = resolve(J, a_p - Jd_qd)
+    if qdd_null is not None:
+        qdd = qdd + qdd_null
+    J_v = J[:3]  # linear-velocity rows: the task vector is linear first
+    return terms.inverse_dynamics(q, qd, qdd) - f_n * (J_v.T @ normal)
+
+
 class HybridForce(TaskSpaceController):
     """Hybrid position/force control on a plane (Huo C13, 3-143/3-144).
 
@@ -46,12 +88,7 @@ class HybridForce(TaskSpaceController):
                   lower=0.0, strict=True, size="task"),
         ParamSpec("kd", "double_array", 20.0, "velocity gain per task coordinate",
                   lower=0.0, strict=True, size="task"),
-        ParamSpec("plane_normal", "double_array", [0.0, 0.0, 1.0],
-                  "normal n of the contact plane n·x = offset (base frame, towards free space)",
-                  size="any"),
-        ParamSpec("plane_offset", "double", 0.0, "offset of the contact plane, m"),
-        ParamSpec("force_setpoint", "double", 10.0, "desired normal pressing force f_nᵈ, N",
-                  lower=0.0),
+        *PLANE_PARAMETERS,
         ParamSpec("force_kp", "double", 0.0, "proportional force feedback k_f (0: open loop)",
                   lower=0.0),
         ParamSpec("force_ki", "double", 0.0, "integral force feedback k_i, 1/s", lower=0.0),
@@ -63,16 +100,8 @@ class HybridForce(TaskSpaceController):
 
     def _prepare(self, model, values) -> Config:
         cfg = super()._prepare(model, values)
-        n = values["plane_normal"]
-        if n.shape != (3,):
-            raise refuse("plane_normal", f"wrong length {n.size}: expected 3 (x, y, z)")
-        norm = float(np.linalg.norm(n))
-        if norm == 0.0:
-            raise refuse("plane_normal", "must be a non-zero vector")
-        cfg.normal = n / norm
-        N = np.zeros(cfg.space.m)
-        N[:3] = cfg.normal
-        cfg.tangent_projector = np.eye(cfg.space.m) - np.outer(N, N)  # E_pᵀE_p
+        cfg.normal = unit_normal(values["plane_normal"])
+        cfg.tangent_projector = tangent_projector(cfg.normal, cfg.space.m)
         return cfg
 
     def _reset(self, state) -> None:
@@ -107,12 +136,11 @@ class HybridForce(TaskSpaceController):
         T_d, xd_d, xdd_d = space.desired(reference)
         self.task_error = space.error(T, T_d)
         a = xdd_d + cfg.kd * (xd_d - xd) + cfg.kp * self.task_error
-        qdd = resolve(J, cfg.tangent_projector @ a - Jd_qd) + self.null_space_damping(J, state.qd)
         f_n = self.commanded_normal_force(state, self.desired_normal_force(reference),
                                           float(cfg.normal @ xd[:3]))
         self.normal_force = f_n
-        J_v = J[:3]  # linear-velocity rows: the task vector is linear first
-        return self.terms.inverse_dynamics(state.q, state.qd, qdd) - f_n * (J_v.T @ cfg.normal)
+        return hybrid_torque(self.terms, state.q, state.qd, J, Jd_qd, cfg.tangent_projector @ a,
+                             cfg.normal, f_n, self.null_space_damping(J, state.qd))
 
     def _diagnostics(self) -> dict[str, Any]:
         return {"commanded_normal_force": self.normal_force,

@@ -31,6 +31,7 @@ BUILTIN: dict[str, str] = {
     "robust": "robot_control.control.robust:Robust",
     "hybrid_force": "robot_control.control.force:HybridForce",
     "impedance": "robot_control.control.force:Impedance",
+    "load_sharing": "robot_control.control.load_sharing:LoadSharing",
 }
 
 _registered: dict[str, type[Controller]] = {}

@@ -1,0 +1,184 @@
+"""Several robots holding one object: hybrid position/force control with load sharing (Huo C15).
+
+Huo §3.13: m arms on a common base hold a rigid object whose point E slides on a rigid smooth
+surface. Giving each arm's last link the share M_iᴼ/Mᴼ of the object (3-148, 3-154) splits the
+cell's model in object coordinates into per-arm terms, H̲ = ΣH̲ⁱ, N̲ = ΣN̲ⁱ (3-156) and, in the
+compliant frame, H_c = ΣH_cⁱ, N_c = ΣN_cⁱ (3-157). The hybrid law of C13 (3-158) then splits too:
+arm i supplies u_cⁱ = H_cⁱ[ẍ_cᵈ + K_v(ẋ_cᵈ − ẋ_c) + K_p(x_cᵈ − x_c)] + N_cⁱ + f_cᵈ'ⁱ, and the
+desired contact force is divided by minimising FᵀWF: f_cᵈ'ⁱ = W_i⁻¹(ΣW_j⁻¹)⁻¹f_cᵈ (3-161).
+
+Each arm's u_cⁱ is C13's torque (``force.hybrid_torque``) on the arm's augmented model
+(robot_control.model.cell.augmented_arm_model) with task frame E, so the law reuses C13 as is.
+All arms use one estimate of the object's pose and twist, the mean of what each arm's forward
+kinematics says (Huo's remark ③: measurement errors would otherwise make the arms disagree).
+The law drives the cell's ``arms_model``: q = [q¹; …; qᵐ], τ = [τ¹; …; τᵐ].
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from robot_control.control.base import Config, ConfigurationError, Controller, Reference, State, refuse
+from robot_control.control.force import (
+    PLANE_PARAMETERS,
+    hybrid_torque,
+    tangent_projector,
+    unit_normal,
+)
+from robot_control.control.model_terms import LocalModelTerms
+from robot_control.control.parameters import ParamSpec
+from robot_control.control.task_space import TaskSpace
+
+Array = np.ndarray
+
+
+def force_split(weights, f_d) -> list[Array]:
+    """f_cᵈ'ⁱ = W_i⁻¹(Σ_j W_j⁻¹)⁻¹ f_cᵈ, the split minimising FᵀWF with Σ_i f_cᵈ'ⁱ = f_cᵈ (Huo 3-161)."""
+    f_d = np.atleast_1d(np.asarray(f_d, dtype=float))
+    k = f_d.size
+    inverses = []
+    for i, W in enumerate(weights):
+        W = np.atleast_2d(np.asarray(W, dtype=float))
+        if W.shape != (k, k) or not np.allclose(W, W.T) or np.linalg.eigvalsh(W)[0] <= 0.0:
+            raise ValueError(f"W_{i + 1} must be a symmetric positive definite {k}×{k} matrix")
+        inverses.append(np.linalg.inv(W))
+    total = np.linalg.solve(sum(inverses), f_d)  # (Σ W_j⁻¹)⁻¹ f_cᵈ
+    return [Wi_inv @ total for Wi_inv in inverses]
+
+
+def average_pose(poses) -> Array:
+    """One pose from the arms' estimates: mean position, rotation nearest the mean (Huo 3.13 ③)."""
+    poses = np.asarray(poses, dtype=float)
+    U, _, Vt = np.linalg.svd(poses[:, :3, :3].sum(axis=0))
+    D = np.diag([1.0, 1.0, np.sign(np.linalg.det(U @ Vt))])
+    T = np.eye(4)
+    T[:3, :3] = U @ D @ Vt
+    T[:3, 3] = poses[:, :3, 3].mean(axis=0)
+    return T
+
+
+class LoadSharing(Controller):
+    """Hybrid position/force control of m arms holding one object, load sharing (Huo C15, 3-158).
+
+    Task: the pose of the contact frame E (position and orientation, Huo's X), common to all arms.
+    The normal acceleration of E is zero (the surface is rigid and smooth), the tangential motion
+    and the orientation follow the reference with gains K_p, K_d, and the pressing force
+    f_nᵈ (``force_setpoint`` or the reference wrench) is split by W_i = w_i I (``force_weights``)
+    into f_nᵈ'ⁱ = w_i⁻¹(Σw_j⁻¹)⁻¹ f_nᵈ. Open loop in force, as in the book: with an exact model
+    the contact force equals f_nᵈ and arm i supplies its share.
+    """
+
+    name = "load_sharing"
+    formula = "Huo C15 (3-156 … 3-161)"
+    PARAMETERS = (
+        ParamSpec("cell", "string", "",
+                  "the cell: bundled name (config/cells/) or path of a cell file"),
+        ParamSpec("kp", "double_array", 100.0, "pose gain per task coordinate (v; ω of E)",
+                  lower=0.0, strict=True, size="task"),
+        ParamSpec("kd", "double_array", 20.0, "velocity gain per task coordinate",
+                  lower=0.0, strict=True, size="task"),
+        *PLANE_PARAMETERS,
+        ParamSpec("force_weights", "double_array", [],
+                  "w_i of W_i = w_i I per arm: arm i presses w_i⁻¹(Σw_j⁻¹)⁻¹ f_nᵈ (empty: equal)",
+                  lower=0.0, strict=True, size="any"),
+        ParamSpec("load_shares", "double_array", [],
+                  "M_iᴼ/Mᴼ: share of the object's inertia each arm carries (empty: equal)",
+                  lower=0.0, size="any"),
+    )
+
+    def task_dimension(self, values: dict[str, Any]) -> int | None:
+        return 6
+
+    def _prepare(self, model, values) -> Config:
+        from robot_control.model.cell import (
+            arms_model,
+            augmented_arm_model,
+            load_cell,
+            share_vector,
+        )
+
+        cfg = super()._prepare(model, values)
+        if not values["cell"]:
+            raise refuse("cell", "name the cell the law drives (a bundled cell or a cell file)")
+        try:
+            cell = load_cell(values["cell"])
+        except (OSError, ValueError) as exc:
+            raise refuse("cell", str(exc)) from None
+        expected = arms_model(cell).joint_names
+        if list(model.joint_names) != expected:
+            raise ConfigurationError(
+                f"load_sharing: the model's joints {model.joint_names} are not those of cell "
+                f"'{cell.name}' ({expected}); configure it on the cell's arms_model"
+            )
+        m = cell.m
+        try:
+            shares = share_vector(values["load_shares"], m)
+        except ValueError as exc:
+            raise refuse("load_shares", str(exc)) from None
+        w = values["force_weights"]
+        if w.size == 0:
+            w = np.ones(m)
+        elif w.shape != (m,):
+            raise refuse("force_weights", f"wrong length {w.size}: expected {m}, one per arm "
+                         f"({', '.join(cell.arm_names)})")
+        cfg.cell = cell
+        cfg.slices = cell.joint_slices()
+        cfg.shares = shares
+        cfg.force_fractions = np.array([f[0] for f in force_split([[[x]] for x in w], 1.0)])
+        cfg.arm_models = [augmented_arm_model(cell, i, s) for i, s in enumerate(shares)]
+        cfg.arm_terms = [LocalModelTerms(mi) for mi in cfg.arm_models]
+        cfg.spaces = [TaskSpace(mi, "contact", "pose") for mi in cfg.arm_models]
+        cfg.normal = unit_normal(values["plane_normal"])
+        cfg.tangent_projector = tangent_projector(cfg.normal, 6)
+        return cfg
+
+    def _reset(self, state) -> None:
+        self.task_error = np.zeros(6)
+        self.arm_forces = np.zeros(self.cfg.cell.m)
+
+    def desired_normal_force(self, reference: Reference) -> float:
+        """f_nᵈ: pressing force from the reference wrench if any, else the set point."""
+        if reference.wrench is not None:
+            return -float(self.cfg.normal @ np.asarray(reference.wrench, dtype=float)[3:])
+        return self.params["force_setpoint"]
+
+    def object_state(self, state: State) -> tuple[Array, Array, list]:
+        """(T_E, ẋ_E) averaged over the arms, and each arm's (T, J, ẋ, J̇q̇) of frame E."""
+        cfg = self.cfg
+        kin = [space.kinematics(state.q[s], state.qd[s]) for space, s in zip(cfg.spaces,
+                                                                             cfg.slices)]
+        T = average_pose([k[0] for k in kin])
+        xd = np.mean([k[2] for k in kin], axis=0)
+        return T, xd, kin
+
+    def desired(self, reference: Reference) -> tuple[Array, Array, Array]:
+        """(T_d, ẋ_d, ẍ_d) of E: the Cartesian reference, else forward kinematics of arm 1's q_d."""
+        cfg = self.cfg
+        if reference.pose is not None:
+            return cfg.spaces[0].desired(reference)
+        s = cfg.slices[0]
+        return cfg.spaces[0].desired(Reference(reference.q[s], reference.qd[s],
+                                               reference.qdd[s]))
+
+    def compute(self, t: float, state: State, reference: Reference) -> Array:
+        cfg = self.cfg
+        T, xd, kin = self.object_state(state)
+        T_d, xd_d, xdd_d = self.desired(reference)
+        self.task_error = cfg.spaces[0].error(T, T_d)
+        a_p = cfg.tangent_projector @ (xdd_d + cfg.kd * (xd_d - xd) + cfg.kp * self.task_error)
+        f_d = self.desired_normal_force(reference)
+        self.arm_forces = cfg.force_fractions * f_d
+        tau = np.empty(self.n)
+        for i, s in enumerate(cfg.slices):
+            _, J, _, Jd_qd = kin[i]
+            tau[s] = hybrid_torque(cfg.arm_terms[i], state.q[s], state.qd[s], J, Jd_qd, a_p,
+                                   cfg.normal, self.arm_forces[i])
+        return tau
+
+    def _diagnostics(self) -> dict[str, Any]:
+        return {"task_error": self.task_error.tolist(),
+                "arm_normal_forces": self.arm_forces.tolist(),
+                "force_fractions": self.cfg.force_fractions.tolist(),
+                "load_shares": self.cfg.shares.tolist()}

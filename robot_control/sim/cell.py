@@ -1,0 +1,189 @@
+"""The simulated cell: m arms and the object they hold integrated as one closed chain (Kim §3).
+
+State: the arms' joints and the object's coordinates X (robot_control.model.cell
+``closed_chain_model``). The grasps are six-row loop closures, always active; the contact point E
+on a rigid smooth plane is a unilateral one-row constraint handled as the single-arm plant does:
+a plastic impact when E arrives, constrained dynamics while the plane pushes (λ ≥ 0), free motion
+when it would have to pull. Drift is held by Baumgarte stabilisation; the equations are
+
+    M q̈ + b = [τ; 0] + Aᵀλ,   A q̈ + Ȧq̇ + 2αAq̇ + β²φ = 0,
+
+with A the grasp rows (J_ee − J_grasp per arm) and, in contact, the surface row nᵀJ_E. Only the
+arms' joints are measured (with the configured sensor noise) and driven.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from robot_control import dynamics as dyn
+from robot_control.model.cell import (
+    OBJECT_JOINTS,
+    Cell,
+    closed_chain_model,
+    grasp_constraints,
+    object_coordinates,
+)
+from robot_control.sim.environment import RigidSurface, environment_from_config
+
+Array = np.ndarray
+_KEYS = {"environment", "noise", "saturate"}
+
+
+class CellPlant:
+    """Integrates the cell (RK4 at ``physics_dt``) under held arm torques; reports λ."""
+
+    def __init__(self, cell: Cell, config: dict | None = None, physics_dt: float = 1e-3) -> None:
+        cfg = dict(config or {})
+        unknown = set(cfg) - _KEYS
+        if unknown:
+            raise ValueError(f"plant: unknown keys {sorted(unknown)} for a cell "
+                             f"(known: {sorted(_KEYS)})")
+        if not physics_dt > 0.0:
+            raise ValueError(f"physics_dt must be > 0, got {physics_dt}")
+        self.cell = cell
+        self.dt = float(physics_dt)
+        self.model = closed_chain_model(cell)
+        self.n_arms = cell.nq
+        self.n = self.model.nq
+        env = environment_from_config(cfg.get("environment"))
+        if not isinstance(env, RigidSurface):
+            raise ValueError("plant.environment: a cell needs a rigid plane (type: rigid) under E")
+        self.plane = env.plane
+        grasps = grasp_constraints(cell, self.model)
+        self._surface = dyn.surface_contact(self.model, "contact", self.plane.normal,
+                                            self.plane.offset)
+        self._free = dyn.ConstraintSet(grasps)
+        self._touching = dyn.ConstraintSet([*grasps, self._surface])
+        self._surface_only = dyn.ConstraintSet([self._surface])
+        gain = 1.0 / (20.0 * self.dt) ** 0.5  # critically damped, fast against the period
+        self._baumgarte = (gain, gain)
+        noise = dict(cfg.get("noise") or {})
+        bad = set(noise) - {"position", "velocity", "seed"}
+        if bad:
+            raise ValueError(f"plant.noise: unknown keys {sorted(bad)}")
+        self.noise_position = float(noise.get("position", 0.0))
+        self.noise_velocity = float(noise.get("velocity", 0.0))
+        if self.noise_position < 0.0 or self.noise_velocity < 0.0:
+            raise ValueError("plant.noise: standard deviations must be ≥ 0")
+        self.noise_seed = int(noise.get("seed", 0))
+        self.saturate_on = bool(cfg.get("saturate", True))
+        self._effort = self.model.effort_limit[: self.n_arms]
+        self.in_contact = False
+        self.lam = np.zeros(self._touching.m)
+
+    # ------------------------------------------------------------------ state
+    def assemble(self, q_arms_guess, object_pose) -> Array:
+        """Arm joints that grasp the object at ``object_pose`` (Gauss–Newton from the guess)."""
+        guess = np.asarray(q_arms_guess, dtype=float).reshape(self.n_arms)
+        q = np.concatenate([guess, object_coordinates(object_pose)])
+        fixed = range(self.n_arms, self.n)
+        return dyn.project_to_constraints(self.model, q, self._free, fixed=fixed)
+
+    def reset(self, q_arms_guess, object_pose, t: float = 0.0) -> None:
+        """Grasp the object at rest at ``object_pose`` (placement of O); E on or above the plane."""
+        self.q = self.assemble(q_arms_guess, object_pose)
+        self.qd = np.zeros(self.n)
+        self.t = float(t)
+        depth = -float(dyn.constraint_terms(self.model, self.q, self.qd,
+                                            self._surface_only)[2][0])
+        if depth > 1e-6:
+            raise ValueError(f"the object's contact point starts {depth:.3g} m inside the plane")
+        self.in_contact = depth > -1e-9
+        self.applied = np.zeros(self.n_arms)
+        self.saturated = np.zeros(self.n_arms, dtype=bool)
+        self.lam[:] = 0.0
+        self.qdd = np.zeros(self.n)
+        self._rng = np.random.default_rng(self.noise_seed)
+
+    def measure(self) -> tuple[Array, Array]:
+        """(q, q̇) of the arms' joints as their sensors report them (seeded Gaussian noise)."""
+        q, qd = self.q[: self.n_arms].copy(), self.qd[: self.n_arms].copy()
+        if self.noise_position > 0.0:
+            q += self._rng.normal(0.0, self.noise_position, self.n_arms)
+        if self.noise_velocity > 0.0:
+            qd += self._rng.normal(0.0, self.noise_velocity, self.n_arms)
+        return q, qd
+
+    def saturate(self, tau) -> Array:
+        """Arm torques clipped to the effort limits (when saturation is on)."""
+        tau = np.asarray(tau, dtype=float).reshape(self.n_arms)
+        if not self.saturate_on:
+            return tau
+        self.saturated = np.abs(tau) > self._effort
+        return np.clip(tau, -self._effort, self._effort)
+
+    # --------------------------------------------------------------- dynamics
+    def acceleration(self, q: Array, qd: Array, tau_arms: Array) -> Array:
+        """q̈ of the closed chain for held arm torques; λ (grasps, then contact) into ``self.lam``."""
+        tau = np.zeros(self.n)
+        tau[: self.n_arms] = tau_arms
+        cs = self._touching if self.in_contact else self._free
+        qdd, lam = dyn.constrained_forward_dynamics(self.model, q, qd, tau, cs,
+                                                    baumgarte=self._baumgarte)
+        self.lam[:] = 0.0
+        self.lam[: lam.size] = lam
+        return qdd
+
+    def contact_force(self) -> float:
+        """Normal force the plane exerts on E (λ of the surface row; 0 when not touching)."""
+        return float(self.lam[-1]) if self.in_contact else 0.0
+
+    def grasp_wrenches(self) -> Array:
+        """(m, 6): wrench (n, f) each arm exerts on the object at its grasp point, world axes."""
+        return -self.lam[: 6 * self.cell.m].reshape(self.cell.m, 6)
+
+    def frame_pose(self, frame: str) -> Array:
+        """World placement of a frame of the closed-chain model (``object``, ``contact``, …)."""
+        return dyn.frame_placement(self.model, self.q, frame)
+
+    def object_acceleration(self) -> Array:
+        """Classical acceleration of the object's centre of mass at the last evaluated q̈."""
+        J = dyn.jacobian(self.model, self.q, "object_com")
+        return J[3:] @ self.qdd + dyn.jacobian_dot_qd(self.model, self.q, self.qd,
+                                                      "object_com")[3:]
+
+    def evaluate(self, tau_arms) -> None:
+        """q̈ and λ at the current state under ``tau_arms`` (what a torque does right away)."""
+        self.qdd = self.acceleration(self.q, self.qd, self.saturate(tau_arms))
+
+    # ------------------------------------------------------------ integration
+    def step(self, tau_arms, duration: float) -> Array:
+        """Hold the arm torques for ``duration`` (whole physics steps); returns the torque applied."""
+        tau = self.saturate(tau_arms)
+        steps = max(1, int(round(duration / self.dt)))
+        for _ in range(steps):
+            self._update_contact_mode(tau)
+            self._rk4(tau)
+            self.t += self.dt
+        self.applied = tau
+        if not (np.all(np.isfinite(self.q)) and np.all(np.isfinite(self.qd))):
+            raise FloatingPointError(f"cell state diverged at t = {self.t:.6f} s")
+        return tau
+
+    def _rk4(self, tau: Array) -> None:
+        h, q, qd = self.dt, self.q, self.qd
+        a1 = self.acceleration(q, qd, tau)
+        a2 = self.acceleration(q + 0.5 * h * qd, qd + 0.5 * h * a1, tau)
+        v2 = qd + 0.5 * h * a1
+        a3 = self.acceleration(q + 0.5 * h * v2, qd + 0.5 * h * a2, tau)
+        v3 = qd + 0.5 * h * a2
+        v4 = qd + h * a3
+        a4 = self.acceleration(q + h * v3, v4, tau)
+        self.q = q + h / 6.0 * (qd + 2.0 * v2 + 2.0 * v3 + v4)
+        self.qd = qd + h / 6.0 * (a1 + 2.0 * a2 + 2.0 * a3 + a4)
+
+    def _update_contact_mode(self, tau: Array) -> None:
+        """Close the contact with a plastic impact when E arrives; open it when λ would pull."""
+        if not self.in_contact:
+            A, _, phi = dyn.constraint_terms(self.model, self.q, self.qd, self._surface_only)
+            if phi[0] > 0.0 or float(A[0] @ self.qd) > 0.0:
+                return
+            self.qd = dyn.impact_velocity(self.model, self.q, self.qd, self._touching)[0]
+            self.in_contact = True
+        self.acceleration(self.q, self.qd, tau)
+        if self.lam[-1] < 0.0:  # a surface cannot pull: lift off
+            self.in_contact = False
+
+
+__all__ = ["OBJECT_JOINTS", "CellPlant"]

@@ -1,0 +1,280 @@
+"""Cell scenarios (several arms holding one object, Huo §3.13): files, offline runs, summaries.
+
+A cell scenario is a scenario file with a ``cell`` key instead of ``robot``::
+
+    cell: two_puma560                 # bundled cell (config/cells/) or a cell file
+    duration: 3.0
+    rate: 1000
+    physics_dt: 0.001
+    initial:
+      object: {xyz: [0, 0, 0.25]}     # placement of the object frame O (at rest)
+      arms: {arm1: [...], arm2: [...]}   # joint guesses, refined until every grasp closes
+    trajectory: {type: cartesian, positions: [[0.1, 0, 0.15]], durations: [1.5]}   # of E
+    controller: {type: load_sharing, params: {...}}   # ``cell`` defaults to the scenario's
+    force_reference: [0, 0, -30]      # force the object exerts on the surface, base axes
+    plant: {environment: {type: rigid, normal: [0, 0, 1], offset: 0.15}, noise: {...}}
+
+The run follows the single-arm offline loop (sense with noise, reference at t_k, τ_k held over
+the period). Forces are logged right after τ_k is applied at the sampled state (t_k⁺): the
+contact force λ_E and each arm's pressing share
+
+    p_i = −n·(f_i − s_i Mᴼ(a_C − g)),
+
+the normal part of the force f_i arm i exerts on the object beyond its share s_i = M_iᴼ/Mᴼ of
+the object's inertia and weight (the split of Huo 3-148/3-154). Σp_i = λ_E exactly, and with an
+exact model p_i = f_nᵈ'ⁱ of Huo 3-161.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import yaml
+
+from robot_control.clock import period_ns, seconds
+from robot_control.control.base import Reference, State
+from robot_control.control.registry import available, create
+from robot_control.control.task_space import orientation_error
+from robot_control.model.cell import Cell, arms_model, load_cell, share_vector
+from robot_control.model.dh import _placement
+from robot_control.model.expressions import read_constants
+from robot_control.model.robot_model import ModelError
+from robot_control.sim.cell import CellPlant
+from robot_control.sim.scenario import CartesianPath, ScenarioError, resolve_scenario_path
+
+Array = np.ndarray
+TOP_KEYS = {"cell", "duration", "rate", "physics_dt", "initial", "trajectory", "controller",
+            "plant", "force_reference", "description"}
+
+
+@dataclass
+class CellScenario:
+    """A validated cell scenario."""
+
+    name: str
+    cell: Cell
+    duration: float
+    rate: float
+    physics_dt: float
+    object_pose: Array
+    arm_guess: Array
+    trajectory: dict
+    controller_type: str
+    controller_params: dict
+    plant: dict
+    force_reference: Array | None
+    description: str = ""
+    raw: dict = field(default_factory=dict)
+
+    @property
+    def steps(self) -> int:
+        return int(round(self.duration * self.rate))
+
+
+def _require(cond: bool, message: str) -> None:
+    if not cond:
+        raise ScenarioError(message)
+
+
+def _read(source) -> tuple[dict, str]:
+    if isinstance(source, dict):
+        return dict(source), "scenario"
+    path = resolve_scenario_path(source)
+    with open(path) as fh:
+        doc = yaml.safe_load(fh)
+    _require(isinstance(doc, dict), f"{path}: a scenario must be a YAML mapping")
+    return doc, path.stem
+
+
+def is_cell_scenario(source) -> bool:
+    """Whether a scenario (file, bundled name or mapping) describes a cell (has a ``cell`` key)."""
+    try:
+        doc, _ = _read(source)
+    except (ScenarioError, OSError, yaml.YAMLError):
+        return False
+    return "cell" in doc
+
+
+def load_cell_scenario(source) -> CellScenario:
+    """Read and validate a cell scenario; errors name the key at fault."""
+    doc, name = _read(source)
+    unknown = set(doc) - TOP_KEYS
+    _require(not unknown, f"unknown cell scenario keys {sorted(unknown)} (known: {sorted(TOP_KEYS)})")
+    for key in ("cell", "duration", "controller", "initial", "trajectory"):
+        _require(key in doc, f"cell scenario needs '{key}'")
+    try:
+        cell = load_cell(str(doc["cell"]))
+    except (ModelError, ValueError) as exc:
+        raise ScenarioError(f"cell: {exc}") from exc
+    duration, rate = float(doc["duration"]), float(doc.get("rate", 1000.0))
+    physics_dt = float(doc.get("physics_dt", 1e-3))
+    _require(duration > 0.0 and rate > 0.0, "duration and rate must be > 0")
+    ratio = 1.0 / (rate * physics_dt)
+    _require(ratio >= 1.0 - 1e-9 and abs(ratio - round(ratio)) < 1e-6,
+             f"physics_dt must divide the control period 1/rate into whole steps ({ratio:.4f})")
+    initial = doc["initial"]
+    _require(isinstance(initial, dict) and set(initial) == {"object", "arms"},
+             "initial needs 'object' (placement of O) and 'arms' (joint guesses per arm)")
+    try:
+        pose = _placement(initial["object"], read_constants(None, "initial"), "initial.object", ())
+    except ModelError as exc:
+        raise ScenarioError(str(exc)) from exc
+    arms = initial["arms"]
+    _require(isinstance(arms, dict) and set(arms) == set(cell.arm_names),
+             f"initial.arms needs one joint vector per arm: {cell.arm_names}")
+    guess = []
+    for arm in cell.arms:
+        q = np.asarray(arms[arm.name], dtype=float)
+        _require(q.shape == (arm.model.nq,) and bool(np.all(np.isfinite(q))),
+                 f"initial.arms.{arm.name} must be {arm.model.nq} finite numbers")
+        guess.append(q)
+    traj = doc["trajectory"]
+    _require(isinstance(traj, dict) and traj.get("type") == "cartesian"
+             and set(traj) <= {"type", "positions", "durations"},
+             "trajectory: a cell follows a cartesian path of E (type, positions, durations)")
+    ctrl = doc["controller"]
+    _require(isinstance(ctrl, dict) and "type" in ctrl and set(ctrl) <= {"type", "params"},
+             "controller needs a 'type' (and optional 'params')")
+    _require(str(ctrl["type"]) in available(), f"controller.type '{ctrl['type']}' is not one of "
+             + ", ".join(available()))
+    params = dict(ctrl.get("params") or {})
+    params.setdefault("cell", str(doc["cell"]))
+    force = doc.get("force_reference")
+    force_ref = None
+    if force is not None:
+        f = np.asarray(force, dtype=float)
+        _require(f.shape == (3,), "force_reference must be a force (3 numbers, base axes)")
+        force_ref = np.concatenate([np.zeros(3), f])
+    return CellScenario(name, cell, duration, rate, physics_dt, pose, np.concatenate(guess), traj,
+                        str(ctrl["type"]), params, dict(doc.get("plant") or {}), force_ref,
+                        str(doc.get("description", "")), doc)
+
+
+@dataclass
+class CellResult:
+    """Time series of a cell run (one row per control period) and its summary."""
+
+    t: Array
+    q: Array
+    tau: Array
+    pose_error: Array        # (rows, 6): e_p (m), e_o (rad) of E
+    contact_force: Array     # λ_E, N
+    desired_force: Array     # f_nᵈ, N
+    arm_forces: Array        # (rows, m): p_i, N
+    summary: dict
+
+    def series(self) -> dict:
+        """JSON-friendly time series."""
+        return {k: getattr(self, k).tolist() for k in ("t", "q", "tau", "pose_error",
+                                                       "contact_force", "desired_force",
+                                                       "arm_forces")}
+
+
+def pressing_shares(plant: CellPlant, shares: Array) -> Array:
+    """p_i = −n·(f_i − s_i Mᴼ(a_C − g)): arm i's part of the normal force (Huo 3-148/3-154 split)."""
+    n = plant.plane.normal
+    obj = plant.cell.object_inertia
+    inertial = obj.mass * (plant.object_acceleration() - plant.cell.gravity)
+    forces = plant.grasp_wrenches()[:, 3:]
+    return -(forces - shares[:, None] * inertial) @ n
+
+
+def run_cell(scenario: CellScenario | str, progress: bool = False) -> CellResult:
+    """Simulate a cell scenario and summarise pose, force and force shares."""
+    sc = scenario if isinstance(scenario, CellScenario) else load_cell_scenario(scenario)
+    try:
+        plant = CellPlant(sc.cell, sc.plant, sc.physics_dt)
+        plant.reset(sc.arm_guess, sc.object_pose)
+    except ValueError as exc:
+        raise ScenarioError(f"plant: {exc}") from exc
+    law = create(sc.controller_type)
+    law.configure(arms_model(sc.cell), sc.controller_params)
+    shares = share_vector(law.get_parameters().get("load_shares", []), sc.cell.m)
+    start = plant.frame_pose("contact")
+    path = CartesianPath(start, [np.asarray(p, float) for p in sc.trajectory.get("positions", [])],
+                         list(np.atleast_1d(sc.trajectory.get("durations", []))), "contact")
+    q_hold = plant.q[: plant.n_arms].copy()
+    rows, tick = sc.steps + 1, period_ns(sc.rate)
+    t_log = np.empty(rows)
+    q_log, tau_log = np.empty((rows, plant.n_arms)), np.empty((rows, plant.n_arms))
+    e_log = np.empty((rows, 6))
+    lam_log, fd_log = np.empty(rows), np.empty(rows)
+    p_log = np.empty((rows, sc.cell.m))
+    normal = plant.plane.normal
+    started = time.perf_counter()
+    for k in range(rows):
+        t = seconds(k * tick)
+        q_meas, qd_meas = plant.measure()
+        pose, twist, accel = path.sample(t)
+        ref = Reference(q_hold, pose=pose, twist=twist, accel=accel, wrench=sc.force_reference)
+        tau = law.update(t, State(t, q_meas, qd_meas), ref)
+        T = plant.frame_pose("contact")
+        e_log[k, :3] = pose[:3, 3] - T[:3, 3]
+        e_log[k, 3:] = orientation_error(T[:3, :3], pose[:3, :3])
+        plant.evaluate(tau)
+        t_log[k], q_log[k] = t, plant.q[: plant.n_arms]
+        lam_log[k] = plant.contact_force()
+        fd_log[k] = (-float(normal @ sc.force_reference[3:]) if sc.force_reference is not None
+                     else law.get_parameters().get("force_setpoint", 0.0))
+        p_log[k] = pressing_shares(plant, shares)
+        tau_log[k] = plant.step(tau, seconds(tick)) if k < sc.steps else plant.saturate(tau)
+        if progress and k % 100 == 0:
+            print(f"\rt = {t:6.3f} s", end="", file=sys.stderr, flush=True)
+    wall = time.perf_counter() - started
+    if progress:
+        print(file=sys.stderr)
+    diag = law.diagnostics()
+    summary = summarise_cell(sc, t_log, e_log, lam_log, fd_log, p_log, tau_log,
+                             np.asarray(diag.get("force_fractions", np.full(sc.cell.m, np.nan))),
+                             wall)
+    return CellResult(t_log, q_log, tau_log, e_log, lam_log, fd_log, p_log, summary)
+
+
+def _stats(x: Array) -> dict:
+    """rms, max |·| and final value of a scalar series."""
+    return {"rms": float(np.sqrt(np.mean(x**2))), "max": float(np.abs(x).max()),
+            "final": float(x[-1])}
+
+
+def summarise_cell(sc: CellScenario, t: Array, e: Array, lam: Array, f_d: Array, p: Array,
+                   tau: Array, fractions: Array, wall: float) -> dict:
+    """Object pose error, normal force error and each arm's force share against W's share."""
+    e_pos = np.linalg.norm(e[:, :3], axis=1)
+    e_rot = np.linalg.norm(e[:, 3:], axis=1)
+    force_error = f_d - lam
+    shares = {}
+    for i, arm in enumerate(sc.cell.arms):
+        prescribed = fractions[i] * f_d
+        shares[arm.name] = {
+            "prescribed_fraction": float(fractions[i]),
+            "measured_fraction_mean": float(np.mean(p[:, i]) / np.mean(lam)),
+            "prescribed_force_final": float(prescribed[-1]),
+            "measured_force_final": float(p[-1, i]),
+            "max_deviation": float(np.abs(p[:, i] - prescribed).max()),
+        }
+    slices = sc.cell.joint_slices()
+    return {
+        "scenario": sc.name,
+        "cell": sc.cell.name,
+        "controller": sc.controller_type,
+        "arms": sc.cell.arm_names,
+        "error_reference": "rows of rms/max/final_error: contact frame E, position (m) then "
+                           "orientation (rad), e = desired − actual",
+        "rms_error": np.sqrt(np.mean(e**2, axis=0)).tolist(),
+        "max_error": np.abs(e).max(axis=0).tolist(),
+        "final_error": e[-1].tolist(),
+        "object_pose_error": {"position_m": _stats(e_pos), "orientation_rad": _stats(e_rot)},
+        "normal_force": {"desired_final": float(f_d[-1]), "actual_final": float(lam[-1]),
+                         "min_actual": float(lam.min()), "error": _stats(force_error)},
+        "force_shares": shares,
+        "max_torque": {arm.name: np.abs(tau[:, s]).max(axis=0).tolist()
+                       for arm, s in zip(sc.cell.arms, slices)},
+        "steps": int(len(t) - 1),
+        "duration_s": sc.duration,
+        "wall_time_s": wall,
+        "realtime_factor": sc.duration / wall if wall > 0 else float("inf"),
+    }
+
