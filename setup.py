@@ -44,6 +44,8 @@ setup(
             "matplotlib>=3.7",
         ],
         "plot": ["matplotlib>=3.7"],
+        # reading recordings (robot-control identify)
+        "bag": ["rosbags>=0.10"],
         "bench": ["pin>=3", "example-robot-data>=4", "roboticstoolbox-python>=1.1"],
     },
     zip_safe=True,

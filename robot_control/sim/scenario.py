@@ -15,10 +15,11 @@ from robot_control.model import load_robot
 from robot_control.model.robot_model import RobotModel
 from robot_control.resources import share_path
 from robot_control.trajectory import CartesianQuintic, Hold, JointTrajectory, named_trajectory
+from robot_control.trajectory.excitation import EXCITATION_KEYS, excitation_from_config
 
 TOP_KEYS = {"robot", "duration", "rate", "physics_dt", "initial", "trajectory", "controller",
             "plant", "force_reference", "description"}
-TRAJECTORY_TYPES = ("quintic", "hold", "named", "cartesian")
+TRAJECTORY_TYPES = ("quintic", "hold", "named", "cartesian", "excitation")
 
 
 class ScenarioError(ValueError):
@@ -176,12 +177,15 @@ def build_trajectory(spec: dict, robot: RobotModel, q0: np.ndarray):
                            "from_initial"},
                "hold": {"type", "q"},
                "named": {"type", "name"},
-               "cartesian": {"type", "positions", "durations", "frame"}}[kind]
+               "cartesian": {"type", "positions", "durations", "frame"},
+               "excitation": {"type", *EXCITATION_KEYS}}[kind]
     bad = set(spec) - allowed
     _require(not bad, f"trajectory ({kind}): unknown keys {sorted(bad)} (known: {sorted(allowed)})")
     try:
         if kind == "hold":
             return Hold(_vector(spec.get("q", q0), n, "trajectory.q"))
+        if kind == "excitation":  # identification runs (trajectory/excitation.py)
+            return excitation_from_config(spec, robot, q0)
         if kind == "named":
             traj = named_trajectory(str(spec.get("name")))
             _require(traj.dof == n, f"trajectory '{spec.get('name')}' has {traj.dof} joints")
