@@ -154,19 +154,22 @@ def log_cholesky_of_pseudo_inertia(J: Array) -> Array:
 
 
 def physically_consistent_fit(Ws: Array, y: Array, weights: Array, theta0: Array,
-                              n_extra: int, extra0: Array, prior: float = 1e-6
-                              ) -> tuple[Array, Array]:
+                              n_extra: int, extra0: Array, prior: float = 1e-6,
+                              pinned: Array | None = None) -> tuple[Array, Array]:
     """(θ, extra) minimising ‖w(W_s[θ; extra] − y)‖² + ε‖θ − θ₀‖² over consistent θ (Wensing).
 
     ``Ws``: observation matrix in the standard parameters (10 per body) followed by ``n_extra``
     unconstrained columns (friction); ε = ``prior`` × mean of diag(WᵀW) keeps directions the
-    data do not determine at the nominal θ₀.
+    data do not determine at the nominal θ₀. Indices in ``pinned`` (parameters a group basis
+    assumes zero) are held at θ₀ by a weight 10⁶ times larger.
     """
     Ww, yw = Ws * weights[:, None], y * weights
     Q, R = qr(Ww, mode="economic")
     c = Q.T @ yw
     bodies = (Ws.shape[1] - n_extra) // 10
-    eps = np.sqrt(prior * float(np.mean(np.sum(Ww**2, axis=0))))
+    eps = np.full(theta0.size, np.sqrt(prior * float(np.mean(np.sum(Ww**2, axis=0)))))
+    if pinned is not None:
+        eps[pinned] *= 1e6
 
     def theta_of(x: Array) -> Array:
         return np.concatenate([parameters_of_pseudo_inertia(
@@ -181,6 +184,19 @@ def physically_consistent_fit(Ws: Array, y: Array, weights: Array, theta0: Array
                            for i in range(bodies)), extra0])
     sol = least_squares(residual, x0, method="trf", x_scale="jac", max_nfev=200 * x0.size)
     return theta_of(sol.x[:10 * bodies]), sol.x[10 * bodies:]
+
+
+def assumed_zero(model, basis_name: str) -> Array:
+    """Indices in θ of the parameters a bundled group set takes as zero (e.g. the DDArm's xy₂)."""
+    from robot_control.dynamics.regressor import standard_parameter_names
+
+    group = model.parameter_groups.get(basis_name)
+    if isinstance(group, dict):
+        zero = group.get("assumed_zero", ())
+    else:
+        zero = getattr(group, "assumed_zero", ())
+    names = standard_parameter_names(model)
+    return np.array([names.index(k) for k in zero], dtype=int)
 
 
 # ------------------------------------------------------------------------------- driver
@@ -210,7 +226,8 @@ def identify(model, basis_name: str, samples, friction: bool = False,
         Ws = observation_matrix(model, np.eye(10 * n), q, qd, qdd, friction, sgn)
         weights = np.tile(1.0 / sigma, q.shape[0])
         theta, extra = physically_consistent_fit(Ws, y, weights, model.inertial_parameters(),
-                                                 W.shape[1] - b, p[b:])
+                                                 W.shape[1] - b, p[b:],
+                                                 pinned=assumed_zero(model, basis.name))
         est.theta, est.physical = theta, True
         est.values = np.concatenate([basis.matrix @ theta, extra])
         est.notes.append("estimates constrained to a physically consistent model (pseudo-"
