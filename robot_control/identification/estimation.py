@@ -23,6 +23,7 @@ import numpy as np
 from scipy.linalg import qr
 from scipy.optimize import least_squares
 
+from robot_control.dynamics.reference.lagrange_euler import pseudo_inertia
 from robot_control.dynamics.regressor import parameter_basis, regressor
 
 Array = np.ndarray
@@ -113,17 +114,6 @@ def weighted_least_squares(W: Array, y: Array, n: int) -> tuple[Array, Array, Ar
 
 
 # ------------------------------------------------------------------ physical consistency
-def pseudo_inertia(theta10: Array) -> Array:
-    """Huo's 4×4 pseudo-inertia J = ∫ r̄r̄ᵀdm = [[Σ, h], [hᵀ, m]] of one body's 10 parameters."""
-    xx, xy, xz, yy, yz, zz, mx, my, mz, m = theta10
-    inertia = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
-    J = np.zeros((4, 4))
-    J[:3, :3] = 0.5 * np.trace(inertia) * np.eye(3) - inertia
-    J[:3, 3] = J[3, :3] = (mx, my, mz)
-    J[3, 3] = m
-    return J
-
-
 def parameters_of_pseudo_inertia(J: Array) -> Array:
     """The 10 standard parameters of a pseudo-inertia (I = tr(Σ)1 − Σ)."""
     S = J[:3, :3]

@@ -43,7 +43,12 @@ from robot_control.model.dh import _placement
 from robot_control.model.expressions import read_constants
 from robot_control.model.robot_model import ModelError
 from robot_control.sim.cell import CellPlant
-from robot_control.sim.scenario import CartesianPath, ScenarioError, resolve_scenario_path
+from robot_control.sim.scenario import (
+    CartesianPath,
+    ScenarioError,
+    _require,
+    resolve_scenario_path,
+)
 
 Array = np.ndarray
 TOP_KEYS = {"cell", "duration", "rate", "physics_dt", "initial", "trajectory", "controller",
@@ -72,11 +77,6 @@ class CellScenario:
     @property
     def steps(self) -> int:
         return int(round(self.duration * self.rate))
-
-
-def _require(cond: bool, message: str) -> None:
-    if not cond:
-        raise ScenarioError(message)
 
 
 def _read(source) -> tuple[dict, str]:
