@@ -325,3 +325,52 @@ def test_simulate_command_runs_a_cell_scenario(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "robot_control.cli", "simulate", str(path)],
                           capture_output=True, text=True, timeout=300, env=env, cwd=REPO)
     assert proc.returncode == 2 and "cartesian" in proc.stderr
+
+
+def test_contact_closes_on_arrival_and_opens_when_the_law_pulls():
+    """E starts 1 cm above the table: pushed down, it lands (plastic impact) and then presses
+    f_nᵈ; asked to pull (f_nᵈ < 0), the table lets go and E leaves it."""
+    doc = scenario_doc()
+    doc["plant"].pop("noise", None)
+    doc["initial"]["object"]["xyz"] = [0.0, 0.0, 0.26]
+    doc["duration"] = 1.0
+    doc["trajectory"] = {"type": "cartesian", "positions": [[0.0, 0.0, 0.15]],
+                         "durations": [0.5]}
+    result = run_cell(load_cell_scenario(doc))
+    lam = result.contact_force
+    landed = int(np.argmax(lam > 0.0))
+    assert 50 < landed < 500 and np.all(lam[:landed] == 0.0)  # in flight, then on the table
+    assert abs(result.pose_error[landed - 1, 2]) > 5e-3  # it was still above the table
+    assert abs(lam[-1] - 30.0) < 1e-3 and abs(result.pose_error[-1, 2]) < 1e-5
+    doc = scenario_doc()
+    doc["plant"].pop("noise", None)
+    doc["duration"] = 0.3
+    doc["force_reference"] = [0.0, 0.0, 10.0]  # pull the object off the table
+    result = run_cell(load_cell_scenario(doc))
+    assert np.all(result.contact_force[5:] == 0.0)
+    assert result.pose_error[-1, 2] < -1e-3  # E above where the reference keeps it
+
+
+def test_cell_scenario_errors_name_the_key():
+    from robot_control.sim.scenario import ScenarioError
+
+    doc = scenario_doc()
+    doc["initial"]["arms"].pop("arm2")
+    with pytest.raises(ScenarioError, match="initial.arms"):
+        load_cell_scenario(doc)
+    doc = scenario_doc()
+    doc["gravity"] = [0, 0, -1]
+    with pytest.raises(ScenarioError, match="gravity"):
+        load_cell_scenario(doc)
+    doc = scenario_doc()
+    doc["cell"] = "no_such_cell"
+    with pytest.raises(ScenarioError, match="no_such_cell"):
+        load_cell_scenario(doc)
+    doc = scenario_doc()
+    doc["plant"]["environment"]["type"] = "compliant"
+    with pytest.raises(ScenarioError, match="rigid"):
+        run_cell(load_cell_scenario(doc))
+    doc = scenario_doc()
+    doc["initial"]["object"]["xyz"] = [0.0, 0.0, 0.2]  # E 5 cm inside the table
+    with pytest.raises(ScenarioError, match="inside the plane"):
+        run_cell(load_cell_scenario(doc))
