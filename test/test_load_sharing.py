@@ -313,10 +313,12 @@ def test_simulate_command_runs_a_cell_scenario(tmp_path):
     out = tmp_path / "out.json"
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    png = tmp_path / "cell.png"
     proc = subprocess.run([sys.executable, "-m", "robot_control.cli", "simulate", str(path),
-                           "--out", str(out)], capture_output=True, text=True, timeout=300,
-                          env=env, cwd=REPO)
+                           "--out", str(out), "--plot", str(png)], capture_output=True,
+                          text=True, timeout=300, env=env, cwd=REPO)
     assert proc.returncode == 0, proc.stderr
+    assert png.stat().st_size > 10_000
     summary = json.loads(proc.stdout)
     assert summary["steps"] == 100 and set(summary["force_shares"]) == {"arm1", "arm2"}
     assert len(json.loads(out.read_text())["series"]["contact_force"]) == 101

@@ -43,10 +43,6 @@ def run_cell_scenario(args: argparse.Namespace) -> int:
     from robot_control.sim.cell_simulate import run_cell
     from robot_control.sim.scenario import ScenarioError
 
-    if args.plot:
-        print("robot-control simulate: --plot is not available for cell scenarios (use --out)",
-              file=sys.stderr)
-        return 2
     try:
         result = run_cell(args.scenario, progress=not args.quiet and sys.stderr.isatty())
     except (ScenarioError, ValueError, KeyError) as exc:
@@ -56,4 +52,8 @@ def run_cell_scenario(args: argparse.Namespace) -> int:
     if args.out:
         with open(args.out, "w") as fh:
             json.dump({"summary": result.summary, "series": result.series()}, fh)
+    if args.plot:
+        from robot_control.sim.report import plot_cell_result
+
+        plot_cell_result(result, args.plot)
     return 0

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 
-def plot_result(result, path: str) -> None:
-    """Write a PNG/PDF/SVG figure of a simulation result (needs matplotlib: the ``plot`` extra)."""
+def _pyplot():
+    """matplotlib.pyplot on the Agg backend, or a RuntimeError saying how to install it."""
     try:
         import matplotlib
 
@@ -14,6 +14,12 @@ def plot_result(result, path: str) -> None:
         import matplotlib.pyplot as plt
     except ImportError as exc:  # an optional dependency: say how to get it
         raise RuntimeError("plotting needs matplotlib: pip install 'robot_control[plot]'") from exc
+    return plt
+
+
+def plot_result(result, path: str) -> None:
+    """Write a PNG/PDF/SVG figure of a simulation result (needs matplotlib: the ``plot`` extra)."""
+    plt = _pyplot()
     s = result.summary
     n = result.q.shape[1]
     rows = 4 if result.force_error is not None else 3
@@ -41,6 +47,37 @@ def plot_result(result, path: str) -> None:
         ax.legend(loc="upper right", fontsize=7, ncol=min(n, 6))
     axes[-1].set_xlabel("t [s]")
     fig.suptitle(f"{s['scenario']}: {s['controller']} on {s['robot']}")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def plot_cell_result(result, path: str) -> None:
+    """Figure of a cell run (Huo §3.13): pose error of E, normal force, each arm's share, torques."""
+    plt = _pyplot()
+    s = result.summary
+    fig, axes = plt.subplots(4, 1, figsize=(9, 10.4), sharex=True)
+    t = result.t
+    for i, axis in enumerate("xyz"):
+        axes[0].plot(t, 1e3 * result.pose_error[:, i], label=f"e_{axis} [mm]")
+        axes[0].plot(t, 1e3 * result.pose_error[:, 3 + i], ":", label=f"e_ω{axis} [mrad]")
+    axes[0].set_ylabel("E: desired − actual")
+    axes[1].plot(t, result.contact_force, label="λ_E (table on E)")
+    axes[1].plot(t, result.desired_force, "--", label="f_nᵈ")
+    axes[1].set_ylabel("normal force [N]")
+    for i, (arm, share) in enumerate(s["force_shares"].items()):
+        (line,) = axes[2].plot(t, result.arm_forces[:, i], label=f"{arm}: p_i")
+        axes[2].plot(t, share["prescribed_fraction"] * result.desired_force, "--",
+                     color=line.get_color(), label=f"{arm}: W's share")
+    axes[2].set_ylabel("arm's pressing share [N]")
+    axes[3].plot(t, result.tau)
+    axes[3].set_ylabel("τ [N·m] (all joints)")
+    for ax in axes:
+        ax.grid(True, alpha=0.3)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(loc="upper right", fontsize=7, ncol=3)
+    axes[-1].set_xlabel("t [s]")
+    fig.suptitle(f"{s['scenario']}: {s['controller']} on cell {s['cell']}")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
