@@ -15,45 +15,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from robot_control.sim.cell_simulate import is_cell_scenario
+    from robot_control.sim import report
+    from robot_control.sim.cell_simulate import is_cell_scenario, run_cell
     from robot_control.sim.scenario import ScenarioError
     from robot_control.sim.simulate import run as simulate
 
-    if is_cell_scenario(args.scenario):  # several arms holding one object (Huo §3.13)
-        return run_cell_scenario(args)
+    # a cell scenario (several arms holding one object, Huo §3.13) has its own loop and plot
+    cell = is_cell_scenario(args.scenario)
+    runner, plot = (run_cell, report.plot_cell_result) if cell else (simulate, report.plot_result)
     try:
-        result = simulate(args.scenario, progress=not args.quiet and sys.stderr.isatty())
+        result = runner(args.scenario, progress=not args.quiet and sys.stderr.isatty())
     except (ScenarioError, ValueError, KeyError) as exc:
         print(f"robot-control simulate: {exc}", file=sys.stderr)
         return 2
     print(json.dumps(result.summary, indent=2))
     if args.out:
+        payload = {"summary": result.summary}
+        if not cell:
+            payload["diagnostics"] = result.diagnostics
+        payload["series"] = result.series()
         with open(args.out, "w") as fh:
-            json.dump({"summary": result.summary, "diagnostics": result.diagnostics,
-                       "series": result.series()}, fh)
+            json.dump(payload, fh)
     if args.plot:
-        from robot_control.sim.report import plot_result
-
-        plot_result(result, args.plot)
-    return 0
-
-
-def run_cell_scenario(args: argparse.Namespace) -> int:
-    """``simulate`` for a cell scenario: the summary of robot_control.sim.cell_simulate."""
-    from robot_control.sim.cell_simulate import run_cell
-    from robot_control.sim.scenario import ScenarioError
-
-    try:
-        result = run_cell(args.scenario, progress=not args.quiet and sys.stderr.isatty())
-    except (ScenarioError, ValueError, KeyError) as exc:
-        print(f"robot-control simulate: {exc}", file=sys.stderr)
-        return 2
-    print(json.dumps(result.summary, indent=2))
-    if args.out:
-        with open(args.out, "w") as fh:
-            json.dump({"summary": result.summary, "series": result.series()}, fh)
-    if args.plot:
-        from robot_control.sim.report import plot_cell_result
-
-        plot_cell_result(result, args.plot)
+        plot(result, args.plot)
     return 0
