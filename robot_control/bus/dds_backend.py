@@ -4,7 +4,8 @@ installed (design.md, "ROS 2 wire details").
 Each node: topics ``rt/<fully qualified name>`` with rmw_cyclonedds' types and QoS and the type
 hash in USER_DATA; its readers and writers announced on ``ros_discovery_info`` (via the
 process's DdsContext); the six standard parameter services and /parameter_events
-(dds_parameters); a logger that also publishes rcl_interfaces/Log on /rosout; and one
+(dds_parameters); for a managed node the lifecycle_msgs services and transition_event
+(dds_lifecycle); a logger that also publishes rcl_interfaces/Log on /rosout; and one
 executor thread for all its callbacks (dds_executor).
 """
 
@@ -26,7 +27,9 @@ from robot_control.bus import dds_config, messages
 from robot_control.bus.dds_config import QosProfile
 from robot_control.bus.dds_context import acquire_context, delete_entity, release_context
 from robot_control.bus.dds_executor import Executor
+from robot_control.bus.dds_lifecycle import LifecycleServer
 from robot_control.bus.dds_parameters import ParameterServer
+from robot_control.bus.lifecycle import CallbackReturn, LifecycleHooks
 from robot_control.bus.msg.rcl_interfaces import Log
 from robot_control.bus.node import (
     Logger,
@@ -137,7 +140,7 @@ class DdsNode(Node):
 
     backend = "dds"
 
-    def __init__(self, default_name: str, argv: Sequence[str]):
+    def __init__(self, default_name: str, argv: Sequence[str], *, managed: bool = False):
         args = parse_args_for(default_name, argv)
         name, namespace = node_identity(default_name, args)
         super().__init__(name, namespace)
@@ -160,6 +163,12 @@ class DdsNode(Node):
                                        self._store, self.now)
         self.add_parameter_listener(self._on_parameters_changed)
         self.declare_parameter("use_sim_time", False, "use /clock as the node's time source")
+        self._lifecycle_server: LifecycleServer | None = None
+        if managed:
+            self._hooks = LifecycleHooks(self._logger)
+            self._lifecycle_server = LifecycleServer(self._context, self._executor,
+                                                     self._node_key, self.fqn, self._hooks,
+                                                     self._logger)
 
     # -- messages and topics
     def msg(self, ros_type: str) -> type:
@@ -238,6 +247,13 @@ class DdsNode(Node):
         if "use_sim_time" in new:
             self._use_sim_time(bool(new["use_sim_time"]))
 
+    # -- lifecycle: robot_control.bus.lifecycle's state machine behind dds_lifecycle's services
+    def _lifecycle_state_id(self) -> int:
+        return self._lifecycle_server.machine.current
+
+    def _change_state(self, transition_id: int) -> CallbackReturn | None:
+        return self._lifecycle_server.machine.change_state(transition_id)
+
     # -- logging
     def get_logger(self) -> Logger:
         return self._logger
@@ -274,6 +290,7 @@ class DdsNode(Node):
             self._spinning = False
             for sig, handler in restore:
                 signal.signal(sig, handler)
+            self._finish_lifecycle()
             self._destroy()
 
     def _install_signal_handlers(self) -> list:
@@ -291,6 +308,7 @@ class DdsNode(Node):
         self._shutdown.set()
         self._executor.wake()
         if not self._spinning:
+            self._finish_lifecycle()
             self._destroy()
 
     @property
@@ -308,6 +326,8 @@ class DdsNode(Node):
         self._destroyed = True
         self._executor.close()
         self._params.destroy()
+        if self._lifecycle_server is not None:
+            self._lifecycle_server.destroy()
         for entity, _kind in self._endpoints:
             delete_entity(entity)
         self._endpoints.clear()

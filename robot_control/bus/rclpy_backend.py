@@ -7,12 +7,16 @@ override from ``-p`` / ``--params-file`` is applied (and an integer coerced to a
 store, declared into rclpy with ``ignore_override``, and every later change — ``ros2 param
 set`` or ``node.set_parameters`` — passes the store's checks and validators in rclpy's
 on-set-parameters callback, whose SetParametersResult carries the reason of a refusal.
+A managed node is an rclpy.lifecycle.LifecycleNode: rcl's state machine runs the transitions
+and rclpy serves the lifecycle_msgs services and transition_event; its on_configure, … callbacks
+run the hooks through robot_control.bus.lifecycle, as the DDS backend does.
 Importing this module imports rclpy; nothing else in robot_control.bus does.
 """
 
 from __future__ import annotations
 
 import array
+import functools
 import importlib
 import traceback
 from collections.abc import Callable, Sequence
@@ -30,6 +34,18 @@ from rclpy.node import Node as RclNode
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
 
+from robot_control.bus.lifecycle import (
+    ACTIVATING,
+    CLEANINGUP,
+    CONFIGURING,
+    DEACTIVATING,
+    ERRORPROCESSING,
+    SHUTTINGDOWN,
+    TRANSITION_GRAPH,
+    CallbackReturn,
+    LifecycleHooks,
+    LifecycleState,
+)
 from robot_control.bus.node import (
     Node,
     QosSpec,
@@ -59,16 +75,59 @@ def _plain(value: object) -> object:
     return list(value) if isinstance(value, array.array | tuple) else value
 
 
+@functools.cache
+def _managed_node_class() -> type:
+    """rclpy's LifecycleNode whose transition callbacks run the bus node's hooks (imported only
+    when a managed node is made)."""
+    from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
+
+    class ManagedRclNode(LifecycleNode):
+        hooks: LifecycleHooks | None = None
+
+        def _run(self, transition_state: int, previous) -> TransitionCallbackReturn:
+            result = self.hooks.run(transition_state,
+                                    LifecycleState(previous.label, previous.state_id))
+            return getattr(TransitionCallbackReturn, result.name)
+
+        def on_configure(self, state):
+            return self._run(CONFIGURING, state)
+
+        def on_cleanup(self, state):
+            return self._run(CLEANINGUP, state)
+
+        def on_activate(self, state):
+            return self._run(ACTIVATING, state)
+
+        def on_deactivate(self, state):
+            return self._run(DEACTIVATING, state)
+
+        def on_shutdown(self, state):
+            return self._run(SHUTTINGDOWN, state)
+
+        def on_error(self, state):
+            return self._run(ERRORPROCESSING, state)
+
+    return ManagedRclNode
+
+
+_TRIGGERS = {"configure": "trigger_configure", "cleanup": "trigger_cleanup",
+             "activate": "trigger_activate", "deactivate": "trigger_deactivate",
+             "shutdown": "trigger_shutdown"}
+
+
 class RclpyNode(Node):
     """The bus Node interface on an rclpy node."""
 
     backend = "rclpy"
 
-    def __init__(self, default_name: str, argv: Sequence[str]):
+    def __init__(self, default_name: str, argv: Sequence[str], *, managed: bool = False):
         if not rclpy.ok():
             rclpy.init(args=list(argv))
-        self._node = RclNode(default_name)  # rclpy applies __node:=, __ns:= and -r itself
+        # rclpy applies __node:=, __ns:= and -r itself
+        self._node = _managed_node_class()(default_name) if managed else RclNode(default_name)
         super().__init__(self._node.get_name(), self._node.get_namespace())
+        if managed:
+            self._hooks = self._node.hooks = LifecycleHooks(self._node.get_logger())
         self._store.overrides = parameter_overrides(parse_args_for(default_name, argv), self.fqn)
         self._store.declare("use_sim_time", self._node.get_parameter("use_sim_time").value)
         self._node.add_on_set_parameters_callback(self._on_set_parameters)
@@ -165,6 +224,15 @@ class RclpyNode(Node):
                 return SetParametersResult(successful=False, reason=str(exc))
         return SetParametersResult(successful=True, reason="")
 
+    # -- lifecycle: rcl's state machine, rclpy's services
+    def _lifecycle_state_id(self) -> int:
+        return self._node._state_machine.current_state[0]
+
+    def _change_state(self, transition_id: int) -> CallbackReturn | None:
+        edge = next(t for t in TRANSITION_GRAPH if t.id == transition_id)
+        result = getattr(self._node, _TRIGGERS[edge.label])()
+        return CallbackReturn[result.name]
+
     # -- logging and life cycle
     def get_logger(self):
         return self._node.get_logger()
@@ -181,6 +249,7 @@ class RclpyNode(Node):
             pass
         finally:
             self._spinning = False
+            self._finish_lifecycle()
             self._release()
 
     @property
@@ -189,7 +258,8 @@ class RclpyNode(Node):
 
     def shutdown(self) -> None:
         self._running = False
-        if not self._spinning:
+        if not self._spinning and not self._released:
+            self._finish_lifecycle()
             self._release()
 
     def _release(self) -> None:
