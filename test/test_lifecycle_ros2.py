@@ -123,3 +123,26 @@ def test_both_backends_show_rcls_transition_graph(env, dds_probe, rclpy_probe):
     states = ros2(env, "service", "call", "/lc_dds/get_available_states",
                   "lifecycle_msgs/srv/GetAvailableStates")
     assert states.count("lifecycle_msgs.msg.State(") == 11 and "errorprocessing" in states
+
+
+def test_the_lifecycle_manager_on_rclpy_brings_up_nodes_of_both_backends(env):
+    dds = Watched([dds_python(), PROBE, "--ros-args", "-r", "__node:=m_dds"], without_ros(env))
+    rcl = Watched([sys.executable, PROBE, "--ros-args", "-r", "__node:=m_rclpy"],
+                  {**env, "ROBOT_CONTROL_BUS": "rclpy"})
+    manager = None
+    try:
+        for probe in (dds, rcl):
+            assert probe.wait_for_line("lifecycle probe ready", 60), probe.output
+        manager = Watched([sys.executable, "-m", "robot_control.nodes.lifecycle_manager",
+                           "--ros-args", "-p", "node_names:=[m_dds, m_rclpy]",
+                           "-p", "start_after_loop_closed:=[m_rclpy]",
+                           "-p", "loop_topic:=/m_dds/out",
+                           "-p", "loop_topic_type:=std_msgs/msg/String"],
+                          {**env, "ROBOT_CONTROL_BUS": "rclpy"})
+        assert manager.wait_for_line(r"stack active: m_dds, m_rclpy", 90), manager.output
+        assert "/m_dds: active [3]" in lifecycle(env, "get")
+        assert "/m_rclpy: active [3]" in lifecycle(env, "get")
+    finally:
+        for proc in (manager, dds, rcl):
+            if proc is not None:
+                proc.stop()

@@ -29,12 +29,14 @@ from robot_control.bus.dds_context import acquire_context, delete_entity, releas
 from robot_control.bus.dds_executor import Executor
 from robot_control.bus.dds_lifecycle import LifecycleServer
 from robot_control.bus.dds_parameters import ParameterServer
+from robot_control.bus.dds_services import ServiceClient, ServiceError
 from robot_control.bus.lifecycle import CallbackReturn, LifecycleHooks
 from robot_control.bus.msg.rcl_interfaces import Log
 from robot_control.bus.node import (
     Logger,
     Node,
     QosSpec,
+    ServiceCallError,
     as_range,
     node_identity,
     parameter_overrides,
@@ -135,6 +137,34 @@ class DdsSubscription:
         self._node._drop_endpoint(reader=self.reader)
 
 
+class DdsClient:
+    """A node's client of one service (dds_services.ServiceClient, announced as the node's)."""
+
+    def __init__(self, node: DdsNode, srv_type: str, service: str):
+        self._node = node
+        self.srv_name = service
+        self._client = ServiceClient(node._context, srv_type, service, dds_config.SERVICES_DEFAULT)
+        node._context.associate(node._node_key, reader=self._client.reader,
+                                writer=self._client.writer)
+
+    def request(self, **fields):
+        return self._client.request_type(**fields)
+
+    def wait_for_service(self, timeout_s: float) -> bool:
+        return self._client.wait_for_service(timeout_s)
+
+    def call(self, request, timeout_s: float = 5.0):
+        try:
+            return self._client.call(request, timeout_s)
+        except ServiceError as exc:
+            raise ServiceCallError(str(exc)) from None
+
+    def destroy(self) -> None:
+        self._node._context.dissociate(self._node._node_key, reader=self._client.reader,
+                                       writer=self._client.writer)
+        self._client.destroy()
+
+
 class DdsNode(Node):
     """A ROS 2 node on plain Cyclone DDS (see the module docstring)."""
 
@@ -149,6 +179,7 @@ class DdsNode(Node):
         self._context = acquire_context()
         self._node_key = self._context.add_node(self.namespace, self.name)
         self._endpoints: list[tuple[object, str]] = []
+        self._clients: list[DdsClient] = []
         self._shutdown = threading.Event()
         self._spinning = False
         self._destroyed = False
@@ -202,6 +233,11 @@ class DdsNode(Node):
         self._endpoints.append((reader, "reader"))
         key = self._executor.add_reader(reader, callback, f"subscription {fq}")
         return DdsSubscription(self, reader, key, fq)
+
+    def create_client(self, srv_type: str, service: str) -> DdsClient:
+        client = DdsClient(self, srv_type, self.resolve(service))
+        self._clients.append(client)
+        return client
 
     def create_timer(self, period_s: float, callback: Callable[[], None]):
         return self._executor.create_timer(period_s, callback)
@@ -328,6 +364,8 @@ class DdsNode(Node):
         self._params.destroy()
         if self._lifecycle_server is not None:
             self._lifecycle_server.destroy()
+        for client in self._clients:
+            client.destroy()
         for entity, _kind in self._endpoints:
             delete_entity(entity)
         self._endpoints.clear()

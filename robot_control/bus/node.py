@@ -37,8 +37,8 @@ from robot_control.bus.lifecycle import (
 from robot_control.bus.parameters import ParameterError, ParameterStore, load_params_file
 from robot_control.bus.ros_args import RosArgs, parse_ros_args, resolve_name
 
-__all__ = ["BACKEND_ENV", "Logger", "Node", "ParameterError", "QosSpec", "choose_backend",
-           "create_node"]
+__all__ = ["BACKEND_ENV", "Logger", "Node", "ParameterError", "QosSpec", "ServiceCallError",
+           "choose_backend", "create_node"]
 
 BACKEND_ENV = "ROBOT_CONTROL_BUS"
 BACKENDS = ("rclpy", "dds")
@@ -50,6 +50,10 @@ _SEVERITY_NAMES = {10: "DEBUG", 20: "INFO", 30: "WARN", 40: "ERROR", 50: "FATAL"
 LogSink = Callable[[int, str, str, str, int], None]  # (level, message, file, function, line)
 Validator = Callable[[dict[str, object]], str | None]
 Listener = Callable[[dict[str, object], dict[str, object]], None]
+
+
+class ServiceCallError(RuntimeError):
+    """A service call without an answer (no server, or no response in time)."""
 
 
 class Logger:
@@ -156,6 +160,13 @@ class Node(ABC):
     def create_subscription(self, ros_type: str, topic: str, callback: Callable[[object], None],
                             qos: QosSpec = "default"):
         """Call callback(msg) in the executor thread for every message received."""
+
+    @abstractmethod
+    def create_client(self, srv_type: str, service: str):
+        """A client of a service (``"lifecycle_msgs/srv/GetState"``, name resolved like a topic):
+        ``request(**fields)`` builds a request, ``wait_for_service(timeout_s)`` says whether a
+        server is there, ``call(request, timeout_s)`` returns the response or raises
+        ServiceCallError. ``call`` blocks: use it from a thread other than the one spinning."""
 
     @abstractmethod
     def create_timer(self, period_s: float, callback: Callable[[], None]):

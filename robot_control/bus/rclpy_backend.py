@@ -18,6 +18,7 @@ from __future__ import annotations
 import array
 import functools
 import importlib
+import threading
 import traceback
 from collections.abc import Callable, Sequence
 
@@ -49,6 +50,7 @@ from robot_control.bus.lifecycle import (
 from robot_control.bus.node import (
     Node,
     QosSpec,
+    ServiceCallError,
     as_range,
     parameter_overrides,
     parse_args_for,
@@ -115,6 +117,35 @@ _TRIGGERS = {"configure": "trigger_configure", "cleanup": "trigger_cleanup",
              "shutdown": "trigger_shutdown"}
 
 
+class RclpyClient:
+    """A node's rclpy client of one service, called synchronously from a non-spinning thread."""
+
+    def __init__(self, rcl_node, srv_class, service: str):
+        self._srv = srv_class
+        self._client = rcl_node.create_client(srv_class, service)
+        self.srv_name = self._client.srv_name
+
+    def request(self, **fields):
+        return self._srv.Request(**fields)
+
+    def wait_for_service(self, timeout_s: float) -> bool:
+        return self._client.wait_for_service(timeout_sec=timeout_s)
+
+    def call(self, request, timeout_s: float = 5.0):
+        if not self._client.wait_for_service(timeout_sec=timeout_s):
+            raise ServiceCallError(f"service {self.srv_name} is not available")
+        done = threading.Event()
+        future = self._client.call_async(request)
+        future.add_done_callback(lambda _: done.set())
+        if not done.wait(timeout_s):
+            self._client.remove_pending_request(future)
+            raise ServiceCallError(f"no reply from {self.srv_name} within {timeout_s} s")
+        return future.result()
+
+    def destroy(self) -> None:
+        self._client.destroy()
+
+
 class RclpyNode(Node):
     """The bus Node interface on an rclpy node."""
 
@@ -162,6 +193,11 @@ class RclpyNode(Node):
         return self._node.create_subscription(
             self.msg(ros_type), topic, self._guarded(callback, f"callback for {topic}"),
             rclpy_qos(qos))
+
+    def create_client(self, srv_type: str, service: str) -> RclpyClient:
+        package, _, name = srv_type.split("/")
+        srv_class = getattr(importlib.import_module(f"{package}.srv"), name)
+        return RclpyClient(self._node, srv_class, service)
 
     def create_timer(self, period_s: float, callback: Callable[[], None]):
         return self._node.create_timer(period_s, self._guarded(callback, "timer callback"),
