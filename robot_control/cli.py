@@ -16,6 +16,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "param": ("robot_control.cli_bus",
               "list, get, set, describe and dump node parameters (like ros2 param)"),
     "service": ("robot_control.cli_bus", "list and call services (like ros2 service)"),
+    "bag": ("robot_control.recording.cli",
+            "record, play and inspect rosbag2 (MCAP) recordings (like ros2 bag)"),
+    "plot": ("robot_control.recording.cli",
+             "plot a recorded or simulated run: q vs q_d, error, torques, contact force"),
 }
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+import yaml
 from rosbags.interfaces import (
     Connection,
     Qos,
@@ -178,3 +179,22 @@ def bag_connections(path: str | Path) -> list[Connection]:
 def decode(message: RecordedMessage):
     """A recorded message as rosbags' message object (fields as in the .msg; arrays as numpy)."""
     return typestore().deserialize_cdr(message.data, message.ros_type)
+
+
+def bag_info(path: str | Path) -> dict:
+    """What ``ros2 bag info`` shows: files, size, storage, start, duration, counts per topic."""
+    path = Path(path)
+    with _reader(path) as reader:
+        meta = yaml.safe_load((path / "metadata.yaml").read_text())["rosbag2_bagfile_information"]
+        files = [Path(f).name for f in meta["relative_file_paths"]]
+        return {
+            "files": files,
+            "size_bytes": sum((path / f).stat().st_size for f in files),
+            "storage": meta["storage_identifier"],
+            "start_ns": reader.start_time if reader.message_count else 0,
+            "duration_ns": reader.end_time - 1 - reader.start_time if reader.message_count else 0,
+            "messages": reader.message_count,
+            "topics": [{"name": c.topic, "type": c.msgtype, "count": c.msgcount,
+                        "serialization_format": c.ext.serialization_format}
+                       for c in reader.connections],
+        }

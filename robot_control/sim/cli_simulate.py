@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     if args.plot:
         from robot_control.sim.report import plot_result
 
-        plot_result(result, args.plot)
+        plot_result(result, args.plot, scenario.robot.effort_limit)
     if args.record:
         from robot_control.recording.offline import write_run
 
