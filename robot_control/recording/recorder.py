@@ -7,8 +7,9 @@ topic polling interval) it looks for new topics to record; for each it opens a r
 QoS the publishers offer (reliable / transient local only if all of them offer it) and a deep
 history, so a recorder that stalls for a while catches up instead of losing samples. Samples
 are taken serialized — the CDR bytes as they came off the wire — and go to the bag unchanged,
-stamped with the time they were taken. SIGINT or SIGTERM stop it cleanly: what was received is
-written, then the MCAP summary and metadata.yaml, so the bag is always complete.
+stamped with the time they were sent (see :func:`log_time`). SIGINT or SIGTERM stop it
+cleanly: what was received is written, then the MCAP summary and metadata.yaml, so the bag is
+always complete.
 
 Losses are counted, not guessed: ``lost`` is DDS's SAMPLE_LOST count (gaps in a publisher's
 sequence the reader could not recover), and ``full_takes`` counts takes that found the reader's
@@ -25,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cyclonedds.core import Listener, ReadCondition, WaitSet
+from cyclonedds.core import GuardCondition, Listener, ReadCondition, WaitSet
 
 from robot_control.bus.dds_backend import DdsNode
 from robot_control.bus.dds_context import acquire_context, release_context
@@ -37,6 +38,7 @@ from robot_control.recording.serialized import _ANY_STATE, take_serialized
 
 HISTORY_DEPTH = 10_000  # per reader: 10 s of a 1 kHz topic before a stalled recorder loses data
 POLL_S = 0.1  # rosbag2's default --polling-interval for new topics
+CLOCK_AGREEMENT_NS = 1_000_000_000  # see log_time
 WAIT_S = 0.05  # longest wait for data, so stop requests and deadlines are seen promptly
 
 
@@ -117,6 +119,9 @@ class Recorder:
         self._context = acquire_context()
         self._graph = GraphView(self._context)
         self._waitset = WaitSet(self._context.participant)
+        # a waitset with nothing attached returns at once: this keeps it waiting before any topic
+        self._idle = GuardCondition(self._context.participant)
+        self._waitset.attach(self._idle)
         self._closed = False
 
     # -- topics
@@ -173,8 +178,8 @@ class Recorder:
                 rec.stats.largest_take = max(rec.stats.largest_take, len(samples))
                 if len(samples) >= self.depth:
                     rec.stats.full_takes += 1
-                for data, _info in samples:
-                    self._writer.write(rec.connection, now, data)
+                for data, info in samples:
+                    self._writer.write(rec.connection, log_time(info.source_timestamp, now), data)
                 rec.stats.messages += len(samples)
                 written += len(samples)
                 if self.stats.first_ns is None:
@@ -222,8 +227,17 @@ class Recorder:
             for rec in self._recordings.values():
                 rec.reader.set_listener(None)
                 self._waitset.detach(rec.condition)
+            self._waitset.detach(self._idle)
             self.node.shutdown()
             release_context(self._context)
+
+
+def log_time(source_ns: int, taken_ns: int) -> int:
+    """A sample's bag timestamp: when it was sent (its DDS source timestamp) if that is within the
+    last second of our clock — a publisher on this host or one kept in sync — else when it was
+    taken. Samples taken in one batch thus keep their real spacing, and a skewed remote clock does
+    not move them."""
+    return source_ns if taken_ns - CLOCK_AGREEMENT_NS <= source_ns <= taken_ns else taken_ns
 
 
 def _set_lost(stats: TopicStats, status) -> None:
