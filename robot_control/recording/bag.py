@@ -125,8 +125,9 @@ def writer_profile(offers: Sequence[Qos]) -> QosProfile:
 
 def open_bag_writer(path: str | Path) -> Writer:
     """An open rosbags Writer for a new rosbag2 directory with MCAP storage (as ros2 bag -s mcap)."""
-    writer = Writer(Path(path), version=Writer.VERSION_LATEST, storage_plugin=StoragePlugin.MCAP)
     try:
+        writer = Writer(Path(path), version=Writer.VERSION_LATEST,
+                        storage_plugin=StoragePlugin.MCAP)
         writer.open()
     except WriterError as exc:
         raise BagError(str(exc)) from exc

@@ -55,6 +55,8 @@ def run(args: argparse.Namespace) -> int:
     handler = getattr(args, "_handler", _plot)
     try:
         return handler(args)
+    except KeyboardInterrupt:  # before the command took over the signal: nothing was written
+        return 130
     except (BagError, ValueError) as exc:
         name = "plot" if handler is _plot else f"bag {args.verb}"
         print(f"robot-control {name}: {exc}", file=sys.stderr)

@@ -21,6 +21,8 @@ from robot_control.recording import bag
 from robot_control.recording.lifecycle import spinning, stop_on_signals
 from robot_control.recording.serialized import write_serialized
 
+ACK_TIMEOUT_S = 5.0  # longest wait for subscribers to acknowledge the last messages
+
 
 @dataclass
 class PlayStats:
@@ -72,7 +74,15 @@ class Player:
         with stop_on_signals(stop), spinning(self.node):
             if not stop.wait(delay_s):
                 self._play(stop)
+                self._wait_for_acks(ACK_TIMEOUT_S)
         return self.stats
+
+    def _wait_for_acks(self, timeout_s: float) -> None:
+        """Let reliable subscribers acknowledge the last messages before the writers go (a
+        player that leaves right after its last write can lose the tail)."""
+        deadline = time.monotonic() + timeout_s
+        for writer in self._writers.values():
+            writer.wait_for_acks(max(0, int((deadline - time.monotonic()) * 1e9)))
 
     def _play(self, stop: threading.Event) -> None:
         started = time.monotonic()

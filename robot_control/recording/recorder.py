@@ -19,7 +19,6 @@ dropped on the recorder's side.
 
 from __future__ import annotations
 
-import sys
 import threading
 import time
 from collections.abc import Sequence
@@ -115,14 +114,18 @@ class Recorder:
         self._writer = bag.open_bag_writer(path)
         self._recordings: dict[str, _Recording] = {}
         self._lock = threading.Lock()
-        self.node = DdsNode(node_name, list(ros_args))
+        self._closed = False
+        try:
+            self.node = DdsNode(node_name, list(ros_args))
+        except BaseException:  # e.g. Ctrl-C while joining the graph: still leave a valid bag
+            self._writer.close()
+            raise
         self._context = acquire_context()
         self._graph = GraphView(self._context)
         self._waitset = WaitSet(self._context.participant)
         # a waitset with nothing attached returns at once: this keeps it waiting before any topic
         self._idle = GuardCondition(self._context.participant)
         self._waitset.attach(self._idle)
-        self._closed = False
 
     # -- topics
     def _candidates(self) -> dict[str, list]:
@@ -243,12 +246,3 @@ def log_time(source_ns: int, taken_ns: int) -> int:
 def _set_lost(stats: TopicStats, status) -> None:
     stats.lost = int(status.total_count)
 
-
-def record(path: str | Path, topics: Sequence[str] = (), all_topics: bool = False,
-           duration_s: float | None = None, node_name: str = "rosbag2_recorder",
-           ros_args: Sequence[str] = ()) -> RecordStats:
-    """Record topics into a new bag until SIGINT or duration_s after the first message."""
-    recorder = Recorder(path, topics, all_topics, node_name, ros_args)
-    stats = recorder.record(duration_s)
-    print(stats.report(), file=sys.stderr)
-    return stats

@@ -1,0 +1,103 @@
+"""Shared by the recording tests: node processes on a private domain, and bags read back with
+rosbags' own reader."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from bus_probe import bus_env
+from rosbags.rosbag2 import Reader
+from rosbags.typesys import Stores, get_typestore
+
+REPO = Path(__file__).resolve().parents[1]
+PUBLISHER = Path(__file__).resolve().parent / "bag_publisher.py"
+TYPESTORE = get_typestore(Stores.ROS2_JAZZY)
+PAIR = ("/joint_states", "/joint_command")  # what bag_publisher.py publishes
+
+
+def recording_env(tag: str) -> dict[str, str]:
+    """The environment of a test's own ROS domain (claimed machine-wide), this checkout first."""
+    out = {**os.environ, **bus_env(tag)}
+    out["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), out.get("PYTHONPATH")]))
+    return out
+
+
+def popen(command: list[str], env, **kwargs) -> subprocess.Popen:
+    """A process whose stdout and stderr lines are collected by threads (``proc.out``,
+    ``proc.err``), so a chatty child never blocks and waits can have deadlines."""
+    proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, cwd=REPO, **kwargs)
+    proc.out, proc.err, proc.pumps = [], [], []
+    for stream, lines in ((proc.stdout, proc.out), (proc.stderr, proc.err)):
+        pump = threading.Thread(target=lambda s=stream, ls=lines: ls.extend(s), daemon=True)
+        pump.start()
+        proc.pumps.append(pump)
+    return proc
+
+
+def start(env, *args: str) -> subprocess.Popen:
+    return popen([sys.executable, *args], env)
+
+
+def cli(env, *args: str) -> subprocess.Popen:
+    return start(env, "-m", "robot_control.cli", *args)
+
+
+def publisher(env, count: int, rate: float = 1000.0) -> subprocess.Popen:
+    return start(env, str(PUBLISHER), "--count", str(count), "--rate", str(rate))
+
+
+def wait_for_line(proc: subprocess.Popen, text: str, timeout_s: float = 60.0) -> None:
+    """Wait until the process printed a line holding text (stdout or stderr)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if any(text in line for line in proc.out + proc.err):
+            return
+        if proc.poll() is not None:
+            break
+        time.sleep(0.02)
+    finish(proc, signal.SIGKILL)
+    raise AssertionError(f"no '{text}' within {timeout_s} s:\n{''.join(proc.out + proc.err)}")
+
+
+def finish(proc: subprocess.Popen, sig=None, timeout_s: float = 60.0) -> tuple[int, str]:
+    """Send sig (if still running), wait for the exit; (exit code, all of stderr)."""
+    if sig is not None and proc.poll() is None:
+        proc.send_signal(sig)
+    try:
+        proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        raise
+    for pump in proc.pumps:
+        pump.join(timeout=10)
+    return proc.returncode, "".join(proc.err)
+
+
+def stop(proc: subprocess.Popen, sig=signal.SIGINT, timeout_s: float = 30.0) -> tuple[int, str]:
+    """Stop a process with a signal (SIGINT: as Ctrl-C); (exit code, stderr)."""
+    return finish(proc, sig, timeout_s)
+
+
+def messages(path: Path) -> dict[str, list]:
+    """topic -> [(bag timestamp, serialized data, decoded)] through rosbags' reader alone;
+    also checks that metadata and MCAP agree on the counts."""
+    out: dict[str, list] = {}
+    with Reader(path) as reader:
+        for conn, stamp, data in reader.messages():
+            out.setdefault(conn.topic, []).append(
+                (stamp, bytes(data), TYPESTORE.deserialize_cdr(data, conn.msgtype)))
+        for conn in reader.connections:
+            assert conn.msgcount == len(out.get(conn.topic, []))
+    return out
+
+
+def sequence(msgs: list) -> list[int]:
+    return [int(m.effort[0]) if len(m.position) == 0 else int(m.position[0]) for _, _, m in msgs]
