@@ -19,6 +19,7 @@ REPO = Path(__file__).resolve().parents[1]
 PUBLISHER = Path(__file__).resolve().parent / "bag_publisher.py"
 TYPESTORE = get_typestore(Stores.ROS2_JAZZY)
 PAIR = ("/joint_states", "/joint_command")  # what bag_publisher.py publishes
+_started: list[subprocess.Popen] = []
 
 
 def recording_env(tag: str) -> dict[str, str]:
@@ -33,12 +34,28 @@ def popen(command: list[str], env, **kwargs) -> subprocess.Popen:
     ``proc.err``), so a chatty child never blocks and waits can have deadlines."""
     proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, cwd=REPO, **kwargs)
+    _started.append(proc)
     proc.out, proc.err, proc.pumps = [], [], []
     for stream, lines in ((proc.stdout, proc.out), (proc.stderr, proc.err)):
         pump = threading.Thread(target=lambda s=stream, ls=lines: ls.extend(s), daemon=True)
         pump.start()
         proc.pumps.append(pump)
     return proc
+
+
+def reap() -> None:
+    """Kill whatever a test started and left running (a failed assertion, a timeout)."""
+    while _started:
+        proc = _started.pop()
+        if proc.poll() is None:
+            try:
+                if os.getpgid(proc.pid) == proc.pid:  # its own session: take its children too
+                    os.killpg(proc.pid, signal.SIGKILL)
+                else:
+                    proc.kill()
+            except ProcessLookupError:
+                pass
+            proc.wait()
 
 
 def start(env, *args: str) -> subprocess.Popen:

@@ -21,6 +21,7 @@ from recording_helpers import (
     messages,
     popen,
     publisher,
+    reap,
     recording_env,
     sequence,
     stop,
@@ -46,6 +47,12 @@ def ros2_command(*args: str) -> list[str]:
     if shutil.which("ros2"):
         return ["ros2", *args]
     return ["bash", "-c", f'source {ROS_SETUP} && exec ros2 "$@"', "ros2", *args]
+
+
+@pytest.fixture(autouse=True)
+def _reaped():
+    yield
+    reap()
 
 
 @pytest.fixture(scope="module")

@@ -91,7 +91,8 @@ class Player:
             writer = self._writers.get(msg.connection.id)
             if writer is None:
                 continue
-            first_ns = msg.timestamp_ns if first_ns is None else first_ns
+            if first_ns is None:  # the schedule starts when the first message goes out
+                first_ns, started = msg.timestamp_ns, time.monotonic()
             due = started + (msg.timestamp_ns - first_ns) * 1e-9 / self.rate
             late = time.monotonic() - due
             if (late < 0 and stop.wait(-late)) or stop.is_set():
