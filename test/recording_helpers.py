@@ -66,8 +66,10 @@ def cli(env, *args: str) -> subprocess.Popen:
     return start(env, "-m", "robot_control.cli", *args)
 
 
-def publisher(env, count: int, rate: float = 1000.0) -> subprocess.Popen:
-    return start(env, str(PUBLISHER), "--count", str(count), "--rate", str(rate))
+def publisher(env, count: int, rate: float = 1000.0, subscribers: int = 1) -> subprocess.Popen:
+    """test/bag_publisher.py: count messages on each of PAIR at rate, once subscribed."""
+    return start(env, str(PUBLISHER), "--count", str(count), "--rate", str(rate),
+                 "--subscribers", str(subscribers))
 
 
 def wait_for_line(proc: subprocess.Popen, text: str, timeout_s: float = 60.0) -> None:

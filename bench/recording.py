@@ -1,0 +1,129 @@
+"""Recording throughput: ``robot-control bag record`` against ``ros2 bag record -s mcap`` on the same
+stream, side by side in one run.
+
+    python bench/recording.py [--rates 1000 2000] [--seconds 5] [--no-ros2]
+
+For each rate a publisher node (test/bag_publisher.py) sends a numbered sequence of
+sensor_msgs/JointState on /joint_states and /joint_command (one of each per period, the pair a
+1 kHz control loop puts on the bus) for ``--seconds``, once every recorder has subscribed. Each
+recorder runs as its own process; afterwards the bench reads every bag back with rosbags and
+prints per recorder: messages recorded of those published, gaps in the sequence (dropped),
+the recorder's CPU time (user + system, from wait4) per second of stream and per message.
+ROS 2 is used when ``ros2`` is on PATH or /opt/ros/jazzy exists (started first: the start order
+in which a ROS 2 node and our participants find each other under LOCALHOST discovery).
+
+Timings on a shared machine are noisy: repeat, and compare the two recorders of one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "test"))
+
+import domains  # noqa: E402
+from recording_helpers import (  # noqa: E402
+    PAIR,
+    finish,
+    messages,
+    popen,
+    publisher,
+    reap,
+    recording_env,
+    wait_for_line,
+)
+
+ROS_SETUP = Path("/opt/ros/jazzy/setup.bash")
+
+
+def ros2_command(*args: str) -> list[str] | None:
+    if shutil.which("ros2"):
+        return ["ros2", *args]
+    if ROS_SETUP.is_file():
+        return ["bash", "-c", f'source {ROS_SETUP} && exec ros2 "$@"', "ros2", *args]
+    return None
+
+
+def cpu_seconds(proc: subprocess.Popen, sig: int, timeout_s: float = 60.0) -> float:
+    """Stop a recorder with sig and return its CPU time (user + system), from wait4."""
+    os.kill(proc.pid, sig)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        pid, _, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            proc.returncode = 0
+            return usage.ru_utime + usage.ru_stime
+        time.sleep(0.05)
+    proc.kill()
+    raise RuntimeError(f"recorder {proc.args} did not stop")
+
+
+def gaps(seq: list[int], count: int) -> int:
+    return count - len(set(seq) & set(range(count)))
+
+
+def bench_rate(rate: float, seconds: float, with_ros2: bool, workdir: Path) -> list[dict]:
+    env = recording_env(f"bench-recording-{rate}")
+    env["PATH"] = "/usr/bin:" + env["PATH"]
+    env["RMW_IMPLEMENTATION"] = "rmw_cyclonedds_cpp"
+    count = int(rate * seconds)
+    recorders = {}
+    if with_ros2:
+        ros = popen(ros2_command("bag", "record", "-s", "mcap", "-o", str(workdir / "ros2"),
+                                 *PAIR), env)
+        wait_for_line(ros, "Listening for topics")
+        recorders["ros2 bag record"] = (ros, workdir / "ros2")
+    ours = popen([sys.executable, "-m", "robot_control.cli", "bag", "record", "-o",
+                  str(workdir / "ours"), *PAIR], env)
+    recorders["robot-control bag record"] = (ours, workdir / "ours")
+    pub = publisher(env, count, rate, subscribers=len(recorders))
+    finish(pub, None, timeout_s=seconds * 10 + 60)
+    rows = []
+    for name, (proc, path) in recorders.items():
+        # ros2 bag record runs in a bash -c … exec: its pid is the recorder's
+        cpu = cpu_seconds(proc, signal.SIGINT)
+        bag = messages(path)
+        recorded = {t: len(bag.get(t, [])) for t in PAIR}
+        dropped = {t: gaps([int(m.position[0]) if len(m.position) else int(m.effort[0])
+                            for _, _, m in bag.get(t, [])], count) for t in PAIR}
+        rows.append({"recorder": name, "rate_hz": rate, "published": 2 * count,
+                     "recorded": sum(recorded.values()), "dropped": sum(dropped.values()),
+                     "cpu_s": cpu, "cpu_per_s": cpu / seconds,
+                     "cpu_us_per_msg": 1e6 * cpu / max(1, sum(recorded.values()))})
+    domains.release(int(env["ROS_DOMAIN_ID"]))
+    return rows
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rates", type=float, nargs="+", default=[1000.0])
+    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--no-ros2", action="store_true", help="only robot-control's recorder")
+    args = parser.parse_args()
+    with_ros2 = not args.no_ros2 and ros2_command() is not None
+    print(f"{'recorder':26s} {'rate Hz':>8s} {'published':>9s} {'recorded':>8s} {'dropped':>7s} "
+          f"{'CPU s':>6s} {'CPU/s':>6s} {'µs/msg':>7s}")
+    try:
+        for rate in args.rates:
+            with tempfile.TemporaryDirectory() as tmp:
+                for r in bench_rate(rate, args.seconds, with_ros2, Path(tmp)):
+                    print(f"{r['recorder']:26s} {r['rate_hz']:8.0f} {r['published']:9d} "
+                          f"{r['recorded']:8d} {r['dropped']:7d} {r['cpu_s']:6.2f} "
+                          f"{r['cpu_per_s']:6.3f} {r['cpu_us_per_msg']:7.1f}", flush=True)
+    finally:
+        reap()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
