@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -39,19 +38,11 @@ from recording_helpers import (  # noqa: E402
     popen,
     publisher,
     reap,
-    recording_env,
+    ros2_available,
+    ros2_command,
+    ros2_env,
     wait_for_line,
 )
-
-ROS_SETUP = Path("/opt/ros/jazzy/setup.bash")
-
-
-def ros2_command(*args: str) -> list[str] | None:
-    if shutil.which("ros2"):
-        return ["ros2", *args]
-    if ROS_SETUP.is_file():
-        return ["bash", "-c", f'source {ROS_SETUP} && exec ros2 "$@"', "ros2", *args]
-    return None
 
 
 def cpu_seconds(proc: subprocess.Popen, sig: int, timeout_s: float = 60.0) -> float:
@@ -73,9 +64,7 @@ def gaps(seq: list[int], count: int) -> int:
 
 
 def bench_rate(rate: float, seconds: float, with_ros2: bool, workdir: Path) -> list[dict]:
-    env = recording_env(f"bench-recording-{rate}")
-    env["PATH"] = "/usr/bin:" + env["PATH"]
-    env["RMW_IMPLEMENTATION"] = "rmw_cyclonedds_cpp"
+    env = ros2_env(f"bench-recording-{rate}")
     count = int(rate * seconds)
     recorders = {}
     if with_ros2:
@@ -110,7 +99,7 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--no-ros2", action="store_true", help="only robot-control's recorder")
     args = parser.parse_args()
-    with_ros2 = not args.no_ros2 and ros2_command() is not None
+    with_ros2 = not args.no_ros2 and ros2_available()
     print(f"{'recorder':26s} {'rate Hz':>8s} {'published':>9s} {'recorded':>8s} {'dropped':>7s} "
           f"{'CPU s':>6s} {'CPU/s':>6s} {'µs/msg':>7s}")
     try:

@@ -4,6 +4,7 @@ rosbags' own reader."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -11,6 +12,7 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
 from bus_probe import bus_env
 from rosbags.rosbag2 import Reader
 from rosbags.typesys import Stores, get_typestore
@@ -19,6 +21,7 @@ REPO = Path(__file__).resolve().parents[1]
 PUBLISHER = Path(__file__).resolve().parent / "bag_publisher.py"
 TYPESTORE = get_typestore(Stores.ROS2_JAZZY)
 PAIR = ("/joint_states", "/joint_command")  # what bag_publisher.py publishes
+ROS_SETUP = Path("/opt/ros/jazzy/setup.bash")
 _started: list[subprocess.Popen] = []
 
 
@@ -27,6 +30,32 @@ def recording_env(tag: str) -> dict[str, str]:
     out = {**os.environ, **bus_env(tag)}
     out["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), out.get("PYTHONPATH")]))
     return out
+
+
+def ros2_available() -> bool:
+    return shutil.which("ros2") is not None or ROS_SETUP.is_file()
+
+
+def ros2_command(*args: str) -> list[str]:
+    """``ros2 ARGS`` as a command line, sourcing /opt/ros/jazzy when ros2 is not on PATH."""
+    if shutil.which("ros2"):
+        return ["ros2", *args]
+    return ["bash", "-c", f'source {ROS_SETUP} && exec ros2 "$@"', "ros2", *args]
+
+
+def ros2_env(tag: str) -> dict[str, str]:
+    """recording_env for tests that also run ROS 2 processes (system python3, rmw_cyclonedds)."""
+    out = recording_env(tag)
+    out["PATH"] = "/usr/bin:" + out.get("PATH", "")
+    out["RMW_IMPLEMENTATION"] = "rmw_cyclonedds_cpp"
+    return out
+
+
+@pytest.fixture(autouse=True)
+def reaped():
+    """Import into a test module: whatever its tests started is killed after each one."""
+    yield
+    reap()
 
 
 def popen(command: list[str], env, **kwargs) -> subprocess.Popen:

@@ -15,7 +15,7 @@ from recording_helpers import (
     finish,
     messages,
     publisher,
-    reap,
+    reaped,  # noqa: F401  (autouse fixture)
     recording_env,
     sequence,
     stop,
@@ -29,12 +29,6 @@ from robot_control.sim.scenario import load_scenario, resolve_scenario_path
 from robot_control.sim.simulate import run
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(autouse=True)
-def _reaped():
-    yield
-    reap()
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import signal
 import subprocess
 from pathlib import Path
@@ -21,8 +20,10 @@ from recording_helpers import (
     messages,
     popen,
     publisher,
-    reap,
-    recording_env,
+    reaped,  # noqa: F401  (autouse fixture)
+    ros2_available,
+    ros2_command,
+    ros2_env,
     sequence,
     stop,
     wait_for_line,
@@ -33,34 +34,17 @@ from robot_control.recording.offline import write_run
 from robot_control.sim.scenario import load_scenario, resolve_scenario_path
 from robot_control.sim.simulate import run
 
-ROS_SETUP = Path("/opt/ros/jazzy/setup.bash")
 pytestmark = [
     pytest.mark.ros2,
     pytest.mark.slow,
-    pytest.mark.skipif(shutil.which("ros2") is None and not ROS_SETUP.is_file(),
+    pytest.mark.skipif(not ros2_available(),
                        reason="needs ROS 2: the ros2 CLI on PATH or /opt/ros/jazzy"),
 ]
 
 
-def ros2_command(*args: str) -> list[str]:
-    """``ros2 ARGS`` as a command line, sourcing /opt/ros/jazzy when ros2 is not on PATH."""
-    if shutil.which("ros2"):
-        return ["ros2", *args]
-    return ["bash", "-c", f'source {ROS_SETUP} && exec ros2 "$@"', "ros2", *args]
-
-
-@pytest.fixture(autouse=True)
-def _reaped():
-    yield
-    reap()
-
-
 @pytest.fixture(scope="module")
 def env():
-    out = recording_env("recording-ros2")
-    out["PATH"] = "/usr/bin:" + out.get("PATH", "")  # ROS 2 runs on the system python3
-    out["RMW_IMPLEMENTATION"] = "rmw_cyclonedds_cpp"
-    return out
+    return ros2_env("recording-ros2")
 
 
 def ros2(env, *args: str, timeout: float = 120.0) -> str:
