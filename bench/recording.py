@@ -8,7 +8,8 @@ sensor_msgs/JointState on /joint_states and /joint_command (one of each per peri
 1 kHz control loop puts on the bus) for ``--seconds``, once every recorder has subscribed. Each
 recorder runs as its own process; afterwards the bench reads every bag back with rosbags and
 prints per recorder: messages recorded of those published, gaps in the sequence (dropped),
-the recorder's CPU time (user + system, from wait4) per second of stream and per message.
+the recorder's CPU time (user + system, from wait4), its CPU time for the same run with nothing
+to record (start-up, discovery, waiting: "idle"), and the difference per message recorded.
 ROS 2 is used when ``ros2`` is on PATH or /opt/ros/jazzy exists (started first: the start order
 in which a ROS 2 node and our participants find each other under LOCALHOST discovery).
 
@@ -59,13 +60,13 @@ def cpu_seconds(proc: subprocess.Popen, sig: int, timeout_s: float = 60.0) -> fl
     raise RuntimeError(f"recorder {proc.args} did not stop")
 
 
-def gaps(seq: list[int], count: int) -> int:
-    return count - len(set(seq) & set(range(count)))
+def missing(seq: list[int], count: int) -> list[int]:
+    """Sequence numbers 0…count-1 absent from a recording."""
+    return sorted(set(range(count)) - set(seq))
 
 
-def bench_rate(rate: float, seconds: float, with_ros2: bool, workdir: Path) -> list[dict]:
-    env = ros2_env(f"bench-recording-{rate}")
-    count = int(rate * seconds)
+def start_recorders(env, with_ros2: bool, workdir: Path) -> dict[str, tuple]:
+    """name -> (process, bag path); ROS 2's first (see the module docstring)."""
     recorders = {}
     if with_ros2:
         ros = popen(ros2_command("bag", "record", "-s", "mcap", "-o", str(workdir / "ros2"),
@@ -75,6 +76,24 @@ def bench_rate(rate: float, seconds: float, with_ros2: bool, workdir: Path) -> l
     ours = popen([sys.executable, "-m", "robot_control.cli", "bag", "record", "-o",
                   str(workdir / "ours"), *PAIR], env)
     recorders["robot-control bag record"] = (ours, workdir / "ours")
+    return recorders
+
+
+def idle_cpu(seconds: float, with_ros2: bool, workdir: Path) -> dict[str, float]:
+    """Each recorder's CPU time for starting, waiting ``seconds`` with nothing to record, stopping."""
+    env = ros2_env("bench-recording-idle")
+    recorders = start_recorders(env, with_ros2, workdir)
+    time.sleep(seconds)
+    cpu = {name: cpu_seconds(proc, signal.SIGINT) for name, (proc, _) in recorders.items()}
+    domains.release(int(env["ROS_DOMAIN_ID"]))
+    return cpu
+
+
+def bench_rate(rate: float, seconds: float, with_ros2: bool, workdir: Path,
+               idle: dict[str, float]) -> list[dict]:
+    env = ros2_env(f"bench-recording-{rate}")
+    count = int(rate * seconds)
+    recorders = start_recorders(env, with_ros2, workdir)
     pub = publisher(env, count, rate, subscribers=len(recorders))
     finish(pub, None, timeout_s=seconds * 10 + 60)
     rows = []
@@ -83,12 +102,14 @@ def bench_rate(rate: float, seconds: float, with_ros2: bool, workdir: Path) -> l
         cpu = cpu_seconds(proc, signal.SIGINT)
         bag = messages(path)
         recorded = {t: len(bag.get(t, [])) for t in PAIR}
-        dropped = {t: gaps([int(m.position[0]) if len(m.position) else int(m.effort[0])
+        lost = {t: missing([int(m.position[0]) if len(m.position) else int(m.effort[0])
                             for _, _, m in bag.get(t, [])], count) for t in PAIR}
+        total = sum(recorded.values())
         rows.append({"recorder": name, "rate_hz": rate, "published": 2 * count,
-                     "recorded": sum(recorded.values()), "dropped": sum(dropped.values()),
-                     "cpu_s": cpu, "cpu_per_s": cpu / seconds,
-                     "cpu_us_per_msg": 1e6 * cpu / max(1, sum(recorded.values()))})
+                     "recorded": total, "dropped": sum(map(len, lost.values())), "cpu_s": cpu,
+                     "missing": {t: v[:5] for t, v in lost.items() if v},
+                     "idle_cpu_s": idle[name],
+                     "us_per_msg": 1e6 * max(0.0, cpu - idle[name]) / max(1, total)})
     domains.release(int(env["ROS_DOMAIN_ID"]))
     return rows
 
@@ -101,14 +122,17 @@ def main() -> int:
     args = parser.parse_args()
     with_ros2 = not args.no_ros2 and ros2_available()
     print(f"{'recorder':26s} {'rate Hz':>8s} {'published':>9s} {'recorded':>8s} {'dropped':>7s} "
-          f"{'CPU s':>6s} {'CPU/s':>6s} {'µs/msg':>7s}")
+          f"{'CPU s':>6s} {'idle s':>6s} {'µs/msg':>7s}")
     try:
+        with tempfile.TemporaryDirectory() as tmp:
+            idle = idle_cpu(args.seconds, with_ros2, Path(tmp))
         for rate in args.rates:
             with tempfile.TemporaryDirectory() as tmp:
-                for r in bench_rate(rate, args.seconds, with_ros2, Path(tmp)):
+                for r in bench_rate(rate, args.seconds, with_ros2, Path(tmp), idle):
                     print(f"{r['recorder']:26s} {r['rate_hz']:8.0f} {r['published']:9d} "
                           f"{r['recorded']:8d} {r['dropped']:7d} {r['cpu_s']:6.2f} "
-                          f"{r['cpu_per_s']:6.3f} {r['cpu_us_per_msg']:7.1f}", flush=True)
+                          f"{r['idle_cpu_s']:6.2f} {r['us_per_msg']:7.1f}  "
+                          f"{r['missing'] or ''}", flush=True)
     finally:
         reap()
     return 0

@@ -1,7 +1,7 @@
 """A node that publishes a known sequence, for the recording tests and bench/recording.py.
 
 ``python test/bag_publisher.py --count N --rate HZ [--subscribers K] [--ros-args …]`` runs node
-``/bag_publisher``: once K subscribers have matched on each topic (default 1) it publishes N
+``/bag_publisher``: 0.5 s after K subscribers have matched on each topic (default 1) it publishes N
 messages at HZ on ``/joint_states`` (sensor_msgs/JointState: position = [k, k/2, -k], velocity,
 effort; stamp = k/HZ s) and ``/joint_command`` (effort = [k, 2k, 3k], same stamp), one of each
 per period, waits until its reliable subscribers have acknowledged everything, prints
@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 
 from robot_control.bus.node import create_node
 
 JOINTS = ["joint1", "joint2", "joint3"]
+SETTLE_S = 0.5
 
 
 def expected_state(k: int) -> tuple[list[float], list[float], list[float]]:
@@ -39,7 +41,7 @@ def main(argv: list[str]) -> int:
     Header, Time = node.msg("std_msgs/msg/Header"), node.msg("builtin_interfaces/msg/Time")
     pubs = [node.create_publisher("sensor_msgs/msg/JointState", t)
             for t in ("/joint_states", "/joint_command")]
-    state = {"k": 0, "started": False}
+    state = {"k": 0, "started": False, "matched_at": None}
 
     def stamp(k: int):
         ns = round(k * 1e9 / args.rate)
@@ -47,8 +49,14 @@ def main(argv: list[str]) -> int:
 
     def tick() -> None:
         if not state["started"]:
-            state["started"] = all(p.get_subscription_count() >= args.subscribers for p in pubs)
-            if state["started"]:
+            # our writers see the readers first; a reader that has not yet matched the writer
+            # would miss the first samples of a volatile topic, so give its side a moment
+            if not all(p.get_subscription_count() >= args.subscribers for p in pubs):
+                state["matched_at"] = None
+            elif state["matched_at"] is None:
+                state["matched_at"] = time.monotonic()
+            elif time.monotonic() - state["matched_at"] >= SETTLE_S:
+                state["started"] = True
                 print("publishing", flush=True)
             return
         k = state["k"]
