@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from bag_publisher import expected_state
 from recording_helpers import (
     PAIR,
     cli,
@@ -118,17 +119,23 @@ def test_we_read_what_ros2_bag_record_writes(env, tmp_path):
     path = tmp_path / "by_ros2"
     recorder = popen(ros2_command("bag", "record", "-s", "mcap", "-o", str(path), *PAIR), env,
                      start_new_session=True)
-    count = 500
+    count = 300
     try:
         # ROS 2 first, our publisher second: the start order that finds each other (LOCALHOST)
         wait_for_line(recorder, "Listening for topics")
-        pub = publisher(env, count)
+        pub = publisher(env, count, rate=100.0)
         wait_for_line(pub, f"published {count}", timeout_s=120)
     finally:
         os.killpg(recorder.pid, signal.SIGINT)  # the whole session: bash and ros2
         finish(recorder)
-    info = bag_info(path)
-    assert info["messages"] == 2 * count
-    bag = messages(path)
+    # what rosbag2 kept (its depth-10 readers may drop samples on a loaded machine: that is
+    # rosbag2's business here), read back whole and decoded by us
+    info, bag = bag_info(path), messages(path)
+    assert info["messages"] == sum(len(v) for v in bag.values()) > count
     for topic in PAIR:
-        assert sequence(bag[topic]) == list(range(count))
+        seq = sequence(bag[topic])
+        assert seq == sorted(set(seq)) and set(seq) <= set(range(count))
+    for _, _, msg in bag["/joint_states"]:
+        k = int(msg.position[0])
+        assert [list(msg.position), list(msg.velocity), list(msg.effort)] == \
+            [list(v) for v in expected_state(k)]
