@@ -29,6 +29,9 @@ setup(
         "numba>=0.59",
         # the ROS 2 transport when rclpy is absent (with ROS 2 sourced, rclpy is used instead)
         "cyclonedds>=0.10.5",
+        # rosbag2 directories (metadata.yaml + MCAP) for bag record/play and simulate --record:
+        # pure Python, writes what ros2 bag record -s mcap writes, and reads bags for plots
+        "rosbags>=0.11",
     ],
     extras_require={
         "test": [
@@ -40,12 +43,9 @@ setup(
             "example-robot-data>=4",
             "catkin-pkg>=1",
             "ruff>=0.5",
-            "rosbags>=0.10",
             "matplotlib>=3.7",
         ],
         "plot": ["matplotlib>=3.7"],
-        # reading recordings (robot-control identify)
-        "bag": ["rosbags>=0.10"],
         "bench": ["pin>=3", "example-robot-data>=4", "roboticstoolbox-python>=1.1"],
     },
     zip_safe=True,

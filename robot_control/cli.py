@@ -20,6 +20,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
                   "list managed nodes, get and change their states (like ros2 lifecycle)"),
     "identify": ("robot_control.identification.cli_identify",
                  "estimate a robot's dynamic parameters from a recorded run (rosbag2)"),
+    "bag": ("robot_control.recording.cli",
+            "record, play and inspect rosbag2 (MCAP) recordings (like ros2 bag)"),
+    "plot": ("robot_control.recording.cli",
+             "plot a recorded or simulated run: q vs q_d, error, torques, contact force"),
 }
 
 

@@ -239,6 +239,19 @@ class DdsNode(Node):
         self._clients.append(client)
         return client
 
+    def create_serialized_reader(self, ros_type: str, topic: str, profile: QosProfile):
+        """A reader owned by this node (it shows in the graph) that the caller takes serialized
+        samples from itself, outside the executor: rosbag2's recorder keeps the CDR as received."""
+        fq = self.resolve(topic)
+        reader = self._context.reader(messages.dds_topic_name(fq), ros_type, profile)
+        self._context.associate(self._node_key, reader=reader)
+        self._endpoints.append((reader, "reader"))
+        return reader
+
+    def create_serialized_writer(self, ros_type: str, topic: str, profile: QosProfile):
+        """A writer owned by this node for already serialized samples (rosbag2's player)."""
+        return self._make_writer(self.resolve(topic), ros_type, profile)
+
     def create_timer(self, period_s: float, callback: Callable[[], None]):
         return self._executor.create_timer(period_s, callback)
 

@@ -70,8 +70,8 @@ def read_joint_bag(path: str | Path, names: list[str], state_topic: str = STATE_
         from rosbags.highlevel import AnyReader
         from rosbags.typesys import Stores, get_typestore
     except ImportError as exc:
-        raise RecordingError("reading bags needs the 'rosbags' package: pip install rosbags "
-                             "(or robot_control[bag])") from exc
+        raise RecordingError("reading bags needs the 'rosbags' package (a dependency of "
+                             "robot_control): pip install rosbags") from exc
     path = Path(path)
     if not path.exists():
         raise RecordingError(f"no bag at {path}")

@@ -37,6 +37,10 @@ class Result:
     task_error: Array | None
     summary: dict
     diagnostics: dict
+    # what the bus carries (recordings): sensed state and the law's torque before saturation
+    q_measured: Array | None = None
+    qd_measured: Array | None = None
+    tau_command: Array | None = None
 
     def series(self) -> dict:
         """JSON-friendly time series."""
@@ -47,6 +51,8 @@ class Result:
             out["force_error"] = self.force_error.tolist()
         if self.task_error is not None:
             out["task_error"] = self.task_error.tolist()
+        if self.tau_command is not None:
+            out["tau_command"] = self.tau_command.tolist()
         return out
 
 
@@ -81,6 +87,7 @@ def run(scenario: Scenario | str, progress: bool = False) -> Result:
     rows = steps + 1
     t_log = np.empty(rows)
     q_log, qd_log, ref_log, tau_log = (np.empty((rows, n)) for _ in range(4))
+    qm_log, qdm_log, cmd_log = (np.empty((rows, n)) for _ in range(3))
     wrench_log = np.zeros((rows, 6))
     cartesian = isinstance(sc.trajectory, CartesianPath)
     task_log = np.zeros((rows, 3)) if cartesian else None
@@ -100,6 +107,7 @@ def run(scenario: Scenario | str, progress: bool = False) -> Result:
         ref = reference_at(sc, t, sc.q0)
         tau = law.update(t, state, ref)
         t_log[k], q_log[k], qd_log[k] = t, plant.q, plant.qd
+        qm_log[k], qdm_log[k], cmd_log[k] = q_meas, qd_meas, tau
         ref_log[k] = ref.q
         if cartesian:  # position error of the task frame, p_d − p
             p = dyn.frame_placement(plant.model, plant.q, sc.trajectory.frame)[:3, 3]
@@ -132,7 +140,7 @@ def run(scenario: Scenario | str, progress: bool = False) -> Result:
             "final": task_log[-1].tolist(),
         }
     return Result(t_log, q_log, qd_log, ref_log, tau_log, wrench_log, force_error, task_log,
-                  summary, _jsonable(law.diagnostics()))
+                  summary, _jsonable(law.diagnostics()), qm_log, qdm_log, cmd_log)
 
 
 def summarise(sc: Scenario, t: Array, q: Array, q_ref: Array, tau: Array, wall: float,

@@ -1,0 +1,124 @@
+"""The time series of a run for ``robot-control plot``: from a bag (live or offline, read through
+the topics of the bus contract) or from the JSON ``simulate --out`` writes.
+
+From a bag: q and q̇ from /joint_states (effort: the applied τ), q_d from /joint_reference, e and
+the commanded τ from /controller/state (else τ from /joint_command, e from q_d interpolated at the
+state stamps), the contact force from /wrench and the effort limits from the URDF on
+/robot_description. Times are header stamps, relative to the earliest one.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from robot_control.model import load_robot
+from robot_control.model.robot_model import ModelError
+from robot_control.recording import bag
+from robot_control.sim.report import Run, run_from_series
+
+TOPICS = ("/joint_states", "/joint_reference", "/joint_command", "/controller/state", "/wrench",
+          "/robot_description")
+
+
+def load_run(source: str | Path, robot: str | None = None) -> Run:
+    """A Run from a rosbag2 directory or a ``simulate --out`` JSON file."""
+    source = Path(source)
+    if source.is_dir():
+        return run_from_bag(source, robot)
+    if source.suffix == ".json" and source.is_file():
+        return run_from_json(source, robot)
+    raise bag.BagError(f"{source} is neither a rosbag2 directory nor a simulate --out JSON file")
+
+
+def _stamp(msg) -> float:
+    return msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+
+
+def _joint_series(msgs: list, field: str) -> tuple[np.ndarray, np.ndarray]:
+    """(stamps, one row per message) of a JointState field (messages lacking it are left out)."""
+    rows = [(_stamp(m), getattr(m, field)) for m in msgs if len(getattr(m, field))]
+    if not rows:
+        return np.empty(0), np.empty((0, 0))
+    return np.array([t for t, _ in rows]), np.array([v for _, v in rows], dtype=float)
+
+
+def _model(source: str | None):
+    """The robot model named by a bundled name, a file or a URDF string; None if unavailable."""
+    if source is None:
+        return None
+    try:
+        return load_robot(source)
+    except (ModelError, OSError) as exc:
+        print(f"no effort limits: {exc}", file=sys.stderr)
+        return None
+
+
+def _effort_limit(model, joints: list[str]) -> np.ndarray | None:
+    if model is None:
+        return None
+    limits = dict(zip(model.joint_names, model.effort_limit))
+    return np.array([limits.get(name, np.inf) for name in joints])
+
+
+def _decoded(path: Path) -> dict[str, list]:
+    out: dict[str, list] = {topic: [] for topic in TOPICS}
+    for msg in bag.read_messages(path, TOPICS):
+        out[msg.topic].append(bag.decode(msg))
+    return out
+
+
+def run_from_bag(path: str | Path, robot: str | None = None) -> Run:
+    """A Run from the contract topics of a bag (see the module docstring)."""
+    path = Path(path)
+    topics = _decoded(path)
+    states, refs = topics["/joint_states"], topics["/joint_reference"]
+    ctrl, cmds, wrenches = topics["/controller/state"], topics["/joint_command"], topics["/wrench"]
+    named = states or ctrl or cmds
+    if not named and not refs:
+        raise bag.BagError(f"{path} holds none of /joint_states, /joint_reference, "
+                           "/controller/state, /joint_command: nothing to plot")
+    joints = list(named[0].name) if named else list(refs[0].joint_names)
+    series = {}
+    if states:
+        series["position"] = _joint_series(states, "position")
+        series["applied"] = _joint_series(states, "effort")
+    if refs:
+        series["reference"] = (np.array([_stamp(m) for m in refs]),
+                               np.array([m.points[0].positions for m in refs if m.points]))
+    if ctrl:
+        series["error"] = _joint_series(ctrl, "position")
+        series["command"] = _joint_series(ctrl, "effort")
+    elif states and refs:
+        t, q = series["position"]
+        tr, qr = series["reference"]
+        series["error"] = (t, np.column_stack([np.interp(t, tr, qr[:, j]) - q[:, j]
+                                               for j in range(q.shape[1])]))
+    if cmds and "command" not in series:
+        series["command"] = _joint_series(cmds, "effort")
+    if wrenches:
+        series["force"] = (np.array([_stamp(m) for m in wrenches]),
+                           np.array([[m.wrench.force.x, m.wrench.force.y, m.wrench.force.z]
+                                     for m in wrenches]))
+    series = {k: v for k, v in series.items() if len(v[0])}
+    t0 = min(v[0][0] for v in series.values())
+    description = topics["/robot_description"]
+    model = _model(robot or (description[-1].data if description else None))
+    span = max(v[0][-1] for v in series.values()) - t0
+    title = f"{path.name}: {model.name + ', ' if model else ''}{span:.2f} s recorded"
+    return Run(title=title, joints=joints, effort_limit=_effort_limit(model, joints),
+               **{k: (t - t0, v) for k, (t, v) in series.items()})
+
+
+def run_from_json(path: str | Path, robot: str | None = None) -> Run:
+    """A Run from the JSON of ``simulate --out`` (summary and series)."""
+    doc = json.loads(Path(path).read_text())
+    if "series" not in doc or "summary" not in doc:
+        raise bag.BagError(f"{path} has no time series (write one with simulate --out, or "
+                           "record a bag)")
+    summary = doc["summary"]
+    limit = _effort_limit(_model(robot or summary["robot"]), list(summary["joints"]))
+    return run_from_series(summary, doc["series"], limit)
