@@ -42,7 +42,11 @@ class Events:
             if entry[1] != "out" or ("lc_b", "out", "") not in self.log:
                 self.log.append(entry)
 
-    def index(self, entry) -> int:
+    def index(self, entry, timeout: float = 5.0) -> int:
+        """Where entry is in the log, waiting for it up to timeout."""
+        deadline = time.monotonic() + timeout
+        while entry not in self.log and time.monotonic() < deadline:
+            time.sleep(0.05)
         return self.log.index(entry)
 
     def close(self):
@@ -82,10 +86,6 @@ def test_configures_all_then_activates_in_order_and_waits_for_the_loop(env):
                             "loop_topic_type:=std_msgs/msg/String")
     try:
         assert manager.wait_for_line(r"stack active: lc_a, lc_b, lc_c", 60), manager.output
-        deadline = time.monotonic() + 5
-        while time.monotonic() < deadline and ("lc_c", "transition_success", "active") \
-                not in events.log:
-            time.sleep(0.05)
         configured = [events.index((n, "transition_success", "inactive")) for n in NAMES]
         activated = [events.index((n, "transition_success", "active")) for n in NAMES]
         assert max(configured) < min(activated)
@@ -105,10 +105,6 @@ def test_lockstep_activates_the_clock_node_last(env):
                             "start_after_loop_closed:=[lc_c]")
     try:
         assert manager.wait_for_line(r"stack active", 60), manager.output
-        deadline = time.monotonic() + 5
-        while time.monotonic() < deadline and ("lc_a", "transition_success", "active") \
-                not in events.log:
-            time.sleep(0.05)
         activated = [events.index((n, "transition_success", "active")) for n in NAMES]
         assert activated[1] < activated[2] < activated[0]
     finally:
