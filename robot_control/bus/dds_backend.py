@@ -127,6 +127,11 @@ class DdsSubscription:
     def get_publisher_count(self) -> int:
         return len(self.reader.get_matched_publications())
 
+    def set_sender_filter(self, admit: Callable[[int], bool] | None) -> None:
+        """Decode a sample only if admit(its publication handle) is true (None: every sample);
+        the handle is ``msg.sample_info.publication_handle`` of the samples received."""
+        self._node._executor.set_sender_filter(self.key, admit)
+
     def destroy(self) -> None:
         self._node._executor.remove_reader(self.key)
         self._node._drop_endpoint(reader=self.reader)

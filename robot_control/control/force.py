@@ -75,6 +75,8 @@ class HybridForce(TaskSpaceController):
         cfg.tangent_projector = np.eye(cfg.space.m) - np.outer(N, N)  # E_pᵀE_p
         return cfg
 
+    STATE = ("force_integral",)
+
     def _reset(self, state) -> None:
         self.force_integral = 0.0
         self.normal_force = 0.0
