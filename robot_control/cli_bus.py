@@ -133,8 +133,13 @@ def _node_parsers(verbs) -> None:
 
 def _node_list(client, args) -> int:
     from robot_control.bus.client import format_node_list
+    from robot_control.bus.dds_graph import duplicates
 
-    _print(format_node_list(client.node_list()))
+    names = client.node_list()
+    if duplicates(names):  # ros2 node list's warning, word for word
+        print("WARNING: Be aware that there are nodes in the graph that share an exact name, "
+              "which can have unintended side effects.", file=sys.stderr)
+    _print(format_node_list(names))
     return 0
 
 
@@ -168,7 +173,7 @@ def _param_parsers(verbs) -> None:
 def _param_list(client, args) -> int:
     from robot_control.bus.client import format_param_list
 
-    nodes = [args.node] if args.node else client.node_list()
+    nodes = [args.node] if args.node else sorted(set(client.node_list()))
     for node in nodes:
         _print(format_param_list(node, client.param_list(node)))
     return 0

@@ -80,9 +80,10 @@ class BusClient:
 
     # -- graph ---------------------------------------------------------------------------------
     def node_list(self) -> list[str]:
-        """Fully qualified names of every node on the domain (``ros2 node list``)."""
+        """Fully qualified names of every node on the domain, a name as often as nodes have it
+        (``ros2 node list``: two stacks on one domain show as duplicates)."""
         self._settle()
-        return sorted({n.fqn for n in self.graph.nodes()})
+        return sorted(n.fqn for n in self.graph.nodes())
 
     def node_info(self, name: str) -> dict[str, object]:
         """A node's publishers, subscribers, service servers and clients (``ros2 node info``)."""
