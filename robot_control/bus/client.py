@@ -53,7 +53,10 @@ class BusClient:
     """One tool participant on the ROS domain (ROS_DOMAIN_ID etc. as ROS 2 reads them)."""
 
     def __init__(self, discovery_s: float = 2.0):
-        self.context = acquire_context()
+        try:
+            self.context = acquire_context()
+        except ValueError as exc:  # the environment names no usable domain (ROS_DOMAIN_ID=abc)
+            raise BusClientError(str(exc)) from None
         self.graph = GraphView(self.context)
         self.discovery_s = discovery_s
         self._clients: dict[tuple[str, str], ServiceClient] = {}
@@ -189,20 +192,27 @@ class BusClient:
         return list(response.types)
 
     def param_set(self, node: str, name: str, value: object) -> tuple[bool, str]:
-        """(successful, reason) as the node's validators decide; a str value is parsed as YAML."""
+        """(successful, reason) as the node's validators decide; a str value is parsed as YAML.
+
+        A value of another type than the declared one is refused here, with ros2 param's
+        reason, rather than sent (it could not be encoded as that type anyway).
+        """
         if isinstance(value, str):
             value = parse_value(value)
         types = self.param_types(node, [name])
-        if types == [parameters.DOUBLE] and isinstance(value, int) and not isinstance(value, bool):
-            value = float(value)  # "5" typed at a shell means 5.0 for a double parameter
-        elif types == [parameters.DOUBLE_ARRAY] and isinstance(value, list):
-            value = [float(v) if isinstance(v, int) and not isinstance(v, bool) else v
-                     for v in value]
         ptype = types[0] if types and types[0] != parameters.NOT_SET else None
         try:
+            if ptype is not None:
+                value = parameters.coerce(_number_text(value, ptype), ptype, name)
             msg = to_value_msg(value, ptype)
-        except (parameters.ParameterError, KeyError, TypeError) as exc:
-            return False, f"cannot send {value!r}: {exc}"
+        except (parameters.ParameterError, KeyError, TypeError):
+            try:
+                given = parameters.TYPE_NAMES[parameters.type_of(value)]
+            except parameters.ParameterError:
+                given = type(value).__name__
+            return False, (f"Wrong parameter type, parameter {{{name}}} is of type "
+                           f"{{{parameters.TYPE_NAMES.get(ptype, ptype)}}}, setting it to "
+                           f"{{{given}}} is not allowed.")
         response = self._call(node, "set_parameters", rcl.SetParametersRequest(
             parameters=[rcl.Parameter(name=name, value=msg)]))
         result = response.results[0]
@@ -235,6 +245,16 @@ class BusClient:
             return self._clients[key].call(request, timeout_s)
         except ServiceError as exc:
             raise BusClientError(str(exc)) from exc
+
+
+def _number_text(value: object, ptype: int) -> object:
+    """YAML reads ``1e9`` (no dot) as text; for a double parameter it means the number."""
+    if ptype == parameters.DOUBLE and isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return value
+    return value
 
 
 def _profile_matching(pubs) -> QosProfile:

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from robot_control.control.base import Config, Reference, State, refuse
-from robot_control.control.parameters import ParamSpec
+from robot_control.control.parameters import KD_MAX, KP_MAX, ParamSpec
 from robot_control.control.resolved_acceleration import TASK_PARAMETERS, TaskSpaceController
 from robot_control.control.task_space import resolve
 
@@ -43,9 +43,9 @@ class HybridForce(TaskSpaceController):
         ParamSpec("task", "string", "position", "task coordinates: position or pose",
                   choices=("position", "pose")),
         ParamSpec("kp", "double_array", 100.0, "position gain per task coordinate",
-                  lower=0.0, strict=True, size="task"),
+                  lower=0.0, upper=KP_MAX, strict=True, size="task"),
         ParamSpec("kd", "double_array", 20.0, "velocity gain per task coordinate",
-                  lower=0.0, strict=True, size="task"),
+                  lower=0.0, upper=KD_MAX, strict=True, size="task"),
         ParamSpec("plane_normal", "double_array", [0.0, 0.0, 1.0],
                   "normal n of the contact plane n·x = offset (base frame, towards free space)",
                   size="any"),

@@ -22,6 +22,7 @@ import numpy as np
 from robot_control.bus import ParameterError
 from robot_control.control.base import Reference, State
 from robot_control.control.model_terms import ExternalModelTerms
+from robot_control.control.parameters import MAGNITUDE_MAX
 from robot_control.control.parameters import ParameterError as LawParameterError
 from robot_control.control.registry import available, create
 from robot_control.nodes.common import declare_common, run_node
@@ -129,14 +130,13 @@ class ControllerNode:
             if value is None:
                 continue
             rng = None
-            if spec.type in ("double", "double_array") and (spec.lower is not None
-                                                            or spec.upper is not None):
-                rng = (-1e300 if spec.lower is None else spec.lower,
-                       1e300 if spec.upper is None else spec.upper, 0.0)
+            if spec.type in ("double", "double_array"):
+                rng = (-MAGNITUDE_MAX if spec.lower is None else spec.lower,
+                       MAGNITUDE_MAX if spec.upper is None else spec.upper, 0.0)
             if spec.type == "double_array" and len(value) == 0:
                 rng = None
             self.node.declare_parameter(f"{law}.{spec.name}", _declared_value(spec, value),
-                                        spec.description, floating_point_range=rng)
+                                        spec.full_description, floating_point_range=rng)
             self.specs[law][spec.name] = spec
 
     def _law_params(self, law: str, changes: dict | None = None) -> dict:
