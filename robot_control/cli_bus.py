@@ -86,6 +86,8 @@ def _topic_parsers(verbs) -> None:
     p.add_argument("name")
     p.add_argument("--duration", type=float, default=5.0, metavar="S",
                    help="measure for S seconds (default 5)")
+    p.add_argument("--timeout", type=float, default=5.0, metavar="S",
+                   help="give up after S seconds without a publisher or a message (default 5)")
 
 
 def _topic_list(client, args) -> int:
@@ -113,7 +115,7 @@ def _topic_echo(client, args) -> int:
 def _topic_hz(client, args) -> int:
     from robot_control.bus.client import format_hz
 
-    stats = client.topic_hz(args.name, duration_s=args.duration)
+    stats = client.topic_hz(args.name, duration_s=args.duration, timeout_s=args.timeout)
     if stats["count"] < 2:
         print(f"no rate: {stats['count']} message(s) on {args.name} in "
               f"{args.duration:g} s", file=sys.stderr)

@@ -130,6 +130,8 @@ class StackMonitor:
         self.diagnostics: list[tuple[float, dict[str, object]]] = []  # (received, plant status)
         #: node fqn -> (monotonic time, level, message) of its last status on /diagnostics
         self.heartbeats: dict[str, tuple[float, int, str]] = {}
+        #: node fqn -> its last status: level, message and key/values
+        self.statuses: dict[str, dict[str, object]] = {}
         self._threads = [
             threading.Thread(target=self._watch, args=(TOPIC_CONTROLLER_STATE, self._on_state),
                              daemon=True, name="monitor-controller-state"),
@@ -172,7 +174,11 @@ class StackMonitor:
     def _on_diagnostics(self, msg) -> None:
         now = time.monotonic()
         for s in msg.status:
-            self.heartbeats[status_node(s)] = (now, status_level(s), str(s.message))
+            node, level = status_node(s), status_level(s)
+            self.heartbeats[node] = (now, level, str(s.message))
+            self.statuses[node] = {"level": level, "message": str(s.message),
+                                   **{str(kv.key): diagnostic_value(str(kv.value))
+                                      for kv in s.values}}
         status = plant_status(msg)
         if status is not None:
             self.diagnostics.append((now, status))
@@ -236,6 +242,7 @@ class StackMonitor:
         out["joint_names"] = self.errors.names
         out["controller_state_samples"] = self.errors.count
         out["plant"] = plant
+        out["node_status"] = {node: dict(status) for node, status in sorted(self.statuses.items())}
         return out
 
     def _achieved_rate(self, plant: dict[str, object]) -> float | None:

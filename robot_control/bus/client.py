@@ -112,7 +112,7 @@ class BusClient:
         deadline = time.monotonic() + timeout_s
         while not (pubs := self.graph.publications(topic)):
             if time.monotonic() > deadline:
-                raise BusClientError(f"no publisher on {topic}")
+                raise BusClientError(f"no publisher on {topic} within {timeout_s:g} s")
             self.graph.update()
             time.sleep(0.02)
         types = sorted({p.ros_type for p in pubs})
@@ -158,11 +158,14 @@ class BusClient:
                 break
         return out
 
-    def topic_hz(self, topic: str, duration_s: float = 2.0) -> dict[str, float]:
-        """Publication rate of a topic from the samples' source timestamps (``ros2 topic hz``)."""
+    def topic_hz(self, topic: str, duration_s: float = 2.0,
+                 timeout_s: float = 5.0) -> dict[str, float]:
+        """Publication rate of a topic from the samples' source timestamps (``ros2 topic hz``);
+        BusClientError if nobody publishes it within timeout_s, fewer samples if it falls silent
+        for timeout_s."""
         stamps: list[int] = []
         deadline = None
-        for sample in self.iter_topic(topic, timeout_s=max(duration_s, 5.0), discovery_s=15.0):
+        for sample in self.iter_topic(topic, timeout_s=timeout_s, discovery_s=timeout_s):
             stamps.append(sample.sample_info.source_timestamp)
             deadline = deadline or time.monotonic() + duration_s
             if time.monotonic() >= deadline:
