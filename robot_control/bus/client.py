@@ -251,12 +251,17 @@ class BusClient:
 
 
 def _number_text(value: object, ptype: int) -> object:
-    """YAML reads ``1e9`` (no dot) as text; for a double parameter it means the number."""
-    if ptype == parameters.DOUBLE and isinstance(value, str):
+    """YAML reads ``1e9`` (no dot) as text; for a double (array) parameter it means the number."""
+    def number(item: object) -> object:
         try:
-            return float(value)
+            return float(item) if isinstance(item, str) else item
         except ValueError:
-            return value
+            return item
+
+    if ptype == parameters.DOUBLE:
+        return number(value)
+    if ptype == parameters.DOUBLE_ARRAY and isinstance(value, list):
+        return [number(v) for v in value]
     return value
 
 
