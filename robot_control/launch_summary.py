@@ -98,7 +98,8 @@ class ErrorStatistics:
             self.names, self.count = list(names), 0
             self.sum_sq, self.max_abs = np.zeros(e.shape), np.zeros(e.shape)
         self.count += 1
-        self.sum_sq += e * e
+        with np.errstate(over="ignore"):  # an overflow is reported as such by summary()
+            self.sum_sq += e * e
         np.maximum(self.max_abs, np.abs(e), out=self.max_abs)
         self.last = e
 
