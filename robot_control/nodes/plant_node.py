@@ -234,33 +234,36 @@ class PlantNode:
         self._advance(tau, periods)
 
     def _advance(self, tau: np.ndarray, periods: int = 1) -> None:
-        """Step the plant under τ (the safe torque during a safety stop), check it, publish it."""
-        commanded = not self.stopping
-        if self.stopping:
-            tau = self._safe_torque()
-        try:
-            applied = self.plant.step(tau, periods * seconds(self.period_ns))
-            check_values(self.plant.q, self.joints.bounds.position, "position")
-            check_values(self.plant.qd, self.joints.bounds.velocity, "velocity")
-        except (FloatingPointError, Rejected) as exc:
-            self.fault(f"plant state diverged: {exc}")
-            return
-        self.applied += 1
-        if np.any(self.plant.saturated):
-            self.saturation_events += 1
-            if commanded:
+        """Step the plant under τ period by period (the safe torque from a safety stop on),
+        checking each period as a drive would, then publish the state."""
+        saturated = limited = False
+        for _ in range(periods):
+            commanded = not self.stopping
+            if self.stopping:
+                tau = self._safe_torque()
+            try:
+                applied = self.plant.step(tau, seconds(self.period_ns))
+                check_values(self.plant.q, self.joints.bounds.position, "position")
+                check_values(self.plant.qd, self.joints.bounds.velocity, "velocity")
+            except (FloatingPointError, Rejected) as exc:
+                self.fault(f"plant state diverged: {exc}")
+                return
+            if commanded and np.any(self.plant.saturated) and not saturated:
                 self._report_saturation(tau)
-        if np.any(self.plant.at_limit()):
-            self.limit_events += 1
-        self._watch_velocity()
-        self.k += periods
+            saturated |= bool(np.any(self.plant.saturated))
+            limited |= bool(np.any(self.plant.at_limit()))
+            self._watch_velocity()
+            self.k += 1
+        self.applied += 1
+        self.saturation_events += saturated
+        self.limit_events += limited
         self.last_applied = applied
         self._publish_state()
 
     def _report_saturation(self, tau: np.ndarray) -> None:
         i = int(np.flatnonzero(self.plant.saturated)[0])
         self.log.warn(f"saturated: {self.names[i]} commanded {tau[i]:.4g}, effort limit "
-                      f"{self.effort_limit[i]:.4g} ({self.saturation_events} periods so far)",
+                      f"{self.effort_limit[i]:.4g} ({self.saturation_events + 1} steps so far)",
                       throttle_duration_sec=1.0)
 
     def _watch_velocity(self) -> None:
