@@ -29,7 +29,6 @@ from robot_control.nodes.common import declare_common, run_node
 from robot_control.nodes.convert import Messages, read_terms, read_wrench, seconds, stamp_ns
 from robot_control.nodes.health import OK, NodeHealth
 from robot_control.nodes.validation import (
-    UNLIMITED_ACCELERATION,
     DropLog,
     JointVectors,
     Rejected,
@@ -211,11 +210,10 @@ class ControllerNode:
         """(q_d, q̇_d or None, q̈_d or None) of a one-point JointTrajectory, checked."""
         if not msg.points:
             raise Rejected("no point")
-        p, order, bounds = msg.points[0], self.joints.order(msg.joint_names), self.joints.bounds
-        return (self.joints.vector(p.positions, order, bounds.position, "position"),
-                self.joints.optional(p.velocities, order, bounds.velocity, "velocity"),
-                self.joints.optional(p.accelerations, order, UNLIMITED_ACCELERATION,
-                                     "acceleration"))
+        p, order = msg.points[0], self.joints.order(msg.joint_names)
+        return (self.joints.vector(p.positions, order, "position"),
+                self.joints.optional(p.velocities, order, "velocity"),
+                self.joints.optional(p.accelerations, order, "acceleration"))
 
     def _on_wrench(self, msg) -> None:
         try:

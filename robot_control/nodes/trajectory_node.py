@@ -21,7 +21,6 @@ from robot_control.nodes.common import declare_common, run_node
 from robot_control.nodes.convert import Messages, seconds, stamp_ns
 from robot_control.nodes.health import OK, NodeHealth
 from robot_control.nodes.validation import (
-    UNLIMITED_ACCELERATION,
     DropLog,
     JointVectors,
     Rejected,
@@ -138,15 +137,11 @@ class TrajectoryNode:
         order = self.joints.order(msg.joint_names)
         if not msg.points:
             raise ValueError("a goal needs at least one point")
-        bounds = self.joints.bounds
-        positions = [self.joints.optional(p.positions, order, bounds.position, "position")
-                     for p in msg.points]
+        positions = [self.joints.optional(p.positions, order, "position") for p in msg.points]
         if any(p is None for p in positions):
             raise ValueError("every point needs positions")
-        vel = [self.joints.optional(p.velocities, order, bounds.velocity, "velocity")
-               for p in msg.points]
-        acc = [self.joints.optional(p.accelerations, order, UNLIMITED_ACCELERATION,
-                                    "acceleration") for p in msg.points]
+        vel = [self.joints.optional(p.velocities, order, "velocity") for p in msg.points]
+        acc = [self.joints.optional(p.accelerations, order, "acceleration") for p in msg.points]
         times = [p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec for p in msg.points]
         goal = JointTrajectory.from_points(
             positions, times, None if all(v is None for v in vel) else

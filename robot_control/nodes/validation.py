@@ -82,8 +82,12 @@ class JointVectors:
     def __init__(self, model) -> None:
         self.names = list(model.joint_names)
         self.n = len(self.names)
-        self.index = {name: i for i, name in enumerate(self.names)}
         self.bounds = Plausible.of(model)
+        #: per kind of value, the bound of each joint as plain floats (checked element-wise)
+        self.limits = {"position": self.bounds.position.tolist(),
+                       "velocity": self.bounds.velocity.tolist(),
+                       "effort": self.bounds.effort.tolist(),
+                       "acceleration": [UNLIMITED_ACCELERATION] * self.n}
 
     def order(self, names: Sequence[str]) -> Array | None:
         """Positions in the message of the model's joints (None: already in model order)."""
@@ -94,29 +98,34 @@ class JointVectors:
             raise Rejected(f"joint names {names} are not the model's {self.names}")
         return np.array([names.index(j) for j in self.names])
 
-    def vector(self, values, order: Array | None, bound: Array | float, what: str) -> Array:
-        """One joint vector: n values, reordered to the model's order, finite and plausible."""
-        a = np.asarray(values, dtype=float)
-        if a.shape != (self.n,):
-            raise Rejected(f"{a.size} {what} values for {self.n} joints")
+    def vector(self, values, order: Array | None, kind: str) -> Array:
+        """One joint vector of a kind (position, velocity, effort, acceleration): n values,
+        reordered to the model's order, finite and plausible."""
+        if len(values) != self.n:
+            raise Rejected(f"{len(values)} {kind} values for {self.n} joints")
+        items = [float(v) for v in values]
         if order is not None:
-            a = a[order]
-        return check_values(a, bound, what)
+            items = [items[i] for i in order]
+        limits = self.limits[kind]
+        # element-wise in Python: for a handful of joints much cheaper than numpy's calls;
+        # a NaN fails every comparison, so this refuses NaN and ±inf as well
+        if all(-b <= v <= b for v, b in zip(items, limits)):
+            return np.array(items)
+        return check_values(np.array(items), np.array(limits), kind)  # raises, naming why
 
     def state(self, msg) -> tuple[Array, Array]:
         """(q, q̇) of a sensor_msgs/JointState."""
         order = self.order(msg.name)
-        return (self.vector(msg.position, order, self.bounds.position, "position"),
-                self.vector(msg.velocity, order, self.bounds.velocity, "velocity"))
+        return (self.vector(msg.position, order, "position"),
+                self.vector(msg.velocity, order, "velocity"))
 
     def effort(self, msg) -> Array:
         """τ of a sensor_msgs/JointState command."""
-        return self.vector(msg.effort, self.order(msg.name), self.bounds.effort, "effort")
+        return self.vector(msg.effort, self.order(msg.name), "effort")
 
-    def optional(self, values, order: Array | None, bound: Array | float,
-                 what: str) -> Array | None:
+    def optional(self, values, order: Array | None, kind: str) -> Array | None:
         """Like :meth:`vector`, but an empty field means "not given" (None)."""
-        return None if len(values) == 0 else self.vector(values, order, bound, what)
+        return None if len(values) == 0 else self.vector(values, order, kind)
 
 
 def check_wrench(wrench6: Array, what: str = "wrench") -> Array:
