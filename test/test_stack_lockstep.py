@@ -81,6 +81,9 @@ def test_plant_rejects_bad_commands_and_stays_safe(bad):
         "if kind == 'effort': tau = [1.0, 2.0]\n"
         "if kind == 'names': names = ['a', 'b', 'c']\n"
         "if kind == 'nan': tau = [float('nan'), 0.0, 0.0]\n"
+        "deadline = time.monotonic() + 60\n"  # the plant starts slowly on a busy machine
+        "while p.get_subscription_count() == 0 and time.monotonic() < deadline:\n"
+        "    time.sleep(0.05)\n"
         "for _ in range(40):\n"
         "    p.publish(m.joint_state(0, names, tau=tau)); time.sleep(0.05)\n"
         "node.shutdown()\n"
