@@ -10,8 +10,9 @@ It behaves as a drive, not a punching bag:
 
 - a command is applied only if it passes the checks of nodes/validation.py (joint names and
   count, finite, at most IMPLAUSIBLE_FACTOR × the effort limit) and answers a state this plant
-  published within ``command_timeout`` (its header stamp is that state's stamp), so another
-  stack's commands on the same domain are rejected; everything rejected is counted and logged
+  published within the last ANSWER_WINDOW_S (its header stamp is that state's stamp), so another
+  stack's commands on the same domain are rejected (a late answer to one of its own states is
+  still applied, as long as it is newer than the last one applied); everything rejected is counted and logged
   (throttled); a publisher that sends only rejected commands is ignored for a while
   (validation.SenderGate), so a flood of them cannot crowd out the controller's;
 - a torque beyond the effort limit is saturated, counted and logged (throttled);
@@ -48,6 +49,9 @@ from robot_control.sim.plant import Plant
 SAFE_BEHAVIOURS = ("hold", "zero_torque")
 #: /joint_command reader depth: room for a burst, so valid commands survive until taken
 COMMAND_DEPTH = 100
+#: a command must answer a state published this recently: older stamps are another stack's, or
+#: an answer so late (a controller that was stopped) that it must not be applied
+ANSWER_WINDOW_S = 1.0
 
 
 class PlantNode:
@@ -108,7 +112,7 @@ class PlantNode:
         # bookkeeping
         self.k = 0
         self.stamp = 0  # ns stamp of the last published state
-        self.recent: dict[int, float] = {}  # stamps published within command_timeout -> wall time
+        self.recent: dict[int, float] = {}  # stamps published within ANSWER_WINDOW_S -> wall time
         self.answered = -1  # stamp of the last state a command was applied for
         self.command: np.ndarray | None = None
         self.command_stamp = -1
@@ -164,7 +168,7 @@ class PlantNode:
         if stamp not in self.recent:
             self.foreign += 1
             raise Rejected(f"its stamp {stamp} ns answers no state this plant published in the "
-                           f"last {self.timeout:g} s (a late answer, or another stack's)")
+                           f"last {ANSWER_WINDOW_S:g} s (another stack's, or a stopped controller's)")
         return stamp, tau
 
     def _on_command(self, msg) -> None:
@@ -301,10 +305,10 @@ class PlantNode:
             self.pub_wrench.publish(self.m.wrench(self.stamp, self.plant.wrench, "world"))
 
     def _remember(self, stamp: int) -> None:
-        """Record a published state's stamp; forget those older than command_timeout."""
+        """Record a published state's stamp; forget those older than ANSWER_WINDOW_S."""
         now = time.perf_counter()
         self.recent[stamp] = now
-        cutoff = now - self.timeout
+        cutoff = now - ANSWER_WINDOW_S
         while len(self.recent) > 1 and next(iter(self.recent.values())) < cutoff:
             del self.recent[next(iter(self.recent))]
 
