@@ -306,8 +306,9 @@ class Watch:
         for fqn in self.fqns:
             beat = monitor.heartbeats.get(fqn)
             if beat is not None and beat[1] >= ERROR_LEVEL and fqn not in self.faults:
-                self.faults[fqn] = beat[2]
-                return f"fault on {fqn}: {beat[2]}", {fqn: f"fault: {beat[2]}"}
+                reason = beat[2].removeprefix("fault: ")
+                self.faults[fqn] = reason
+                return f"fault on {fqn}: {reason}", {fqn: f"fault: {reason}"}
         if now >= self._next_graph_check:
             names = monitor.node_names()
             if names is not None:

@@ -165,7 +165,7 @@ def test_a_diverging_plant_faults_stays_alive_and_fails_the_launch(tmp_path):
     finally:
         finished(pusher)
     assert code == 1, output[-4000:]
-    assert summary["stopped_by"].startswith("fault on /plant: fault: plant state diverged")
+    assert summary["stopped_by"].startswith("fault on /plant: plant state diverged")
     assert "implausible" in summary["faults"]["/plant"]
     assert summary["node_status"]["/plant"]["level"] == 2
     assert summary["nodes"]["plant"]["exit"] == 0  # alive in its error state until stopped
