@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import sys
 
+import numpy as np
+
 from robot_control import dynamics as dyn
 from robot_control.model.urdf_export import robot_description
 from robot_control.nodes.common import declare_common, run_node
@@ -27,6 +29,8 @@ class DynamicsServerNode:
         self.model = common["model"]
         self.n = self.model.nq
         self.joints = JointVectors(self.model)
+        self._terms(np.zeros(self.n), np.zeros(self.n))  # load the compiled kernels now: a first
+        # state must not stall the node (and its heartbeat) for seconds
         self.drops = DropLog(self.log)
         self.served = 0
         self.m = Messages(node)
@@ -46,11 +50,14 @@ class DynamicsServerNode:
         except Rejected as exc:
             self.drops.drop("/joint_states", str(exc))
             return
-        M = dyn.mass_matrix(self.model, q)
-        C = dyn.coriolis_matrix(self.model, q, qd)
-        g = dyn.gravity_torques(self.model, q)
+        M, C, g = self._terms(q, qd)
         self.pub_terms.publish(self.m.terms(stamp_ns(msg.header.stamp), M, C @ qd, g, C))
         self.served += 1
+
+    def _terms(self, q, qd):
+        """M(q), C(q, q̇), g(q)."""
+        return (dyn.mass_matrix(self.model, q), dyn.coriolis_matrix(self.model, q, qd),
+                dyn.gravity_torques(self.model, q))
 
 
 def main(argv: list[str] | None = None) -> int:
