@@ -86,6 +86,8 @@ def _topic_parsers(verbs) -> None:
     p.add_argument("name")
     p.add_argument("--duration", type=float, default=5.0, metavar="S",
                    help="measure for S seconds (default 5)")
+    p.add_argument("--timeout", type=float, default=5.0, metavar="S",
+                   help="give up after S seconds without a publisher or a message (default 5)")
 
 
 def _topic_list(client, args) -> int:
@@ -113,7 +115,7 @@ def _topic_echo(client, args) -> int:
 def _topic_hz(client, args) -> int:
     from robot_control.bus.client import format_hz
 
-    stats = client.topic_hz(args.name, duration_s=args.duration)
+    stats = client.topic_hz(args.name, duration_s=args.duration, timeout_s=args.timeout)
     if stats["count"] < 2:
         print(f"no rate: {stats['count']} message(s) on {args.name} in "
               f"{args.duration:g} s", file=sys.stderr)
@@ -133,8 +135,13 @@ def _node_parsers(verbs) -> None:
 
 def _node_list(client, args) -> int:
     from robot_control.bus.client import format_node_list
+    from robot_control.bus.dds_graph import duplicates
 
-    _print(format_node_list(client.node_list()))
+    names = client.node_list()
+    if duplicates(names):  # ros2 node list's warning, word for word
+        print("WARNING: Be aware that there are nodes in the graph that share an exact name, "
+              "which can have unintended side effects.", file=sys.stderr)
+    _print(format_node_list(names))
     return 0
 
 
@@ -168,7 +175,7 @@ def _param_parsers(verbs) -> None:
 def _param_list(client, args) -> int:
     from robot_control.bus.client import format_param_list
 
-    nodes = [args.node] if args.node else client.node_list()
+    nodes = [args.node] if args.node else sorted(set(client.node_list()))
     for node in nodes:
         _print(format_param_list(node, client.param_list(node)))
     return 0

@@ -4,7 +4,7 @@ It reads the subset of the launch_yaml frontend that ``launch/control.launch.yam
 meaning ``ros2 launch`` gives it, and starts each ``node`` as its own process with the standard
 ``--ros-args`` (``-r __node:=``, ``-r __ns:=``, ``--params-file``, ``-p name:=value``, ``-r``).
 
-Supported entities: ``arg`` (name, default, description), ``let`` (name, value) and ``node``
+Supported entities: ``arg`` (name, default, description, choice), ``let`` (name, value) and ``node``
 (pkg, exec, name, namespace, output, param, remap, ros_args, args, if, unless). ``param`` entries
 are ``{from: FILE}`` or ``{name: N, value: V}`` (or ``{name: N, param: [...]}``, nested names
 joined by dots). Substitutions: ``$(var N)``, ``$(env N [default])``, ``$(optenv N [default])``,
@@ -60,6 +60,14 @@ class LaunchArgument:
     name: str
     default: str | None
     description: str = ""
+    choices: list[str] | None = None  # launch's ``choice`` list: any other value is refused
+
+    def check(self, value: str) -> str:
+        """``value`` if it is one of the choices (or there are none), else LaunchError."""
+        if self.choices is not None and value not in self.choices:
+            raise LaunchError(f'Argument "{self.name}" provided value "{value}" is not valid. '
+                              f"Valid options are: {self.choices}")
+        return value
 
 
 @dataclass
@@ -315,9 +323,9 @@ def load_launch_file(path: str | Path, overrides: dict[str, str] | None = None) 
             arg = _read_arg(attrs, path)
             arguments.append(arg)
             if arg.name in overrides:
-                values[arg.name] = overrides[arg.name]
+                values[arg.name] = arg.check(overrides[arg.name])
             elif arg.default is not None:
-                values[arg.name] = substitute(arg.default, values, path)
+                values[arg.name] = arg.check(substitute(arg.default, values, path))
             else:
                 raise LaunchError(f"launch argument '{arg.name}' has no default: give "
                                   f"{arg.name}:=<value>")
@@ -349,12 +357,22 @@ def _require_keys(attrs: dict, allowed: set[str], required: set[str], kind: str,
 
 
 def _read_arg(attrs: dict, path: Path) -> LaunchArgument:
-    _require_keys(attrs, {"name", "default", "description"}, {"name"}, "arg", path)
+    _require_keys(attrs, {"name", "default", "description", "choice"}, {"name"}, "arg", path)
     for key in ("default", "description"):
         if key in attrs and not isinstance(attrs[key], str):
             # ros2 launch refuses a non-string attribute here: '1000' must be quoted
             raise LaunchError(f"{path}: arg '{attrs['name']}': {key} must be a string (quote it)")
-    return LaunchArgument(str(attrs["name"]), attrs.get("default"), attrs.get("description", ""))
+    choices = None
+    if "choice" in attrs:  # launch's frontend: choice: [{value: a}, {value: b}]
+        entries = attrs["choice"]
+        if not isinstance(entries, list) or not entries or not all(
+                isinstance(c, dict) and set(c) == {"value"} and isinstance(c["value"], str)
+                for c in entries):
+            raise LaunchError(f"{path}: arg '{attrs['name']}': choice is a non-empty list of "
+                              "{value: '<text>'}")
+        choices = [c["value"] for c in entries]
+    return LaunchArgument(str(attrs["name"]), attrs.get("default"), attrs.get("description", ""),
+                          choices)
 
 
 def _truthy(text: str, what: str) -> bool:
@@ -486,7 +504,7 @@ class NodeProcess:
         # Own session: a terminal's Ctrl-C reaches the runner only, which stops nodes in order.
         self.proc = subprocess.Popen(self.command, stdin=subprocess.DEVNULL,
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
-                                     start_new_session=True, preexec_fn=_die_with_parent)
+                                     start_new_session=True, preexec_fn=_child_setup)
         self.reader = threading.Thread(target=self._copy, args=(out,), daemon=True,
                                        name=f"output-{node.label}")
         self.reader.start()
@@ -506,6 +524,14 @@ class NodeProcess:
                 self.proc.send_signal(sig)
             except ProcessLookupError:
                 pass
+
+
+def _child_setup() -> None:
+    """In the child: SIGINT / SIGTERM wait (blocked) until the node is ready to take them, so a
+    Ctrl-C during start-up ends it quietly instead of in a traceback from deep in an import
+    (nodes/common.run_node unblocks them); and SIGTERM if the runner dies without stopping it."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    _die_with_parent()
 
 
 def _die_with_parent() -> None:
@@ -552,4 +578,4 @@ def describe_exit(returncode: int) -> str:
 
 
 #: how a node may end once asked to stop (our nodes return 0 on SIGINT / SIGTERM); SIGKILL is not
-STOPPED_CODES = (0, -signal.SIGINT, -signal.SIGTERM, 128 + signal.SIGINT)
+STOPPED_CODES = (0, -signal.SIGINT, -signal.SIGTERM, 128 + signal.SIGINT, 128 + signal.SIGTERM)

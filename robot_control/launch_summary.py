@@ -6,7 +6,11 @@ A :class:`StackMonitor` is a :class:`~robot_control.bus.client.BusClient` in the
 percentiles — the plant measures these where they happen) and ``/controller/state`` (position =
 e = q_d − q), from which it accumulates the tracking error per joint. The control loop counts as
 running from the first ``/controller/state`` message; errors and the achieved rate are taken over
-that window.
+that window. Every node's status on /diagnostics is its heartbeat: the monitor keeps the time,
+level and message of the last one per node, from which the runner judges liveness and faults.
+
+The summary is standard JSON: a figure that is not a finite number (the RMS error of a run whose
+error overflowed) is written as null, and ``non_finite`` says which and what it was.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 PLANT_STATUS_SUFFIX = ": plant"
+ERROR_LEVEL = 2
 TOPIC_DIAGNOSTICS = "/diagnostics"
 TOPIC_CONTROLLER_STATE = "/controller/state"
 
@@ -38,6 +43,31 @@ def diagnostic_value(text: str) -> object:
     return text
 
 
+def status_level(status) -> int:
+    """A DiagnosticStatus level as an int (rclpy gives a byte, our DDS struct an int)."""
+    level = status.level
+    return level[0] if isinstance(level, bytes | bytearray) else int(level)
+
+
+def status_node(status) -> str:
+    """The node a status is about: our statuses are named ``<node fqn>: <role>``."""
+    return str(status.name).split(":", 1)[0]
+
+
+def json_safe(value: object, path: str = "", notes: dict[str, str] | None = None):
+    """``value`` with every non-finite float replaced by None; ``notes`` gets path -> what it was."""
+    if isinstance(value, float) and not math.isfinite(value):
+        if notes is not None:
+            notes[path or "value"] = str(value)
+        return None
+    if isinstance(value, dict):
+        return {k: json_safe(v, f"{path}.{k}" if path else str(k), notes)
+                for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v, f"{path}[{i}]", notes) for i, v in enumerate(value)]
+    return value
+
+
 def plant_status(msg) -> dict[str, object] | None:
     """The key/values of the plant's status in a DiagnosticArray, or None if it holds none."""
     for status in msg.status:
@@ -54,25 +84,34 @@ class ErrorStatistics:
 
     names: list[str] = field(default_factory=list)
     count: int = 0
+    non_finite: int = 0  # samples with a NaN or infinite error, left out of the figures
     sum_sq: np.ndarray | None = None
     max_abs: np.ndarray | None = None
     last: np.ndarray | None = None
 
     def add(self, names: list[str], e: np.ndarray) -> None:
+        if not np.all(np.isfinite(e)):
+            self.non_finite += 1
+            return
         if self.sum_sq is None or e.shape != self.sum_sq.shape:
             # first sample, or the law changed the state size: restart rather than mix
             self.names, self.count = list(names), 0
             self.sum_sq, self.max_abs = np.zeros(e.shape), np.zeros(e.shape)
         self.count += 1
-        self.sum_sq += e * e
+        with np.errstate(over="ignore"):  # an overflow is reported as such by summary()
+            self.sum_sq += e * e
         np.maximum(self.max_abs, np.abs(e), out=self.max_abs)
         self.last = e
 
     def summary(self) -> dict[str, object]:
-        if not self.count:
-            return {"rms_error": None, "max_error": None, "final_error": None}
-        return {"rms_error": np.sqrt(self.sum_sq / self.count).tolist(),
-                "max_error": self.max_abs.tolist(), "final_error": self.last.tolist()}
+        out: dict[str, object] = {"rms_error": None, "max_error": None, "final_error": None}
+        if self.count:
+            with np.errstate(over="ignore"):  # an overflowed sum is reported, not raised
+                out = {"rms_error": np.sqrt(self.sum_sq / self.count).tolist(),
+                       "max_error": self.max_abs.tolist(), "final_error": self.last.tolist()}
+        if self.non_finite:
+            out["non_finite_error_samples"] = self.non_finite
+        return out
 
 
 class StackMonitor:
@@ -90,6 +129,10 @@ class StackMonitor:
         self.errors = ErrorStatistics()
         self.running_since: float | None = None  # monotonic time of the first /controller/state
         self.diagnostics: list[tuple[float, dict[str, object]]] = []  # (received, plant status)
+        #: node fqn -> (monotonic time, level, message) of its last status on /diagnostics
+        self.heartbeats: dict[str, tuple[float, int, str]] = {}
+        #: node fqn -> its last status: level, message and key/values
+        self.statuses: dict[str, dict[str, object]] = {}
         self._threads = [
             threading.Thread(target=self._watch, args=(TOPIC_CONTROLLER_STATE, self._on_state),
                              daemon=True, name="monitor-controller-state"),
@@ -130,9 +173,16 @@ class StackMonitor:
         self.errors.add(list(msg.name), np.asarray(msg.position, dtype=float))
 
     def _on_diagnostics(self, msg) -> None:
+        now = time.monotonic()
+        for s in msg.status:
+            node, level = status_node(s), status_level(s)
+            self.heartbeats[node] = (now, level, str(s.message))
+            self.statuses[node] = {"level": level, "message": str(s.message),
+                                   **{str(kv.key): diagnostic_value(str(kv.value))
+                                      for kv in s.values}}
         status = plant_status(msg)
         if status is not None:
-            self.diagnostics.append((time.monotonic(), status))
+            self.diagnostics.append((now, status))
 
     # -- queries (runner thread) ----------------------------------------------------------------
     @property
@@ -147,6 +197,22 @@ class StackMonitor:
                 return True
             time.sleep(0.02)
         return False
+
+    def node_names(self, wait_s: float = 0.05, settle_s: float = 0.0) -> list[str] | None:
+        """Every node on the domain (a name as often as nodes have it), after discovering for at
+        least settle_s; None if the graph stayed busy for wait_s."""
+        if not self._graph_lock.acquire(timeout=wait_s):
+            return None
+        try:
+            if settle_s:
+                self.client.graph.settle(min_s=settle_s, max_s=settle_s + 2.0)
+            return self.client.node_list()
+        finally:
+            self._graph_lock.release()
+
+    @property
+    def domain_id(self) -> int:
+        return self.client.context.domain_id
 
     def stop(self) -> None:
         """Stop watching and close the bus client."""
@@ -168,6 +234,8 @@ class StackMonitor:
         out["commands"] = plant.get("commands_applied")
         out["commands_rejected"] = plant.get("commands_rejected")
         out["steps"] = plant.get("steps")
+        out["velocity_stops"] = plant.get("velocity_stops")
+        out["commands_foreign"] = plant.get("commands_foreign")
         steps, missed = plant.get("steps"), plant.get("missed_deadlines")
         out["missed_deadline_ratio"] = (missed / steps if isinstance(steps, int) and steps
                                         and isinstance(missed, int) else None)
@@ -175,6 +243,7 @@ class StackMonitor:
         out["joint_names"] = self.errors.names
         out["controller_state_samples"] = self.errors.count
         out["plant"] = plant
+        out["node_status"] = {node: dict(status) for node, status in sorted(self.statuses.items())}
         return out
 
     def _achieved_rate(self, plant: dict[str, object]) -> float | None:

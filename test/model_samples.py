@@ -1,7 +1,9 @@
-"""Robots shared by the dynamics test files: example-robot-data URDFs and a random screw tree."""
+"""Robots shared by the dynamics test files: example-robot-data URDFs, a random screw tree, and
+D-H rows with every required key."""
 
 from __future__ import annotations
 
+import math
 import site
 import sysconfig
 from pathlib import Path
@@ -16,6 +18,15 @@ EXAMPLE_URDFS = {
     "ur5": "ur_description/urdf/ur5_robot.urdf",
     "panda": "panda_description/urdf/panda.urdf",
 }
+
+
+def dh_link(**values) -> dict:
+    """A D-H table row with every key the loader requires: zero D-H parameters, a unit mass with
+    a small inertia at the frame origin, no velocity or effort limit (said explicitly, .inf)."""
+    row = {"a": 0.0, "alpha": 0.0, "d": 0.0, "theta": 0.0, "mass": 1.0, "com": [0.0, 0.0, 0.0],
+           "inertia": [0.1, 0.1, 0.1, 0.0, 0.0, 0.0], "velocity": math.inf, "effort": math.inf}
+    row.update(values)
+    return row
 
 
 def example_robot_data_dir() -> Path | None:

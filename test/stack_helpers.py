@@ -27,6 +27,16 @@ def private_domain(offset: int) -> dict[str, str]:
     return env
 
 
+def messages_within(client, topic: str, within_s: float, discovery_s: float = 20.0):
+    """A topic's messages for at most within_s seconds (after discovery), however many come."""
+    deadline = None
+    for msg in client.iter_topic(topic, timeout_s=within_s, discovery_s=discovery_s):
+        deadline = deadline or time.monotonic() + within_s
+        yield msg
+        if time.monotonic() > deadline:
+            return
+
+
 class Stack:
     """Node processes started with --ros-args; stopped with SIGINT (then killed) on exit."""
 

@@ -4,6 +4,7 @@ module by ``robot-control launch``, on its own domain): what ros2's tools would 
 from __future__ import annotations
 
 import os
+import time
 
 import pytest
 import yaml
@@ -12,6 +13,7 @@ from test_launch_runner import NODES, STACK_RATE, Stack
 
 from robot_control import cli_bus
 from robot_control.bus import dds_context
+from robot_control.bus.client import BusClient
 
 
 @pytest.fixture(scope="module")
@@ -22,6 +24,13 @@ def stack():
     running = Stack(dict(os.environ), f"rate:={STACK_RATE}")
     try:
         assert running.wait_for("[launch] control loop running"), "\n".join(running.lines[-40:])
+        # the loop runs with plant and controller; on a busy machine the other two may still be
+        # starting: wait (with a deadline) until all four are on the graph
+        with BusClient(discovery_s=1.0) as client:
+            deadline = time.monotonic() + 60
+            while not {f"/{n}" for n in NODES} <= set(client.node_list()) and \
+                    time.monotonic() < deadline:
+                time.sleep(0.5)
         yield running
     finally:
         running.stop()

@@ -103,6 +103,10 @@ def simulate(plant, law, reference, q0, qd0=None, duration: float = 1.0, rate: f
 
     for k in range(steps + 1):
         t = times[k]
+        if not (np.all(np.isfinite(q)) and np.all(np.isfinite(qd))):
+            for series in out.values():  # the plant diverged: no law can be asked any more
+                series[k:] = np.nan
+            break
         ref = reference(t)
         state = State(t, q.copy(), qd.copy(), qdd.copy() if measure_qdd else None,
                       wrench.copy() if wall is not None else None)

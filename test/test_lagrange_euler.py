@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
-from model_samples import example_urdf, random_screw_tree
+from model_samples import dh_link, example_urdf, random_screw_tree
 
 from robot_control import dynamics as dyn
 from robot_control.dynamics.reference.lagrange_euler import (
@@ -123,8 +123,8 @@ def test_pseudo_inertia_of_a_point_mass():
 
 def _schilling_two_axis(m=(1.0, 1.0), a=(1.0, 1.0)):
     """Schilling's two-axis planar arm of thin rods (Table 6-1; y up, g₀ = 9.8062)."""
-    links = [{"a": a[k], "alpha": 0, "d": 0, "mass": m[k], "com": [-a[k] / 2, 0, 0],
-              "inertia": [0, m[k] * a[k] ** 2 / 12, m[k] * a[k] ** 2 / 12, 0, 0, 0]}
+    links = [dh_link(a=a[k], mass=m[k], com=[-a[k] / 2, 0, 0],
+                     inertia=[0, m[k] * a[k] ** 2 / 12, m[k] * a[k] ** 2 / 12, 0, 0, 0])
              for k in range(2)]
     return load_dh_yaml({"name": "two_axis", "gravity": [0, -9.8062, 0], "links": links})
 

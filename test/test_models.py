@@ -9,6 +9,7 @@ import pytest
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from model_samples import dh_link
 
 from robot_control import dynamics as dyn
 from robot_control.dynamics.parameters import parse_parameter_groups
@@ -117,7 +118,7 @@ def test_dh_table_equals_product_of_exponentials(rows, convention, base_xyz, bas
     spec = {
         "convention": convention,
         "base": {"xyz": base_xyz, "rpy": base_rpy},
-        "links": [dict(r, mass=1.0, inertia=[0.1, 0.1, 0.1, 0, 0, 0]) for r in rows],
+        "links": [dh_link(**r) for r in rows],
     }
     model = load_dh_yaml(spec)
     q = np.random.default_rng(seed).uniform(-3.0, 3.0, len(rows))
@@ -180,10 +181,10 @@ def test_tool_and_named_frames():
 
 
 def test_inertia_as_six_numbers_or_matrix_and_expressions():
-    six = {"links": [{"mass": 2.0, "com": [0.1, 0, 0], "inertia": [1, 2, 2.5, 0.1, 0.2, 0.3]}]}
+    six = {"links": [dh_link(mass=2.0, com=[0.1, 0, 0], inertia=[1, 2, 2.5, 0.1, 0.2, 0.3])]}
     full = {"constants": {"k": 0.1},
-            "links": [{"mass": "4/2", "com": ["k", 0, 0],
-                       "inertia": [[1, "k", "2*k"], [0.1, 2, "3*k"], [0.2, 0.3, 2.5]]}]}
+            "links": [dh_link(mass="4/2", com=["k", 0, 0],
+                              inertia=[[1, "k", "2*k"], [0.1, 2, "3*k"], [0.2, 0.3, 2.5]])]}
     np.testing.assert_allclose(load_dh_yaml(six).inertial_parameters(),
                                load_dh_yaml(full).inertial_parameters(), atol=1e-15)
 
@@ -198,10 +199,8 @@ def test_friction_static_defaults_to_coulomb():
 # --------------------------------------------------------------- D-H errors
 def base_table() -> dict:
     return {"name": "t", "convention": "standard",
-            "links": [{"name": "upper", "joint": "shoulder", "a": 1.0, "mass": 1.0,
-                       "inertia": [0.1, 0.1, 0.1, 0, 0, 0]},
-                      {"name": "fore", "joint": "elbow", "a": 1.0, "mass": 1.0,
-                       "inertia": [0.1, 0.1, 0.1, 0, 0, 0]}]}
+            "links": [dh_link(name="upper", joint="shoulder", a=1.0),
+                      dh_link(name="fore", joint="elbow", a=1.0)]}
 
 
 def with_link(**changes) -> dict:

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
-from model_samples import example_urdf, random_screw_tree
+from model_samples import dh_link, example_urdf, random_screw_tree
 
 from robot_control import dynamics as dyn
 from robot_control.dynamics.regressor import (
@@ -37,8 +37,8 @@ SETTINGS = settings(max_examples=15, deadline=None,
 
 
 def _link(name, sigma, a, alpha, d, theta=0.0, mass=2.0, com=(0.05, -0.03, 0.1)):
-    return {"name": name, "sigma": sigma, "a": a, "alpha": alpha, "d": d, "theta": theta,
-            "mass": mass, "com": list(com), "inertia": [0.05, 0.04, 0.03, 0.002, -0.001, 0.003]}
+    return dh_link(name=name, sigma=sigma, a=a, alpha=alpha, d=d, theta=theta, mass=mass,
+                   com=list(com), inertia=[0.05, 0.04, 0.03, 0.002, -0.001, 0.003])
 
 
 HUO_TABLES = {

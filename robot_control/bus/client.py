@@ -53,7 +53,10 @@ class BusClient:
     """One tool participant on the ROS domain (ROS_DOMAIN_ID etc. as ROS 2 reads them)."""
 
     def __init__(self, discovery_s: float = 2.0):
-        self.context = acquire_context()
+        try:
+            self.context = acquire_context()
+        except ValueError as exc:  # the environment names no usable domain (ROS_DOMAIN_ID=abc)
+            raise BusClientError(str(exc)) from None
         self.graph = GraphView(self.context)
         self.discovery_s = discovery_s
         self._clients: dict[tuple[str, str], ServiceClient] = {}
@@ -80,9 +83,10 @@ class BusClient:
 
     # -- graph ---------------------------------------------------------------------------------
     def node_list(self) -> list[str]:
-        """Fully qualified names of every node on the domain (``ros2 node list``)."""
+        """Fully qualified names of every node on the domain, a name as often as nodes have it
+        (``ros2 node list``: two stacks on one domain show as duplicates)."""
         self._settle()
-        return sorted({n.fqn for n in self.graph.nodes()})
+        return sorted(n.fqn for n in self.graph.nodes())
 
     def node_info(self, name: str) -> dict[str, object]:
         """A node's publishers, subscribers, service servers and clients (``ros2 node info``)."""
@@ -108,7 +112,7 @@ class BusClient:
         deadline = time.monotonic() + timeout_s
         while not (pubs := self.graph.publications(topic)):
             if time.monotonic() > deadline:
-                raise BusClientError(f"no publisher on {topic}")
+                raise BusClientError(f"no publisher on {topic} within {timeout_s:g} s")
             self.graph.update()
             time.sleep(0.02)
         types = sorted({p.ros_type for p in pubs})
@@ -154,11 +158,14 @@ class BusClient:
                 break
         return out
 
-    def topic_hz(self, topic: str, duration_s: float = 2.0) -> dict[str, float]:
-        """Publication rate of a topic from the samples' source timestamps (``ros2 topic hz``)."""
+    def topic_hz(self, topic: str, duration_s: float = 2.0,
+                 timeout_s: float = 5.0) -> dict[str, float]:
+        """Publication rate of a topic from the samples' source timestamps (``ros2 topic hz``);
+        BusClientError if nobody publishes it within timeout_s, fewer samples if it falls silent
+        for timeout_s."""
         stamps: list[int] = []
         deadline = None
-        for sample in self.iter_topic(topic, timeout_s=max(duration_s, 5.0), discovery_s=15.0):
+        for sample in self.iter_topic(topic, timeout_s=timeout_s, discovery_s=timeout_s):
             stamps.append(sample.sample_info.source_timestamp)
             deadline = deadline or time.monotonic() + duration_s
             if time.monotonic() >= deadline:
@@ -188,20 +195,27 @@ class BusClient:
         return list(response.types)
 
     def param_set(self, node: str, name: str, value: object) -> tuple[bool, str]:
-        """(successful, reason) as the node's validators decide; a str value is parsed as YAML."""
+        """(successful, reason) as the node's validators decide; a str value is parsed as YAML.
+
+        A value of another type than the declared one is refused here, with ros2 param's
+        reason, rather than sent (it could not be encoded as that type anyway).
+        """
         if isinstance(value, str):
             value = parse_value(value)
         types = self.param_types(node, [name])
-        if types == [parameters.DOUBLE] and isinstance(value, int) and not isinstance(value, bool):
-            value = float(value)  # "5" typed at a shell means 5.0 for a double parameter
-        elif types == [parameters.DOUBLE_ARRAY] and isinstance(value, list):
-            value = [float(v) if isinstance(v, int) and not isinstance(v, bool) else v
-                     for v in value]
         ptype = types[0] if types and types[0] != parameters.NOT_SET else None
         try:
+            if ptype is not None:
+                value = parameters.coerce(_number_text(value, ptype), ptype, name)
             msg = to_value_msg(value, ptype)
-        except (parameters.ParameterError, KeyError, TypeError) as exc:
-            return False, f"cannot send {value!r}: {exc}"
+        except (parameters.ParameterError, KeyError, TypeError):
+            try:
+                given = parameters.TYPE_NAMES[parameters.type_of(value)]
+            except parameters.ParameterError:
+                given = type(value).__name__
+            return False, (f"Wrong parameter type, parameter {{{name}}} is of type "
+                           f"{{{parameters.TYPE_NAMES.get(ptype, ptype)}}}, setting it to "
+                           f"{{{given}}} is not allowed.")
         response = self._call(node, "set_parameters", rcl.SetParametersRequest(
             parameters=[rcl.Parameter(name=name, value=msg)]))
         result = response.results[0]
@@ -234,6 +248,21 @@ class BusClient:
             return self._clients[key].call(request, timeout_s)
         except ServiceError as exc:
             raise BusClientError(str(exc)) from exc
+
+
+def _number_text(value: object, ptype: int) -> object:
+    """YAML reads ``1e9`` (no dot) as text; for a double (array) parameter it means the number."""
+    def number(item: object) -> object:
+        try:
+            return float(item) if isinstance(item, str) else item
+        except ValueError:
+            return item
+
+    if ptype == parameters.DOUBLE:
+        return number(value)
+    if ptype == parameters.DOUBLE_ARRAY and isinstance(value, list):
+        return [number(v) for v in value]
+    return value
 
 
 def _profile_matching(pubs) -> QosProfile:

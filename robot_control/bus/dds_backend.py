@@ -6,7 +6,8 @@ hash in USER_DATA; its readers and writers announced on ``ros_discovery_info`` (
 process's DdsContext); the six standard parameter services and /parameter_events
 (dds_parameters); for a managed node the lifecycle_msgs services and transition_event
 (dds_lifecycle); a logger that also publishes rcl_interfaces/Log on /rosout; and one
-executor thread for all its callbacks (dds_executor).
+executor thread for all its callbacks (dds_executor). Like ``ros2 node list``, a node warns when
+another participant announces a node with its exact name (two stacks on one domain).
 """
 
 from __future__ import annotations
@@ -25,12 +26,19 @@ from cyclonedds.idl import IdlStruct
 
 from robot_control.bus import dds_config, messages
 from robot_control.bus.dds_config import QosProfile
-from robot_control.bus.dds_context import acquire_context, delete_entity, release_context
+from robot_control.bus.dds_context import (
+    DISCOVERY_TYPE,
+    acquire_context,
+    delete_entity,
+    release_context,
+)
 from robot_control.bus.dds_executor import Executor
+from robot_control.bus.dds_graph import DISCOVERY_READER, participant_names
 from robot_control.bus.dds_lifecycle import LifecycleServer
 from robot_control.bus.dds_parameters import ParameterServer
 from robot_control.bus.dds_services import ServiceClient, ServiceError
 from robot_control.bus.lifecycle import CallbackReturn, LifecycleHooks
+from robot_control.bus.messages import ROS_DISCOVERY_TOPIC
 from robot_control.bus.msg.rcl_interfaces import Log
 from robot_control.bus.node import (
     Logger,
@@ -132,6 +140,11 @@ class DdsSubscription:
     def get_publisher_count(self) -> int:
         return len(self.reader.get_matched_publications())
 
+    def set_sender_filter(self, admit: Callable[[int], bool] | None) -> None:
+        """Decode a sample only if admit(its publication handle) is true (None: every sample);
+        the handle is ``msg.sample_info.publication_handle`` of the samples received."""
+        self._node._executor.set_sender_filter(self.key, admit)
+
     def destroy(self) -> None:
         self._node._executor.remove_reader(self.key)
         self._node._drop_endpoint(reader=self.reader)
@@ -194,6 +207,10 @@ class DdsNode(Node):
                                        self._store, self.now)
         self.add_parameter_listener(self._on_parameters_changed)
         self.declare_parameter("use_sim_time", False, "use /clock as the node's time source")
+        self.name_clashes: set[bytes] = set()  # participants that announce a node of our name
+        self._graph_reader = self._context.reader(ROS_DISCOVERY_TOPIC, DISCOVERY_TYPE,
+                                                  DISCOVERY_READER)
+        self._executor.add_reader(self._graph_reader, self._on_graph_info, "ros_discovery_info")
         self._lifecycle_server: LifecycleServer | None = None
         if managed:
             self._hooks = LifecycleHooks(self._logger)
@@ -260,6 +277,16 @@ class DdsNode(Node):
         if self._sim_time is not None or self._clock_sub is not None:
             return self._sim_time or 0.0  # rclpy reads 0 until the first /clock arrives
         return time.time()
+
+    def _on_graph_info(self, info) -> None:
+        """Warn (once per participant) when another participant has a node of our exact name."""
+        gid, names = participant_names(info)
+        if gid == self._context.gid or gid in self.name_clashes or self.fqn not in names:
+            return
+        self.name_clashes.add(gid)
+        self._logger.warn(f"another node named {self.fqn} is on ROS domain "
+                          f"{self._context.domain_id} (participant {gid.hex()}): nodes that share "
+                          "an exact name can have unintended side effects")
 
     def _on_clock(self, msg) -> None:
         self._sim_time = messages.seconds(msg.clock)
@@ -374,6 +401,7 @@ class DdsNode(Node):
             return
         self._destroyed = True
         self._executor.close()
+        delete_entity(self._graph_reader)
         self._params.destroy()
         if self._lifecycle_server is not None:
             self._lifecycle_server.destroy()

@@ -7,6 +7,15 @@ Python listeners running on Cyclone's threads). A GuardCondition wakes the wait 
 when another thread adds work. Timers are wall-clock and precise: the executor sleeps in the
 WaitSet until ~200 µs before a timer is due and then busy-waits (still dispatching any data that
 arrives), because a sleeping thread on a loaded VM may wake milliseconds late.
+
+Samples are taken in batches as serialised data and decoded one by one, so a sample that fails to
+decode is the only one lost. A reader may have a sender filter, asked with each sample's
+publication handle before it is decoded: a node can stop paying for the samples of a publisher it
+no longer listens to (a flood). A reader whose samples woke the executor only to be filtered out
+is muted: detached from the wait, it is polled on every spin instead, and re-armed as soon as it
+delivers a sample again, so a flood of filtered samples costs a poll per spin rather than a
+wake-up per sample. One dispatch handles at most ``MAX_DRAIN`` samples of a reader, so a flooded
+reader cannot starve the timers.
 """
 
 from __future__ import annotations
@@ -27,10 +36,12 @@ from cyclonedds.core import (
     ViewState,
 )
 from cyclonedds.core import WaitSet as _CycloneWaitSet
-from cyclonedds.internal import InvalidSample
+from cyclonedds.sub import ddspy_take
 
 BUSY_WAIT_S = 200e-6  # sleep until this long before a timer is due, then spin
 MAX_BLOCK_S = 0.1  # bound on one blocking wait, so Python signal handlers run promptly
+TAKE_BATCH = 32  # samples taken (still serialised) per call
+MAX_DRAIN = 256  # samples of one reader handled per dispatch; the rest wait for the next one
 _GUARD_KEY = 1
 _ANY_STATE = SampleState.Any | ViewState.Any | InstanceState.Any
 
@@ -61,12 +72,18 @@ class Timer:
             self.next_call += self.period * (math.floor((now - self.next_call) / self.period) + 1)
 
 
+SenderFilter = Callable[[int], bool]  # publication handle -> decode this sample?
+
+
 @dataclass(eq=False)
 class _Entry:
     reader: object
     condition: ReadCondition
     handler: Callable[[object], None]
     label: str
+    key: int
+    admit: SenderFilter | None = None
+    muted: bool = False  # detached from the wait while its samples are all filtered out
 
 
 @dataclass
@@ -76,6 +93,7 @@ class _Stats:
     callback_errors: int = 0
     take_errors: int = 0
     invalid_samples: int = 0
+    filtered_samples: int = 0
     timer_calls: dict[int, int] = field(default_factory=dict)
 
 
@@ -122,16 +140,22 @@ class Executor:
         with self._lock:
             key = self._next_key
             self._next_key += 1
-            entry = _Entry(reader, ReadCondition(reader, _ANY_STATE), handler, label)
+            entry = _Entry(reader, ReadCondition(reader, _ANY_STATE), handler, label, key)
             self._entries[key] = entry
             self._attach(entry.condition, key)
         self.wake()
         return key
 
+    def set_sender_filter(self, key: int, admit: SenderFilter | None) -> None:
+        """Decode a sample of this reader only if admit(its publication handle) is true."""
+        entry = self._entries.get(key)
+        if entry is not None:
+            entry.admit = admit
+
     def remove_reader(self, key: int) -> None:
         with self._lock:
             entry = self._entries.pop(key, None)
-            if entry is not None:
+            if entry is not None and not entry.muted:
                 self._detach(entry.condition)
 
     def create_timer(self, period_s: float, callback: Callable[[], None]) -> Timer:
@@ -165,28 +189,50 @@ class Executor:
                 self._drain(entry)
 
     def _drain(self, entry: _Entry) -> None:
-        # One sample per take: a sample that fails to deserialise is then the only one lost.
-        while True:
-            try:
-                samples = entry.reader.take(N=1, condition=entry.condition)
-            except DDSException as exc:  # the reader itself is unusable (deleted): stop
-                self._on_error(f"cannot take from {entry.label}", exc)
+        handled = delivered = 0
+        while handled < MAX_DRAIN:
+            raw = ddspy_take(entry.condition.reader._ref, entry.condition.mask, TAKE_BATCH)
+            if isinstance(raw, int):  # the reader itself is unusable (deleted): stop
+                self._on_error(f"cannot take from {entry.label}", DDSException(raw))
                 return
-            except Exception as exc:  # this sample does not deserialise: drop it, go on
-                self.stats.take_errors += 1
-                self._on_error(f"dropped undecodable data on {entry.label}", exc)
-                continue
-            if not samples:
-                return
-            sample = samples[0]
-            if isinstance(sample, InvalidSample):  # disposal / unregistration notice
-                self.stats.invalid_samples += 1
-                continue
-            try:
-                entry.handler(sample)
-            except Exception as exc:
-                self.stats.callback_errors += 1
-                self._on_error(f"callback for {entry.label} raised", exc)
+            for data, info in raw:
+                delivered += self._handle(entry, data, info)
+            handled += len(raw)
+            if len(raw) < TAKE_BATCH:
+                break
+        # (more may be waiting: the read condition stays triggered, so the next wait returns it)
+        if delivered and entry.muted:
+            entry.muted = False
+            self._attach(entry.condition, entry.key)
+        elif handled and not delivered and entry.admit is not None and not entry.muted:
+            entry.muted = True
+            self._detach(entry.condition)
+
+    def _poll_muted(self) -> None:
+        for entry in [e for e in self._entries.values() if e.muted]:
+            self._drain(entry)
+
+    def _handle(self, entry: _Entry, data: bytes, info) -> bool:
+        """Decode one taken sample and run the reader's handler on it; True if it was run."""
+        if not info.valid_data:  # disposal / unregistration notice
+            self.stats.invalid_samples += 1
+            return False
+        if entry.admit is not None and not entry.admit(info.publication_handle):
+            self.stats.filtered_samples += 1
+            return False
+        try:
+            sample = entry.reader._topic.data_type.deserialize(data)
+        except Exception as exc:  # this sample does not deserialise: drop it, go on
+            self.stats.take_errors += 1
+            self._on_error(f"dropped undecodable data on {entry.label}", exc)
+            return False
+        sample.sample_info = info
+        try:
+            entry.handler(sample)
+        except Exception as exc:
+            self.stats.callback_errors += 1
+            self._on_error(f"callback for {entry.label} raised", exc)
+        return True
 
     def _fire(self, timer: Timer) -> None:
         timer.advance(time.perf_counter())
@@ -199,6 +245,7 @@ class Executor:
 
     def spin_once(self, timeout_s: float | None = None) -> None:
         """Run whatever is ready (data, a due timer), waiting up to timeout_s for something."""
+        self._poll_muted()
         now = time.perf_counter()
         limit = now + (MAX_BLOCK_S if timeout_s is None else min(timeout_s, MAX_BLOCK_S))
         timer = self._next_timer()
@@ -220,6 +267,7 @@ class Executor:
             if keys:
                 self._dispatch(keys)
         if not timer.cancelled:
+            self._poll_muted()
             self._fire(timer)
 
     def close(self) -> None:

@@ -61,6 +61,18 @@ class Endpoint:
         return name
 
 
+def participant_names(info) -> tuple[bytes, list[str]]:
+    """(participant GID, fully qualified names of its nodes) of a ParticipantEntitiesInfo."""
+    return bytes(info.gid.data), [f"{n.node_namespace.rstrip('/')}/{n.node_name}"
+                                  for n in info.node_entities_info_seq]
+
+
+def duplicates(names: list[str]) -> list[str]:
+    """Names that occur more than once, each once, sorted."""
+    seen: set[str] = set()
+    return sorted({n for n in names if n in seen or seen.add(n)})
+
+
 @dataclass
 class NodeEntry:
     namespace: str

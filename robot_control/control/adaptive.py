@@ -36,6 +36,8 @@ ESTIMATE_PARAMETERS = (
 class AdaptiveController(Controller):
     """Estimate bookkeeping shared by the adaptive laws: basis, Γ⁻¹, p̂(0), p̂ and its rate."""
 
+    STATE = ("p_hat", "p_hat_rate")
+
     def _prepare(self, model, values) -> Config:
         cfg = super()._prepare(model, values)
         reg = BasisRegressor(model, values["parameter_basis"])

@@ -11,6 +11,13 @@ records that jump and ``update`` adds it back with exponential decay (time const
 ``bumpless_time_constant``); the first torque equals ``last_tau`` and the law's own torque takes
 over within a few time constants. The decaying term is a bounded, vanishing disturbance, so it
 does not change any law's stability argument.
+
+Non-finite numbers: ``update`` refuses a non-finite state or reference (ValueError) before the law
+sees it. If the law's torque or its evolving state (the attributes named in ``STATE``: estimates,
+filters, integrators) turns non-finite anyway (an overflow), the law resets to its safe initial
+state (``reset()``: the initial estimate), counts it in ``recoveries``, says why in
+``last_recovery`` and answers from that state; only if that answer is non-finite too does
+``update`` raise :class:`NonFiniteOutput`.
 """
 
 from __future__ import annotations
@@ -37,6 +44,10 @@ Array = np.ndarray
 
 class ConfigurationError(ValueError):
     """A law cannot run with the given model or model-terms source (not a parameter value)."""
+
+
+class NonFiniteOutput(ValueError):
+    """A law's torque is non-finite even from its safe initial state."""
 
 
 @dataclass
@@ -108,6 +119,8 @@ class Controller(ABC):
     USES_MODEL_TERMS: ClassVar[bool] = False
     #: model terms beyond M, Cq̇, g that the law needs (e.g. {"coriolis_matrix"})
     REQUIRED_TERMS: ClassVar[frozenset[str]] = frozenset()
+    #: attributes holding the law's evolving state (estimates, filters), checked to stay finite
+    STATE: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self) -> None:
         self.model = None
@@ -120,6 +133,8 @@ class Controller(ABC):
         self._jump: Array | None = None
         self._offset: Array | None = None
         self._t_offset = 0.0
+        self.recoveries = 0
+        self.last_recovery = ""
 
     # ------------------------------------------------------------------ parameters
     @classmethod
@@ -222,10 +237,13 @@ class Controller(ABC):
                 f"{self.name}: state q, q̇ and reference q must have length {n}, got "
                 f"{np.shape(state.q)}, {np.shape(state.qd)}, {np.shape(reference.q)}"
             )
+        if not (_finite(state.q) and _finite(state.qd) and _finite(reference.q)
+                and _finite(reference.qd) and _finite(reference.qdd)):
+            raise ValueError(f"{self.name}: non-finite state or reference refused")
         t = float(t)
         self.dt = 0.0 if self._t_prev is None else max(0.0, t - self._t_prev)
         self._t_prev = t
-        tau = np.asarray(self.compute(t, state, reference), dtype=float)
+        tau = self._finite_torque(t, state, reference)
         if self._jump is not None:  # first update after a bumpless reset
             self._offset, self._t_offset, self._jump = self._jump - tau, t, None
         if self._offset is not None:
@@ -237,6 +255,33 @@ class Controller(ABC):
                 tau = tau + decay * self._offset
         return tau
 
+    def _finite_torque(self, t: float, state: State, reference: Reference) -> Array:
+        """The law's torque; if it or the law's state is non-finite, reset and answer again."""
+        tau = np.asarray(self.compute(t, state, reference), dtype=float)
+        culprit = self._non_finite(tau)
+        if culprit is None:
+            return tau
+        self.recoveries += 1
+        self.last_recovery = (f"{self.name}: {culprit} turned non-finite at t = {t:.6g} s; "
+                              "reset to the initial state")
+        self.reset()
+        self._t_prev = t
+        tau = np.asarray(self.compute(t, state, reference), dtype=float)
+        if self._non_finite(tau) is not None:
+            raise NonFiniteOutput(f"{self.name}: torque is non-finite even from the initial "
+                                  "state")
+        return tau
+
+    def _non_finite(self, tau: Array) -> str | None:
+        """Name of the first non-finite quantity among τ and the ``STATE`` attributes, or None."""
+        if not _finite(tau):
+            return "the torque"
+        for name in self.STATE:
+            value = getattr(self, name)
+            if not _finite(np.ravel(value)):
+                return name
+        return None
+
     @abstractmethod
     def compute(self, t: float, state: State, reference: Reference) -> Array:
         """The law's torque (without the bumpless offset)."""
@@ -246,6 +291,7 @@ class Controller(ABC):
         out: dict[str, Any] = {"controller": self.name, "formula": self.formula}
         out["bumpless_offset"] = 0.0 if self._offset is None else float(
             np.linalg.norm(self._offset))
+        out["recoveries"] = self.recoveries
         out.update(self._diagnostics())
         return out
 
@@ -255,6 +301,13 @@ class Controller(ABC):
     def _require_configured(self) -> None:
         if self.model is None:
             raise RuntimeError(f"controller '{self.name}' used before configure()")
+
+
+def _finite(vector: Array) -> bool:
+    """Every element of a 1-D array is finite: NaN and ±inf survive a sum (a sum that overflows,
+    from values beyond ~1e307, counts as non-finite too). For the few values of a control step
+    a Python sum is several times cheaper than numpy's per-call overhead."""
+    return math.isfinite(sum(vector.tolist()))
 
 
 def refuse(parameter: str, reason: str) -> ParameterError:

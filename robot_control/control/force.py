@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from robot_control.control.base import Config, Reference, State, refuse
-from robot_control.control.parameters import ParamSpec
+from robot_control.control.parameters import KD_MAX, KP_MAX, ParamSpec
 from robot_control.control.resolved_acceleration import TASK_PARAMETERS, TaskSpaceController
 from robot_control.control.task_space import resolve
 
@@ -85,9 +85,9 @@ class HybridForce(TaskSpaceController):
         ParamSpec("task", "string", "position", "task coordinates: position or pose",
                   choices=("position", "pose")),
         ParamSpec("kp", "double_array", 100.0, "position gain per task coordinate",
-                  lower=0.0, strict=True, size="task"),
+                  lower=0.0, upper=KP_MAX, strict=True, size="task"),
         ParamSpec("kd", "double_array", 20.0, "velocity gain per task coordinate",
-                  lower=0.0, strict=True, size="task"),
+                  lower=0.0, upper=KD_MAX, strict=True, size="task"),
         *PLANE_PARAMETERS,
         ParamSpec("force_kp", "double", 0.0, "proportional force feedback k_f (0: open loop)",
                   lower=0.0),
@@ -103,6 +103,8 @@ class HybridForce(TaskSpaceController):
         cfg.normal = unit_normal(values["plane_normal"])
         cfg.tangent_projector = tangent_projector(cfg.normal, cfg.space.m)
         return cfg
+
+    STATE = ("force_integral",)
 
     def _reset(self, state) -> None:
         self.force_integral = 0.0

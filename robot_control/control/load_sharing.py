@@ -28,7 +28,7 @@ from robot_control.control.force import (
     unit_normal,
 )
 from robot_control.control.model_terms import LocalModelTerms
-from robot_control.control.parameters import ParamSpec
+from robot_control.control.parameters import KD_MAX, KP_MAX, ParamSpec
 from robot_control.control.task_space import TaskSpace
 
 Array = np.ndarray
@@ -76,9 +76,9 @@ class LoadSharing(Controller):
         ParamSpec("cell", "string", "",
                   "the cell: bundled name (config/cells/) or path of a cell file"),
         ParamSpec("kp", "double_array", 100.0, "pose gain per task coordinate (v; ω of E)",
-                  lower=0.0, strict=True, size="task"),
+                  lower=0.0, upper=KP_MAX, strict=True, size="task"),
         ParamSpec("kd", "double_array", 20.0, "velocity gain per task coordinate",
-                  lower=0.0, strict=True, size="task"),
+                  lower=0.0, upper=KD_MAX, strict=True, size="task"),
         *PLANE_PARAMETERS,
         ParamSpec("force_weights", "double_array", [],
                   "w_i of W_i = w_i I per arm: arm i presses w_i⁻¹(Σw_j⁻¹)⁻¹ f_nᵈ (empty: equal)",

@@ -21,6 +21,16 @@ TYPES = ("double", "double_array", "string", "bool", "integer")
 #: Lengths a double_array may be tied to: a joint, the state x = [e; ė], or the task vector.
 SIZES = ("joint", "state", "task", "any")
 
+#: Gains are bounded by what a manipulator can use. A closed-loop bandwidth above ω = 1000 rad/s
+#: (160 Hz) lies beyond the structural modes of real arms and, at the default 1 kHz rate, beyond
+#: ω·T = 1, where the sampled loop goes unstable: K_p ≤ ω², K_d ≤ 10 ω, Λ ≤ ω. Read as torque
+#: gains (PD, N·m/rad), K_p = 1e6 already asks 1000 N·m for 1 mrad of error: bang-bang.
+KP_MAX = 1e6
+KD_MAX = 1e4
+LAMBDA_MAX = 1e3
+#: every other number is bounded too: a magnitude beyond this is a typo, not a setting
+MAGNITUDE_MAX = 1e9
+
 
 class ParameterError(ValueError):
     """A refused parameter value; ``parameter`` names it and the message gives the reason."""
@@ -81,6 +91,15 @@ class ParamSpec:
             return np.full(length, float(self.default))
         return np.array(self.default, dtype=float)
 
+    @property
+    def full_description(self) -> str:
+        """The description with the accepted range, as a node declares it."""
+        if self.type not in ("double", "double_array", "integer"):
+            return self.description
+        if self.lower is None and self.upper is None:
+            return f"{self.description} (|value| ≤ {MAGNITUDE_MAX:g})"
+        return f"{self.description} (range {self.range_text()})"
+
     def range_text(self) -> str:
         lo = "(" if self.strict else "["
         a = "-inf" if self.lower is None else f"{self.lower:g}"
@@ -137,6 +156,11 @@ class ParamSpec:
     def _check_range(self, arr: Array) -> None:
         if not np.all(np.isfinite(arr)):
             raise ParameterError(self.name, "values must be finite")
+        if np.any(np.abs(arr) > MAGNITUDE_MAX):
+            i = int(np.flatnonzero(np.abs(arr) > MAGNITUDE_MAX)[0])
+            where = f" (entry {i})" if arr.size > 1 else ""
+            raise ParameterError(self.name, f"value {arr[i]:g}{where} is beyond "
+                                            f"±{MAGNITUDE_MAX:g}")
         bad = np.zeros(arr.shape, dtype=bool)
         if self.lower is not None:
             bad |= arr <= self.lower if self.strict else arr < self.lower

@@ -8,14 +8,15 @@ import numpy as np
 
 from robot_control.control.base import Controller, Reference, State
 from robot_control.control.errors import TrackingErrors
-from robot_control.control.parameters import ParamSpec
+from robot_control.control.parameters import KD_MAX, LAMBDA_MAX, ParamSpec
 
 Array = np.ndarray
 
-LAMBDA = ParamSpec("lambda", "double_array", 5.0, "Λ of r = ė + Λe per joint, 1/s", lower=0.0,
+LAMBDA = ParamSpec("lambda", "double_array", 5.0, "Λ of r = ė + Λe per joint, 1/s (at most the "
+                   "bandwidth an arm can use, 1000 rad/s)", lower=0.0, upper=LAMBDA_MAX,
                    strict=True, size="joint")
-KD_R = ParamSpec("kd", "double_array", 20.0, "gain K_d on r = ė + Λe per joint", lower=0.0,
-                 strict=True, size="joint")
+KD_R = ParamSpec("kd", "double_array", 20.0, "gain K_d on r = ė + Λe per joint (bounded by the "
+                 "bandwidth an arm can use)", lower=0.0, upper=KD_MAX, strict=True, size="joint")
 
 
 class Passivity(Controller):

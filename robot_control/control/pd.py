@@ -9,15 +9,16 @@ import numpy as np
 from robot_control.control.base import Controller, Reference, State
 from robot_control.control.errors import TrackingErrors
 from robot_control.control.model_terms import LocalModelTerms
-from robot_control.control.parameters import ParamSpec
+from robot_control.control.parameters import KD_MAX, KP_MAX, ParamSpec
 
 Array = np.ndarray
 
 PD_GAINS = (
-    ParamSpec("kp", "double_array", 100.0, "position gain K_p per joint", lower=0.0, strict=True,
+    ParamSpec("kp", "double_array", 100.0, "position gain K_p per joint (bounded by the "
+              "bandwidth an arm can use, ω ≤ 1000 rad/s)", lower=0.0, upper=KP_MAX, strict=True,
               size="joint"),
-    ParamSpec("kd", "double_array", 20.0, "velocity gain K_d per joint", lower=0.0, strict=True,
-              size="joint"),
+    ParamSpec("kd", "double_array", 20.0, "velocity gain K_d per joint (bounded by the "
+              "bandwidth an arm can use)", lower=0.0, upper=KD_MAX, strict=True, size="joint"),
 )
 
 

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from robot_control.control.base import Config, Controller, Reference, State, refuse
-from robot_control.control.parameters import ParamSpec
+from robot_control.control.parameters import KD_MAX, KP_MAX, ParamSpec
 from robot_control.control.task_space import TASKS, TaskSpace, resolve
 
 Array = np.ndarray
@@ -58,9 +58,9 @@ class ResolvedAcceleration(TaskSpaceController):
     PARAMETERS = (
         *TASK_PARAMETERS,
         ParamSpec("kp", "double_array", 100.0, "task position gain per task coordinate",
-                  lower=0.0, strict=True, size="task"),
+                  lower=0.0, upper=KP_MAX, strict=True, size="task"),
         ParamSpec("kd", "double_array", 20.0, "task velocity gain per task coordinate",
-                  lower=0.0, strict=True, size="task"),
+                  lower=0.0, upper=KD_MAX, strict=True, size="task"),
         ParamSpec("null_damping", "double", 0.0, "damping of null-space joint motion, 1/s",
                   lower=0.0),
     )

@@ -17,7 +17,7 @@ from robot_control.control.base import Config, Controller, Reference, State, ref
 from robot_control.control.basis import BasisRegressor
 from robot_control.control.errors import TrackingErrors, saturation
 from robot_control.control.model_terms import LocalModelTerms, estimated_model
-from robot_control.control.parameters import ParamSpec
+from robot_control.control.parameters import KD_MAX, ParamSpec
 from robot_control.control.passivity import LAMBDA
 
 Array = np.ndarray
@@ -49,7 +49,7 @@ class SlidingMode(Controller):
         ParamSpec("boundary_layer", "double_array", 0.0,
                   "boundary layer ε per joint (0: sgn, chattering)", lower=0.0, size="joint"),
         ParamSpec("kd", "double_array", 1.0, "gain K on s in vs2/vs3 (Huo: 1)", lower=0.0,
-                  size="joint"),
+                  upper=KD_MAX, size="joint"),
         ParamSpec("eta", "double_array", 0.1, "reaching margin η per joint (vs1), rad/s²",
                   lower=0.0, size="joint"),
         ParamSpec("parameter_basis", "string", "base",

@@ -17,6 +17,13 @@ expression such as ``-pi/2`` over ``pi``, ``deg`` and the file's ``constants``):
          friction: {viscous: 0.1, coulomb: 0.2, static: 0.5, stribeck_velocity: 0.01}}
     tool: {xyz: [0, 0, 0.1]}        # frame "tool" on the last link
     frames: {camera: {link: link2, xyz: [0.1, 0, 0], rpy: [0, 0, 0]}}
+
+Every row must give the D-H parameters ``a``, ``alpha``, ``d``, ``theta`` and the inertia ``mass``,
+``com``, ``inertia`` (a point mass writes ``inertia: [0, 0, 0, 0, 0, 0]``): a missing one is an
+error naming it, never a silent 0. ``velocity`` and ``effort`` are required as well; a joint
+without a limit says so explicitly with ``.inf`` (YAML's infinity), e.g. ``effort: .inf`` for an
+ideal actuator. ``sigma`` defaults to 0 (revolute); ``lower``/``upper`` default to no position
+limit; ``name``/``joint`` default to ``link<i>``/``joint<i>``.
 """
 
 from __future__ import annotations
@@ -45,6 +52,8 @@ _TOP_KEYS = ("name", "convention", "gravity", "constants", "base", "base_name", 
              "frames")
 _LINK_KEYS = ("name", "joint", "sigma", "a", "alpha", "d", "theta", "mass", "com", "inertia",
               "lower", "upper", "velocity", "effort", "friction")
+_REQUIRED_KEYS = ("a", "alpha", "d", "theta", "mass", "com", "inertia", "velocity", "effort")
+_LIMIT_KEYS = ("velocity", "effort")  # required, but may be .inf: no limit, said explicitly
 _FRICTION_KEYS = ("viscous", "coulomb", "static", "stribeck_velocity")
 _PLACEMENT_KEYS = ("xyz", "rpy", "matrix")
 _Z = np.array([0.0, 0.0, 1.0])
@@ -131,17 +140,22 @@ def _parse_link(row: object, i: int, convention: str, constants, where: str) -> 
     joint_name = str(row.get("joint", f"joint{i + 1}"))
     w = f"{where}: link '{name}' (joint '{joint_name}')"
     _check_keys(row, _LINK_KEYS, w)
+    missing = [k for k in _REQUIRED_KEYS if k not in row]
+    if missing:
+        hint = ("; a joint without a velocity or effort limit says so with .inf"
+                if set(missing) & set(_LIMIT_KEYS) else "")
+        keys = "key" if len(missing) == 1 else "keys"
+        raise ModelError(f"{w}: missing {keys} {', '.join(repr(k) for k in missing)}{hint}")
     sigma = row.get("sigma", 0)
     if isinstance(sigma, bool) or sigma not in (0, 1):
         raise ModelError(f"{w}: key 'sigma' must be 0 (revolute) or 1 (prismatic), got {sigma!r}")
-    a, alpha, d, theta = (number(row.get(k, 0.0), constants, f"{w}: key '{k}'")
+    a, alpha, d, theta = (number(row[k], constants, f"{w}: key '{k}'")
                           for k in ("a", "alpha", "d", "theta"))
     origin, screw = dh_joint(convention, int(sigma), a, alpha, d, theta)
-    lower, upper, velocity, effort = (
-        number(row[k], constants, f"{w}: key '{k}'") if k in row else default
-        for k, default in (("lower", -np.inf), ("upper", np.inf), ("velocity", np.inf),
-                           ("effort", np.inf))
-    )
+    lower, upper = (number(row[k], constants, f"{w}: key '{k}'") if k in row else default
+                    for k, default in (("lower", -np.inf), ("upper", np.inf)))
+    velocity, effort = (np.inf if row[k] == np.inf
+                        else number(row[k], constants, f"{w}: key '{k}'") for k in _LIMIT_KEYS)
     if lower > upper:
         raise ModelError(f"{w}: key 'lower' ({lower}) exceeds key 'upper' ({upper})")
     for key, value in (("velocity", velocity), ("effort", effort)):
@@ -153,13 +167,11 @@ def _parse_link(row: object, i: int, convention: str, constants, where: str) -> 
 
 
 def _inertia(row: Mapping, constants, w: str) -> Inertia:
-    if "mass" not in row:
-        raise ModelError(f"{w}: missing key 'mass'")
     mass = number(row["mass"], constants, f"{w}: key 'mass'")
     if mass < 0.0:
         raise ModelError(f"{w}: key 'mass' must be non-negative, got {mass}")
-    com = _vector(row.get("com", [0.0, 0.0, 0.0]), 3, constants, f"{w}: key 'com'")
-    inertia = _inertia_matrix(row.get("inertia", [0.0] * 6), constants, f"{w}: key 'inertia'")
+    com = _vector(row["com"], 3, constants, f"{w}: key 'com'")
+    inertia = _inertia_matrix(row["inertia"], constants, f"{w}: key 'inertia'")
     result = Inertia(mass, com, inertia)
     check_inertia(f"{w}: key 'inertia'", result)
     return result

@@ -2,6 +2,8 @@
 
 Fixed joints are merged into their parent body (their links stay reachable as frames);
 mimic joints are kept as independent coordinates, as Pinocchio's parser does by default.
+A tree is required: a joint whose link is its own parent, joints that form a cycle, and joints
+not connected to the root link are refused, by name, never silently left out.
 """
 
 from __future__ import annotations
@@ -184,6 +186,8 @@ def _build_tree(name: str, links: dict[str, _Link], joints: list[_UJoint], gravi
         for role, link in (("parent", j.parent), ("child", j.child)):
             if link not in links:
                 raise ModelError(f"joint '{j.name}': {role} link '{link}' is not defined")
+        if j.parent == j.child:
+            raise ModelError(f"joint '{j.name}': link '{j.child}' is its own parent")
         if j.child in child_of:
             raise ModelError(f"link '{j.child}' is the child of two joints")
         if j.type not in _MOVABLE and j.type != "fixed":
@@ -222,4 +226,27 @@ def _build_tree(name: str, links: dict[str, _Link], joints: list[_UJoint], gravi
             visit(j.child, len(bodies) - 1, np.eye(4))
 
     visit(roots[0], -1, np.eye(4))
+    _check_connected(joints, child_of, set(frames) | {b.name for b in bodies}, roots[0])
     return RobotModel(name, bodies, gravity=gravity, frames=frames, base_name=roots[0])
+
+
+def _check_connected(joints: list[_UJoint], child_of: dict[str, _UJoint],
+                     reached: set[str], root: str) -> None:
+    """ModelError naming the joints the depth-first visit from the root did not reach: a cycle
+    (every link has one parent, so a link that cannot reach the root lies on or below one)."""
+    lost = [j for j in joints if j.child not in reached]
+    if not lost:
+        return
+    link, path = lost[0].child, []
+    while link not in path:  # parent pointers from an unreached link must come round
+        path.append(link)
+        link = child_of[link].parent
+    loop = path[path.index(link):][::-1]  # parent → child order
+    names = [child_of[loop[(i + 1) % len(loop)]].name for i in range(len(loop))]
+    message = (f"joints {', '.join(repr(n) for n in names)} form a cycle "
+               f"({' → '.join(loop)} → {loop[0]})")
+    others = [j.name for j in lost if j.name not in names]
+    if others:
+        message += (f"; joint(s) {', '.join(repr(n) for n in others)} not connected to the "
+                    f"root link '{root}'")
+    raise ModelError(f"URDF must be a tree: {message}")

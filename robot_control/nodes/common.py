@@ -63,17 +63,61 @@ class LatencyStats:
 
 
 def run_node(default_name: str, node_class, argv: list[str] | None) -> int:
-    """The ``main`` of every node: create it on the bus, build its logic, spin until shutdown."""
+    """The ``main`` of every node: create it on the bus, build its logic, spin until shutdown.
+
+    A node that cannot start says why in one line and exits 2. SIGINT or SIGTERM before the node
+    spins (Ctrl-C during start-up) ends it quietly with 0 once the step under way is done; a
+    second one ends it at once. The launch runner starts nodes with both signals blocked, so one
+    that arrives while the modules are still importing waits until here.
+    """
     import sys
 
     from robot_control.bus import ParameterError, create_node
 
-    node = create_node(default_name, sys.argv if argv is None else argv)
+    stop = _StartupStop.install()
+    if stop.requested:
+        return 0
     try:
-        node_class(node)
+        node = create_node(default_name, sys.argv if argv is None else argv)
+    except (ValueError, ParameterError) as exc:
+        print(f"[ERROR] [{default_name}]: cannot start: {exc}", file=sys.stderr, flush=True)
+        return 2
+    try:
+        if not stop.requested:
+            node_class(node)
     except (ValueError, ParameterError) as exc:
         node.get_logger().error(f"cannot start: {exc}")
         node.shutdown()
         return 2
-    node.spin()
+    if stop.requested:
+        node.shutdown()
+        return 0
+    node.spin()  # from here the node's own handlers turn a signal into a clean shutdown
     return 0
+
+
+class _StartupStop:
+    """SIGINT / SIGTERM while a node starts: the first asks it to stop, a second ends it now."""
+
+    def __init__(self) -> None:
+        self.requested = False
+
+    def __call__(self, signum, frame) -> None:
+        import os
+
+        if self.requested:
+            os._exit(128 + signum)  # nothing worth cleaning up yet; the runner counts this clean
+        self.requested = True
+
+    @classmethod
+    def install(cls) -> _StartupStop:
+        """Handle both signals (main thread only) and unblock them: a pending one lands now."""
+        import signal
+        import threading
+
+        stop = cls()
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                signal.signal(sig, stop)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+        return stop

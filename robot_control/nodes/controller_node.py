@@ -5,6 +5,12 @@ law itself before it applies, so a refused value comes back with the law's reaso
 running law untouched. Changing ``controller`` swaps the law bumplessly (the new law starts from
 the last torque). In lockstep the node answers the state at t_k only once it also holds the
 reference (and, with ``dynamics_source: server``, the model terms) stamped t_k.
+
+Every input is checked before it touches the node's state (nodes/validation.py): a joint state,
+reference, wrench or model-terms message of the wrong size or names, with a non-finite or
+implausible value, is dropped and counted (``dropped <topic>`` on /diagnostics) and the last good
+one is kept. If the law's own state turns non-finite it resets to its initial estimate (the law
+does that, control/base.py); the node logs it as an error and counts it (``recoveries``).
 """
 
 from __future__ import annotations
@@ -16,10 +22,19 @@ import numpy as np
 from robot_control.bus import ParameterError
 from robot_control.control.base import Reference, State
 from robot_control.control.model_terms import ExternalModelTerms
+from robot_control.control.parameters import MAGNITUDE_MAX
 from robot_control.control.parameters import ParameterError as LawParameterError
 from robot_control.control.registry import available, create
 from robot_control.nodes.common import declare_common, run_node
 from robot_control.nodes.convert import Messages, read_terms, read_wrench, seconds, stamp_ns
+from robot_control.nodes.health import OK, NodeHealth
+from robot_control.nodes.validation import (
+    DropLog,
+    JointVectors,
+    Rejected,
+    check_terms,
+    check_wrench,
+)
 
 SOURCES = ("local", "server")
 TRIGGERS = ("state", "timer")
@@ -47,6 +62,8 @@ class ControllerNode:
         self.model = sc.controller_model if sc is not None else common["model"]
         self.n = self.model.nq
         self.names = self.model.joint_names
+        self.joints = JointVectors(self.model)
+        self.drops = DropLog(self.log)
         self.lockstep = bool(common["lockstep"])
         default_law = sc.controller_type if sc is not None else "computed_torque"
         scenario_params = dict(sc.controller_params) if sc is not None else {}
@@ -77,8 +94,6 @@ class ControllerNode:
         self.m = Messages(node)
         self.pub_cmd = node.create_publisher("sensor_msgs/msg/JointState", "/joint_command")
         self.pub_state = node.create_publisher("sensor_msgs/msg/JointState", "/controller/state")
-        self.pub_diag = node.create_publisher("diagnostic_msgs/msg/DiagnosticArray",
-                                              "/diagnostics")
         node.create_subscription("sensor_msgs/msg/JointState", "/joint_states", self._on_state)
         node.create_subscription("trajectory_msgs/msg/JointTrajectory", "/joint_reference",
                                  self._on_reference)
@@ -97,9 +112,10 @@ class ControllerNode:
         self.last_tau = np.zeros(self.n)
         self.last_state: State | None = None
         self.updates = 0
+        self.recoveries = 0
         if self.trigger == "timer":
             node.create_timer(1.0 / common["rate"], self._on_timer)
-        node.create_timer(0.5, self._publish_diagnostics)
+        self.health = NodeHealth(node, "controller", self._status, self.drops)
         self.log.info(f"controller '{self.law_name}' on '{self.model.name}' "
                       f"(terms: {self.source}, trigger: {self.trigger})")
 
@@ -113,14 +129,13 @@ class ControllerNode:
             if value is None:
                 continue
             rng = None
-            if spec.type in ("double", "double_array") and (spec.lower is not None
-                                                            or spec.upper is not None):
-                rng = (-1e300 if spec.lower is None else spec.lower,
-                       1e300 if spec.upper is None else spec.upper, 0.0)
+            if spec.type in ("double", "double_array"):
+                rng = (-MAGNITUDE_MAX if spec.lower is None else spec.lower,
+                       MAGNITUDE_MAX if spec.upper is None else spec.upper, 0.0)
             if spec.type == "double_array" and len(value) == 0:
                 rng = None
             self.node.declare_parameter(f"{law}.{spec.name}", _declared_value(spec, value),
-                                        spec.description, floating_point_range=rng)
+                                        spec.full_description, floating_point_range=rng)
             self.specs[law][spec.name] = spec
 
     def _law_params(self, law: str, changes: dict | None = None) -> dict:
@@ -177,16 +192,11 @@ class ControllerNode:
 
     # ----------------------------------------------------------------- inputs
     def _on_reference(self, msg) -> None:
-        if not msg.points:
+        try:
+            q, qd, qdd = self._read_reference(msg)
+        except Rejected as exc:
+            self.drops.drop("/joint_reference", str(exc))
             return
-        p = msg.points[0]
-        q = np.asarray(p.positions, dtype=float)
-        if q.shape != (self.n,) or not np.all(np.isfinite(q)):
-            self.log.warn("ignored /joint_reference with the wrong size or non-finite values",
-                          throttle_duration_sec=1.0)
-            return
-        qd = np.asarray(p.velocities, dtype=float) if len(p.velocities) else None
-        qdd = np.asarray(p.accelerations, dtype=float) if len(p.accelerations) else None
         ref = Reference(q, qd, qdd, wrench=self.force_reference)
         self.latest_reference = ref
         if self.lockstep:
@@ -196,30 +206,42 @@ class ControllerNode:
                     del self.references[key]
         self._try_compute()
 
+    def _read_reference(self, msg):
+        """(q_d, q̇_d or None, q̈_d or None) of a one-point JointTrajectory, checked."""
+        if not msg.points:
+            raise Rejected("no point")
+        p, order = msg.points[0], self.joints.order(msg.joint_names)
+        return (self.joints.vector(p.positions, order, "position"),
+                self.joints.optional(p.velocities, order, "velocity"),
+                self.joints.optional(p.accelerations, order, "acceleration"))
+
     def _on_wrench(self, msg) -> None:
-        self.wrench = read_wrench(msg)
+        try:
+            self.wrench = check_wrench(read_wrench(msg))
+        except Rejected as exc:
+            self.drops.drop("/wrench", str(exc))
 
     def _on_force_reference(self, msg) -> None:
-        self.force_reference = read_wrench(msg)
+        try:
+            self.force_reference = check_wrench(read_wrench(msg))
+        except Rejected as exc:
+            self.drops.drop("/force_reference", str(exc))
 
     def _on_terms(self, msg) -> None:
         try:
-            ns, M, c, g, C = read_terms(msg)
+            ns, M, c, g, C = check_terms(*read_terms(msg), self.n)
             self.terms.push(M, c, g, C, stamp=seconds(ns))
-        except ValueError as exc:
-            self.log.warn(f"ignored /dynamics/terms: {exc}", throttle_duration_sec=1.0)
+        except ValueError as exc:  # Rejected, or a layout that is not ours
+            self.drops.drop("/dynamics/terms", str(exc))
             return
         self.terms_stamp = ns
         self._try_compute()
 
     def _on_state(self, msg) -> None:
-        q = np.asarray(msg.position, dtype=float)
-        qd = np.asarray(msg.velocity, dtype=float)
-        if q.shape != (self.n,) or qd.shape != (self.n,):
-            self.log.warn("ignored /joint_states of the wrong size", throttle_duration_sec=1.0)
-            return
-        if list(msg.name) and list(msg.name) != self.names:
-            self.log.warn("ignored /joint_states with other joint names", throttle_duration_sec=1.0)
+        try:
+            q, qd = self.joints.state(msg)
+        except Rejected as exc:
+            self.drops.drop("/joint_states", str(exc))
             return
         self.pending = (stamp_ns(msg.header.stamp), q, qd)
         if self.trigger == "state":
@@ -253,6 +275,8 @@ class ControllerNode:
         except (ValueError, np.linalg.LinAlgError) as exc:
             self.log.error(f"{self.law_name} failed: {exc}", throttle_duration_sec=1.0)
             return
+        finally:
+            self._report_recovery()
         self.pending = None
         self.references.pop(ns, None)
         self.last_state, self.last_tau = state, tau
@@ -261,15 +285,22 @@ class ControllerNode:
         e = ref.q - q
         self.pub_state.publish(self.m.joint_state(ns, self.names, e, ref.qd - qd, tau))
 
-    def _publish_diagnostics(self) -> None:
-        d = {"updates": self.updates}
+    def _report_recovery(self) -> None:
+        """Log (as an error) and count a reset the law made because its state turned non-finite."""
+        if self.law.recoveries:
+            self.recoveries += self.law.recoveries
+            self.law.recoveries = 0
+            self.log.error(self.law.last_recovery, throttle_duration_sec=1.0)
+
+    def _status(self):
+        d = {"law": self.law_name, "updates": self.updates, "recoveries": self.recoveries}
         try:
             d.update({k: v for k, v in self.law.diagnostics().items()
                       if isinstance(v, int | float | str | bool)})
         except Exception as exc:  # noqa: BLE001 - diagnostics must never stop control
             d["diagnostics_error"] = str(exc)
-        self.pub_diag.publish(self.m.diagnostics(
-            int(self.node.now() * 1e9), [(0, f"{self.node.fqn}: {self.law_name}", "running", d)]))
+        d["recoveries"] = self.recoveries
+        return OK, f"running {self.law_name}", d
 
 
 def main(argv: list[str] | None = None) -> int:

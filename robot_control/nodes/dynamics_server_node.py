@@ -1,7 +1,8 @@
 """The ``dynamics_server`` node: /robot_description once, and /dynamics/terms for each joint state.
 
 The terms (M(q), C(q,q̇)q̇, g(q), C(q,q̇)) carry the stamp of the state they were computed at, so a
-controller in ``dynamics_source: server`` mode pairs each state with its own terms.
+controller in ``dynamics_source: server`` mode pairs each state with its own terms. A joint
+state that fails the checks of nodes/validation.py is dropped and counted, never computed on.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from robot_control import dynamics as dyn
 from robot_control.model.urdf_export import robot_description
 from robot_control.nodes.common import declare_common, run_node
 from robot_control.nodes.convert import Messages, stamp_ns
+from robot_control.nodes.health import OK, NodeHealth
+from robot_control.nodes.validation import DropLog, JointVectors, Rejected
 
 
 class DynamicsServerNode:
@@ -25,26 +28,36 @@ class DynamicsServerNode:
         common = declare_common(node)
         self.model = common["model"]
         self.n = self.model.nq
+        self.joints = JointVectors(self.model)
+        self._terms(np.zeros(self.n), np.zeros(self.n))  # load the compiled kernels now: a first
+        # state must not stall the node (and its heartbeat) for seconds
+        self.drops = DropLog(self.log)
+        self.served = 0
         self.m = Messages(node)
         self.pub_terms = node.create_publisher("std_msgs/msg/Float64MultiArray", "/dynamics/terms")
         desc = node.create_publisher("std_msgs/msg/String", "/robot_description",
                                      qos="transient_local")
         desc.publish(self.m.String(data=robot_description(self.model)))
         node.create_subscription("sensor_msgs/msg/JointState", "/joint_states", self._on_state)
+        self.health = NodeHealth(node, "dynamics_server",
+                                 lambda: (OK, "serving", {"terms_published": self.served}),
+                                 self.drops)
         self.log.info(f"dynamics of '{self.model.name}' served on /dynamics/terms")
 
     def _on_state(self, msg) -> None:
-        q = np.asarray(msg.position, dtype=float)
-        qd = np.asarray(msg.velocity, dtype=float)
-        if q.shape != (self.n,) or qd.shape != (self.n,) or not (
-                np.all(np.isfinite(q)) and np.all(np.isfinite(qd))):
-            self.log.warn("ignored a joint state of the wrong size or with non-finite values",
-                          throttle_duration_sec=1.0)
+        try:
+            q, qd = self.joints.state(msg)
+        except Rejected as exc:
+            self.drops.drop("/joint_states", str(exc))
             return
-        M = dyn.mass_matrix(self.model, q)
-        C = dyn.coriolis_matrix(self.model, q, qd)
-        g = dyn.gravity_torques(self.model, q)
+        M, C, g = self._terms(q, qd)
         self.pub_terms.publish(self.m.terms(stamp_ns(msg.header.stamp), M, C @ qd, g, C))
+        self.served += 1
+
+    def _terms(self, q, qd):
+        """M(q), C(q, q̇), g(q)."""
+        return (dyn.mass_matrix(self.model, q), dyn.coriolis_matrix(self.model, q, qd),
+                dyn.gravity_torques(self.model, q))
 
 
 def main(argv: list[str] | None = None) -> int:

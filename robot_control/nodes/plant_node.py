@@ -2,10 +2,26 @@
 
 Real-time mode: a timer at ``rate`` steps the plant one period with the latest valid command
 (zero-order hold) and publishes the new state. Lockstep mode: the plant publishes /clock and the
-state for t_k, then waits; the command stamped t_k steps it to t_{k+1}. A command with the wrong
-joint names or count, or a non-finite value, is rejected and counted, never applied. When commands
-stop for ``command_timeout`` the plant holds (gravity compensation plus damping) or applies zero
-torque, and says so on /diagnostics and in the log; it resumes when commands return.
+state for t_k, then waits; the command stamped t_k steps it to t_{k+1}. When commands stop for
+``command_timeout`` the plant holds (gravity compensation plus damping) or applies zero torque,
+and says so on /diagnostics and in the log; it resumes when commands return.
+
+It behaves as a drive, not a punching bag:
+
+- a command is applied only if it passes the checks of nodes/validation.py (joint names and
+  count, finite, at most IMPLAUSIBLE_FACTOR × the effort limit) and answers a state this plant
+  published within the last ANSWER_WINDOW_S (its header stamp is that state's stamp), so another
+  stack's commands on the same domain are rejected (a late answer to one of its own states is
+  still applied, as long as it is newer than the last one applied); everything rejected is counted and logged
+  (throttled); a publisher that sends only rejected commands is ignored for a while
+  (validation.SenderGate), so a flood of them cannot crowd out the controller's;
+- a torque beyond the effort limit is saturated, counted and logged (throttled);
+- a joint faster than ``overspeed_factor`` × its velocity limit trips a safety stop: an error in
+  the log, the safe behaviour until every joint is back under half its limit, then commands
+  apply again; stops are counted;
+- a state that diverges (non-finite or implausible) is a fault (``NodeHealth.fault``): the plant
+  stops stepping and publishing states and reports level ERROR on /diagnostics, which makes
+  ``robot-control launch`` stop and exit non-zero.
 """
 
 from __future__ import annotations
@@ -19,10 +35,23 @@ from robot_control import dynamics as dyn
 from robot_control.bus import ParameterError
 from robot_control.nodes.common import LatencyStats, declare_common, run_node
 from robot_control.nodes.convert import Messages, period_ns, seconds, stamp_ns
+from robot_control.nodes.health import OK, WARN, NodeHealth
+from robot_control.nodes.validation import (
+    DropLog,
+    JointVectors,
+    Rejected,
+    SenderGate,
+    check_values,
+    sender_of,
+)
 from robot_control.sim.plant import Plant
 
 SAFE_BEHAVIOURS = ("hold", "zero_torque")
-OK, WARN, ERROR = 0, 1, 2
+#: /joint_command reader depth: room for a burst, so valid commands survive until taken
+COMMAND_DEPTH = 100
+#: a command must answer a state published this recently: older stamps are another stack's, or
+#: an answer so late (a controller that was stopped) that it must not be applied
+ANSWER_WINDOW_S = 1.0
 
 
 class PlantNode:
@@ -51,6 +80,9 @@ class PlantNode:
             "hold_damping", 10.0, "hold behaviour: τ = g(q) − d M(q) q̇, damping rate d in 1/s "
             "(scaled by the inertia so light wrist links stay stable)",
             floating_point_range=(0.0, 1e3))
+        self.overspeed = node.declare_parameter(
+            "overspeed_factor", 1.2, "safety stop when a joint moves faster than this many times "
+            "its velocity limit (range [1, 10])", floating_point_range=(1.0, 10.0))
         node.add_parameter_validator(self._validate)
         node.add_parameter_listener(self._changed)
         if len(q0) != self.model.nq:
@@ -60,27 +92,35 @@ class PlantNode:
         qd0 = sc.qd0 if sc is not None else None
         self.plant.reset(np.asarray(q0, dtype=float), qd0)
         self.names = self.model.joint_names
-        self.index = {name: i for i, name in enumerate(self.names)}
+        self.joints = JointVectors(self.model)
+        self.velocity_limit = self.model.velocity_limit
+        self.effort_limit = self.plant.model.effort_limit
+        self.drops = DropLog(self.log)
+        self.gate = SenderGate(self.log, "/joint_command")
         self.m = Messages(node)
         self.pub_state = node.create_publisher("sensor_msgs/msg/JointState", "/joint_states")
-        self.pub_diag = node.create_publisher("diagnostic_msgs/msg/DiagnosticArray",
-                                              "/diagnostics")
         self.pub_wrench = None
         if self.plant.environment is not None:
             self.pub_wrench = node.create_publisher("geometry_msgs/msg/WrenchStamped", "/wrench")
         self.pub_clock = None
         if self.lockstep:
             self.pub_clock = node.create_publisher("rosgraph_msgs/msg/Clock", "/clock")
-        node.create_subscription("sensor_msgs/msg/JointState", "/joint_command", self._on_command)
+        sub = node.create_subscription("sensor_msgs/msg/JointState", "/joint_command",
+                                       self._on_command, qos=COMMAND_DEPTH)
+        if hasattr(sub, "set_sender_filter"):  # DDS backend: drop a quarantined sender undecoded
+            sub.set_sender_filter(self.gate.admit)
         # bookkeeping
         self.k = 0
         self.stamp = 0  # ns stamp of the last published state
-        self.sent_wall: dict[int, float] = {}
+        self.recent: dict[int, float] = {}  # stamps published within ANSWER_WINDOW_S -> wall time
+        self.answered = -1  # stamp of the last state a command was applied for
         self.command: np.ndarray | None = None
         self.command_stamp = -1
         self.last_command_wall = -np.inf
         self.applied = 0
         self.rejected = 0
+        self.foreign = 0
+        self.duplicates = 0
         self.stale = 0
         self.missed = 0
         self.in_safe_mode = False
@@ -90,7 +130,9 @@ class PlantNode:
         self.tick_origin: float | None = None
         self.late_ticks = 0
         self.limit_events = 0
-        node.create_timer(0.5, self._publish_diagnostics)
+        self.velocity_stops = 0
+        self.stopping = False  # a safety stop is active
+        self.health = NodeHealth(node, "plant", self._status, self.drops)
         if self.lockstep:
             # start only when the state has listeners: a lost first sample would stall the loop
             self.start_subscribers = node.declare_parameter(
@@ -116,39 +158,40 @@ class PlantNode:
         self.timeout = new.get("command_timeout", self.timeout)
         self.safe = new.get("safe_behaviour", self.safe)
         self.hold_damping = new.get("hold_damping", self.hold_damping)
+        self.overspeed = new.get("overspeed_factor", self.overspeed)
 
     # --------------------------------------------------------------- commands
-    def _parse_command(self, msg) -> np.ndarray | None:
-        """τ in model joint order, or None (with a logged reason) if the command is unusable."""
-        effort = np.asarray(msg.effort, dtype=float)
-        names = list(msg.name)
-        n = self.model.nq
-        reason = None
-        if effort.shape != (n,):
-            reason = f"{effort.size} efforts for {n} joints"
-        elif names and sorted(names) != sorted(self.names):
-            reason = f"joint names {names} do not match {self.names}"
-        elif not np.all(np.isfinite(effort)):
-            reason = "non-finite effort"
-        if reason is not None:
-            self.rejected += 1
-            self.log.warn(f"rejected /joint_command: {reason}", throttle_duration_sec=1.0)
-            return None
-        if names and names != self.names:
-            tau = np.empty(n)
-            for name, value in zip(names, effort):
-                tau[self.index[name]] = value
-            return tau
-        return effort
+    def _read_command(self, msg) -> tuple[int, np.ndarray]:
+        """(stamp, τ in model joint order) of a usable command; Rejected says why not."""
+        tau = self.joints.effort(msg)
+        stamp = stamp_ns(msg.header.stamp)
+        if stamp not in self.recent:
+            self.foreign += 1
+            raise Rejected(f"its stamp {stamp} ns answers no state this plant published in the "
+                           f"last {ANSWER_WINDOW_S:g} s (another stack's, or a stopped controller's)")
+        return stamp, tau
 
     def _on_command(self, msg) -> None:
-        tau = self._parse_command(msg)
-        if tau is None:
+        if self.health.faulted:
             return
-        stamp = stamp_ns(msg.header.stamp)
-        sent = self.sent_wall.pop(stamp, None)
-        if sent is not None:
-            self.latency.add(time.perf_counter() - sent)
+        sender = sender_of(msg)
+        try:
+            stamp, tau = self._read_command(msg)
+        except Rejected as exc:
+            self.rejected += 1
+            self.gate.rejected(sender)
+            self.drops.drop("/joint_command", f"rejected: {exc}")
+            return
+        self.gate.accepted(sender)
+        if not self.lockstep and stamp <= self.answered:
+            if stamp == self.answered:
+                self.duplicates += 1  # a second answer to the same state: the first one stands
+            else:
+                self.stale += 1  # overtaken by the answer to a later state
+            return
+        if self.answered < stamp:
+            self.latency.add(time.perf_counter() - self.recent[stamp])
+            self.answered = stamp
         self.command, self.command_stamp = tau, stamp
         self.last_command_wall = time.perf_counter()
         if self.in_safe_mode:
@@ -170,6 +213,8 @@ class PlantNode:
 
     def _tick(self) -> None:
         """Real-time period: pick the torque to hold, integrate to now, publish the state."""
+        if self.health.faulted:
+            return
         now = time.perf_counter()
         if self.tick_origin is None:
             self.tick_origin = now - seconds(self.period_ns)
@@ -193,15 +238,58 @@ class PlantNode:
         self._advance(tau, periods)
 
     def _advance(self, tau: np.ndarray, periods: int = 1) -> None:
-        applied = self.plant.step(tau, periods * seconds(self.period_ns))
+        """Step the plant under τ period by period (the safe torque from a safety stop on),
+        checking each period as a drive would, then publish the state."""
+        saturated = limited = False
+        for _ in range(periods):
+            commanded = not self.stopping
+            if self.stopping:
+                tau = self._safe_torque()
+            try:
+                applied = self.plant.step(tau, seconds(self.period_ns))
+                check_values(self.plant.q, self.joints.bounds.position, "position")
+                check_values(self.plant.qd, self.joints.bounds.velocity, "velocity")
+            except (FloatingPointError, Rejected) as exc:
+                self.fault(f"plant state diverged: {exc}")
+                return
+            if commanded and np.any(self.plant.saturated) and not saturated:
+                self._report_saturation(tau)
+            saturated |= bool(np.any(self.plant.saturated))
+            limited |= bool(np.any(self.plant.at_limit()))
+            self._watch_velocity()
+            self.k += 1
         self.applied += 1
-        if np.any(self.plant.saturated):
-            self.saturation_events += 1
-        if np.any(self.plant.at_limit()):
-            self.limit_events += 1
-        self.k += periods
+        self.saturation_events += saturated
+        self.limit_events += limited
         self.last_applied = applied
         self._publish_state()
+
+    def _report_saturation(self, tau: np.ndarray) -> None:
+        i = int(np.flatnonzero(self.plant.saturated)[0])
+        self.log.warn(f"saturated: {self.names[i]} commanded {tau[i]:.4g}, effort limit "
+                      f"{self.effort_limit[i]:.4g} ({self.saturation_events + 1} steps so far)",
+                      throttle_duration_sec=1.0)
+
+    def _watch_velocity(self) -> None:
+        """The drive's overspeed stop: trip above overspeed × limit, release under half the limit."""
+        speed = np.abs(self.plant.qd)
+        if not self.stopping:
+            over = np.flatnonzero(speed > self.overspeed * self.velocity_limit)
+            if over.size:
+                i = int(over[0])
+                self.stopping = True
+                self.velocity_stops += 1
+                self.log.error(f"safety stop: {self.names[i]} at {speed[i]:.3g} (limit "
+                               f"{self.velocity_limit[i]:.3g}, trip at {self.overspeed:g}×): "
+                               f"safe behaviour '{self.safe}' until every joint is under half "
+                               f"its limit")
+        elif np.all(speed <= 0.5 * self.velocity_limit):
+            self.stopping = False
+            self.log.info("safety stop released: commands apply again")
+
+    def fault(self, reason: str) -> None:
+        """The error state: stop stepping and publishing states; /diagnostics reports ERROR."""
+        self.health.fault(reason)
 
     def _publish_state(self) -> None:
         if self.lockstep:
@@ -210,14 +298,19 @@ class PlantNode:
         else:
             self.stamp = int(self.node.now() * 1e9)
         q, qd = self.last_measured = self.plant.measure()
-        self.sent_wall[self.stamp] = time.perf_counter()
-        if len(self.sent_wall) > 1000:  # answers that never came
-            for key in list(self.sent_wall)[:500]:
-                del self.sent_wall[key]
+        self._remember(self.stamp)
         self.pub_state.publish(self.m.joint_state(self.stamp, self.names, q, qd,
                                                   self.plant.applied))
         if self.pub_wrench is not None:
             self.pub_wrench.publish(self.m.wrench(self.stamp, self.plant.wrench, "world"))
+
+    def _remember(self, stamp: int) -> None:
+        """Record a published state's stamp; forget those older than ANSWER_WINDOW_S."""
+        now = time.perf_counter()
+        self.recent[stamp] = now
+        cutoff = now - ANSWER_WINDOW_S
+        while len(self.recent) > 1 and next(iter(self.recent.values())) < cutoff:
+            del self.recent[next(iter(self.recent))]
 
     def _lockstep_start(self) -> None:
         if self.started or self.pub_state.get_subscription_count() < self.start_subscribers:
@@ -230,8 +323,11 @@ class PlantNode:
         """Lockstep waits for commands; if none came for a while, re-send the state (lost sample)."""
         if not self.started:
             return
+        if self.health.faulted:
+            return
         if time.perf_counter() - max(self.last_command_wall, self.started_wall) > 1.0:
-            self.sent_wall.pop(self.stamp, None)
+            self.recent.pop(self.stamp, None)
+            self._remember(self.stamp)  # the answer to the re-sent state is a fresh one
             q, qd = self.last_measured
             self.pub_clock.publish(self.m.clock(self.stamp))
             self.pub_state.publish(self.m.joint_state(self.stamp, self.names, q, qd,
@@ -244,25 +340,28 @@ class PlantNode:
         return {
             # control ticks executed; sim_periods also counts periods a late tick caught up on
             "steps": self.applied, "sim_periods": self.k, "commands_applied": self.applied,
-            "commands_rejected": self.rejected,
+            "commands_rejected": self.rejected, "commands_foreign": self.foreign,
+            "commands_ignored": self.gate.ignored, "duplicate_answers": self.duplicates,
             "stale_commands": self.stale, "missed_deadlines": self.missed,
             "late_ticks": self.late_ticks,
             "achieved_rate_hz": self.applied / elapsed if elapsed > 0 else 0.0,
             "latency_p50_us": lat["p50"], "latency_p99_us": lat["p99"],
             "latency_max_us": lat["max"], "safe_mode": self.in_safe_mode,
             "saturation_events": self.saturation_events, "limit_events": self.limit_events,
+            "velocity_stops": self.velocity_stops, "safety_stop": self.stopping,
             "sim_time_s": seconds(self.k * self.period_ns),
         }
 
-    def _publish_diagnostics(self) -> None:
+    def _status(self):
         s = self.stats()
         level, message = OK, "running"
-        if self.in_safe_mode:
+        if self.stopping:
+            level, message = WARN, f"safety stop (overspeed): safe behaviour '{self.safe}'"
+        elif self.in_safe_mode:
             level, message = WARN, f"no commands: safe behaviour '{self.safe}'"
         elif self.rejected:
             level, message = WARN, f"{self.rejected} commands rejected"
-        self.pub_diag.publish(self.m.diagnostics(
-            int(self.node.now() * 1e9), [(level, f"{self.node.fqn}: plant", message, s)]))
+        return level, message, s
 
 
 def main(argv: list[str] | None = None) -> int:

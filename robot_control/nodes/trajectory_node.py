@@ -4,7 +4,9 @@ The motion is a scenario's trajectory, a named example (``huo_intended``), or a 
 through ``waypoints`` starting from wherever the robot is. A goal on /trajectory_generator/goal
 (trajectory_msgs/JointTrajectory) replaces the motion, re-anchored at the current reference so
 the reference stays continuous; a goal that breaks the joint limits is refused before it runs.
-In lockstep the reference for t_k is published when the state for t_k arrives.
+In lockstep the reference for t_k is published when the state for t_k arrives. A joint state
+that fails the checks of nodes/validation.py is dropped and counted (it could otherwise anchor
+the motion at a NaN); so is a goal with a non-finite or implausible value.
 """
 
 from __future__ import annotations
@@ -17,6 +19,12 @@ import numpy as np
 from robot_control.bus import ParameterError
 from robot_control.nodes.common import declare_common, run_node
 from robot_control.nodes.convert import Messages, seconds, stamp_ns
+from robot_control.nodes.health import OK, NodeHealth
+from robot_control.nodes.validation import (
+    DropLog,
+    JointVectors,
+    Rejected,
+)
 from robot_control.trajectory import Hold, JointTrajectory, named_trajectory
 
 
@@ -31,6 +39,9 @@ class TrajectoryNode:
         self.model = common["model"]
         self.n = self.model.nq
         self.names = self.model.joint_names
+        self.joints = JointVectors(self.model)
+        self.drops = DropLog(self.log)
+        self.goals = 0
         self.lockstep = bool(common["lockstep"])
         self.motion = node.declare_parameter(
             "default_motion", "sweep", "motion before any goal: 'sweep' through waypoints and "
@@ -59,6 +70,11 @@ class TrajectoryNode:
             self.trajectory = self.scenario.trajectory
         if not self.lockstep:
             node.create_timer(1.0 / common["rate"], self._tick)
+        self.health = NodeHealth(node, "trajectory_generator", self._status, self.drops)
+
+    def _status(self):
+        running = "waiting for the first joint state" if self.trajectory is None else "running"
+        return OK, running, {"motion": self.motion, "goals_accepted": self.goals}
 
     # ---------------------------------------------------------------- motions
     def _default_trajectory(self, q_start: np.ndarray):
@@ -90,10 +106,14 @@ class TrajectoryNode:
 
     # ----------------------------------------------------------------- inputs
     def _on_state(self, msg) -> None:
+        if self.trajectory is not None and not self.lockstep:
+            return  # real time: only the first state matters (it anchors the motion)
+        try:
+            q, _ = self.joints.state(msg)
+        except Rejected as exc:
+            self.drops.drop("/joint_states", str(exc))
+            return
         if self.trajectory is None:
-            q = np.asarray(msg.position, dtype=float)
-            if q.shape != (self.n,):
-                return
             self.trajectory = self._default_trajectory(q)
             self.looping = self.motion == "sweep" and self.loop
             self.log.info(f"reference starts from the measured position ({self.motion})")
@@ -106,32 +126,22 @@ class TrajectoryNode:
             traj = self._goal_trajectory(msg)
         except ValueError as exc:
             self.log.error(f"refused goal: {exc}")
+            self.drops.counts["/trajectory_generator/goal"] += 1
             return
+        self.goals += 1
         self.trajectory = traj
         self.looping = False
         self.log.info(f"new goal: {len(msg.points)} points over {traj.duration:.3f} s")
 
     def _goal_trajectory(self, msg) -> JointTrajectory:
-        names = list(msg.joint_names)
-        if names and sorted(names) != sorted(self.names):
-            raise ValueError(f"joint names {names} are not {self.names}")
-        order = [names.index(j) for j in self.names] if names else list(range(self.n))
+        order = self.joints.order(msg.joint_names)
         if not msg.points:
             raise ValueError("a goal needs at least one point")
-
-        def column(values):
-            a = np.asarray(values, dtype=float)
-            if a.size == 0:
-                return None
-            if a.shape != (self.n,):
-                raise ValueError(f"a point has {a.size} values for {self.n} joints")
-            return a[order]
-
-        positions = [column(p.positions) for p in msg.points]
+        positions = [self.joints.optional(p.positions, order, "position") for p in msg.points]
         if any(p is None for p in positions):
             raise ValueError("every point needs positions")
-        vel = [column(p.velocities) for p in msg.points]
-        acc = [column(p.accelerations) for p in msg.points]
+        vel = [self.joints.optional(p.velocities, order, "velocity") for p in msg.points]
+        acc = [self.joints.optional(p.accelerations, order, "acceleration") for p in msg.points]
         times = [p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec for p in msg.points]
         goal = JointTrajectory.from_points(
             positions, times, None if all(v is None for v in vel) else

@@ -43,6 +43,9 @@ def run(args: argparse.Namespace) -> int:
     except (ScenarioError, ValueError, KeyError) as exc:
         print(f"robot-control simulate: {exc}", file=sys.stderr)
         return 2
+    except FloatingPointError as exc:  # the plant diverged: no summary to trust
+        print(f"robot-control simulate: {exc}", file=sys.stderr)
+        return 1
     print(json.dumps(result.summary, indent=2))
     if args.out:
         payload = {"summary": result.summary}

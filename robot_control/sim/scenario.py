@@ -1,6 +1,8 @@
 """Scenario files (design.md "Files"): what to simulate, validated before anything runs.
 
-Unknown keys are an error, not ignored, so a typo never silently changes an experiment.
+Unknown keys are an error, not ignored, so a typo never silently changes an experiment. Numbers
+are type-checked with the key named, and a run is bounded: the rate by what the nodes accept
+(MAX_RATE), the number of control periods by what a run may log (MAX_STEPS).
 """
 
 from __future__ import annotations
@@ -20,6 +22,11 @@ from robot_control.trajectory.excitation import EXCITATION_KEYS, excitation_from
 TOP_KEYS = {"robot", "duration", "rate", "physics_dt", "initial", "trajectory", "controller",
             "plant", "force_reference", "description"}
 TRAJECTORY_TYPES = ("quintic", "hold", "named", "cartesian", "excitation")
+#: highest control rate, Hz (the nodes' ``rate`` parameter has the same bound)
+MAX_RATE = 10000.0
+#: most control periods one run may have: an offline run logs ~35 numbers a joint a period, so
+#: this keeps a 6-joint log under about 300 MB (1000 s at 1 kHz)
+MAX_STEPS = 1_000_000
 
 
 class ScenarioError(ValueError):
@@ -57,8 +64,25 @@ def _require(cond: bool, message: str) -> None:
         raise ScenarioError(message)
 
 
+def _scalar(doc: dict, key: str, default: float | None = None) -> float:
+    """A finite number under ``key`` (ScenarioError naming the key otherwise)."""
+    value = doc.get(key, default)
+    if isinstance(value, str):  # YAML 1.1 reads 1e-4 (no dot) as text
+        try:
+            value = float(value)
+        except ValueError:
+            raise ScenarioError(f"{key} must be a number, got {value!r}") from None
+    _require(isinstance(value, int | float) and not isinstance(value, bool),
+             f"{key} must be a number, got {value!r}")
+    _require(np.isfinite(value), f"{key} must be finite, got {value!r}")
+    return float(value)
+
+
 def _vector(value, n: int, key: str) -> np.ndarray:
-    a = np.asarray(value, dtype=float)
+    try:
+        a = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ScenarioError(f"{key} must be {n} finite numbers, got {value!r}") from None
     _require(a.shape == (n,) and bool(np.all(np.isfinite(a))),
              f"{key} must be {n} finite numbers, got {value}")
     return a
@@ -97,11 +121,14 @@ def load_scenario(source: str | Path | dict) -> Scenario:
     except ValueError as exc:
         raise ScenarioError(f"robot: {exc}") from exc
     n = robot.nq
-    duration = float(doc["duration"])
-    rate = float(doc.get("rate", 1000.0))
-    physics_dt = float(doc.get("physics_dt", 1e-4))
+    duration = _scalar(doc, "duration")
+    rate = _scalar(doc, "rate", 1000.0)
+    physics_dt = _scalar(doc, "physics_dt", 1e-4)
     _require(duration > 0.0, f"duration must be > 0, got {duration}")
-    _require(rate > 0.0, f"rate must be > 0, got {rate}")
+    _require(0.0 < rate <= MAX_RATE, f"rate must be in (0, {MAX_RATE:g}] Hz, got {rate}")
+    _require(duration * rate <= MAX_STEPS,
+             f"duration × rate must be at most {MAX_STEPS} control periods, got "
+             f"{duration * rate:.3g} (duration {duration:g} s at {rate:g} Hz)")
     _require(0.0 < physics_dt <= 1.0 / rate * (1 + 1e-9),
              f"physics_dt must be in (0, 1/rate], got {physics_dt}")
     ratio = 1.0 / (rate * physics_dt)

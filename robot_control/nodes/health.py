@@ -1,0 +1,57 @@
+"""A node's health on /diagnostics: its heartbeat, its warnings and its one way into the error state.
+
+Every node publishes a DiagnosticStatus named ``<fqn>: <role>`` twice a second (the heartbeat the
+launch runner watches for liveness) with the node's own figures and what it dropped.
+``fault(reason)`` is the single entry point into the error state: the reason is logged once as
+an error, every later heartbeat reports level ERROR with it, and the node stops doing its job
+(each node checks ``faulted``). Lifecycle nodes can map it to ErrorProcessing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from robot_control.nodes.convert import Messages
+from robot_control.nodes.validation import DropLog
+
+OK, WARN, ERROR = 0, 1, 2
+HEARTBEAT_S = 0.5
+
+#: (level, message, key/values) of a node's own status
+Status = tuple[int, str, dict]
+
+
+class NodeHealth:
+    """Publishes a node's status on /diagnostics and holds its fault, if any."""
+
+    def __init__(self, node, role: str, status: Callable[[], Status],
+                 drops: DropLog | None = None, period_s: float = HEARTBEAT_S) -> None:
+        self.node = node
+        self.role = role
+        self.status = status
+        self.drops = drops if drops is not None else DropLog(node.get_logger())
+        self.fault_reason: str | None = None
+        self.m = Messages(node)
+        self.pub = node.create_publisher("diagnostic_msgs/msg/DiagnosticArray", "/diagnostics")
+        node.create_timer(period_s, self.publish)
+
+    @property
+    def faulted(self) -> bool:
+        return self.fault_reason is not None
+
+    def fault(self, reason: str) -> None:
+        """Enter the error state (once; the first reason stays) and report it at once."""
+        if self.fault_reason is not None:
+            return
+        self.fault_reason = reason
+        self.node.get_logger().error(f"fault: {reason}; {self.role} stopped until restarted")
+        self.publish()
+
+    def publish(self) -> None:
+        level, message, values = self.status()
+        values = {**values, **self.drops.diagnostics()}
+        if self.fault_reason is not None:
+            level, message = ERROR, f"fault: {self.fault_reason}"
+        self.pub.publish(self.m.diagnostics(
+            int(self.node.now() * 1e9), [(level, f"{self.node.fqn}: {self.role}", message,
+                                          values)]))
