@@ -45,6 +45,7 @@ def run_probe(argv: list[str]) -> None:
 
     def on_change(new: dict, old: dict) -> None:
         if new.get("fault"):
+            log.error(f"fault: {new['fault']}")
             node.fail(new["fault"])
 
     node.add_parameter_listener(on_change)

@@ -252,10 +252,10 @@ class Node(ABC):
         return None if edge is None else self._change_state(edge.id)
 
     def fail(self, reason: str) -> None:
-        """A fault met while running: log it and take the node to errorprocessing (on_error
-        decides what follows) by the path rcl's graph has (LifecycleHooks.fault_transition)."""
+        """A fault met while running (the caller logs it): take the node to errorprocessing
+        (on_error decides what follows) by the path rcl's graph has
+        (LifecycleHooks.fault_transition); the hooks see ``reason`` as ``hooks.fault``."""
         hooks = self._lifecycle()
-        self.get_logger().error(f"fault: {reason}")
         transition = hooks.fault_transition(self._lifecycle_state_id(), reason)
         if transition is not None:
             self._change_state(transition)

@@ -22,8 +22,9 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from robot_control.bus import create_node
 from robot_control.bus.node import ServiceCallError
+from robot_control.nodes.common import run_node
+from robot_control.nodes.health import OK, NodeHealth
 
 STACK = ["dynamics_server", "plant", "controller", "trajectory_generator"]
 
@@ -78,6 +79,12 @@ class LifecycleManager:
                                      f"/{name.lstrip('/')}/transition_event",
                                      lambda msg, name=name: self._on_event(name, msg))
         self.up = False
+        self.phase = "waiting for the nodes"
+        self.health = NodeHealth(node, "lifecycle_manager",
+                                 lambda: (OK, self.phase, {"nodes": ", ".join(self.names)}))
+        self.exit_code = 0
+        # the transitions block on service calls: a worker makes them while the node spins
+        threading.Thread(target=self.run, daemon=True, name="bring-up").start()
 
     # ------------------------------------------------------------ transitions
     def change(self, name: str, label: str) -> None:
@@ -97,10 +104,12 @@ class LifecycleManager:
 
     def bring_up(self) -> None:
         """Configure all, then activate in order (see the module docstring)."""
+        self.phase = "configuring"
         with ThreadPoolExecutor(max_workers=len(self.names)) as pool:
             for future in [pool.submit(self.change, n, "configure") for n in self.names]:
                 future.result()
         self.log.info(f"all configured ({self._elapsed()})")
+        self.phase = "activating"
         if self.lockstep:
             order = [n for n in self.names if n != self.clock_node] + \
                 [n for n in self.names if n == self.clock_node]
@@ -118,23 +127,25 @@ class LifecycleManager:
                 for name in self.after_loop:
                     self.change(name, "activate")
         self.up = True
+        self.phase = "stack active"
         self.log.info(f"stack active: {', '.join(self.names)} ({self._elapsed()})")
 
-    def run(self) -> int:
-        """The worker: bring up (if autostart); 1 on failure (the node is then shut down)."""
+    def run(self) -> None:
+        """The worker: bring up (if autostart); on failure exit_code 1 and shut the node down."""
         if not self.autostart:
-            return 0
+            return
         try:
             self.bring_up()
-            return 0
         except BringUpError as exc:
+            self.phase = f"bring-up failed: {exc}"
             self.log.error(f"bring-up failed: {exc}")
+            self.exit_code = 1
             self.node.shutdown()
-            return 1
 
     def _on_event(self, name: str, msg) -> None:
+        """Say when a node of the stack leaves the active state (an error if by a fault)."""
         if self.up and msg.start_state.label == "active":
-            level = self.log.error if msg.goal_state.label == "errorprocessing" else self.log.warn
+            level = self.log.error if msg.goal_state.label == "errorprocessing" else self.log.info
             level(f"{name} left the active state: {msg.goal_state.label}")
 
     def _elapsed(self) -> str:
@@ -142,20 +153,7 @@ class LifecycleManager:
 
 
 def main(argv: list[str] | None = None) -> int:
-    node = create_node("lifecycle_manager", sys.argv if argv is None else argv)
-    try:
-        manager = LifecycleManager(node)
-    except ValueError as exc:
-        node.get_logger().error(f"cannot start: {exc}")
-        node.shutdown()
-        return 2
-    result: list[int] = []
-    worker = threading.Thread(target=lambda: result.append(manager.run()), daemon=True,
-                              name="bring-up")
-    worker.start()
-    node.spin()
-    worker.join(1.0)
-    return result[0] if result else 0
+    return run_node("lifecycle_manager", LifecycleManager, argv, managed=False)
 
 
 if __name__ == "__main__":
