@@ -128,6 +128,7 @@ class ControllerNode:
         self.last_tau = np.zeros(self.n)
         self.last_state: State | None = None
         self.measured_tau: np.ndarray | None = None  # the plant's applied τ (JointState effort)
+        self.takeover: str | None = None  # "activate", "swap" or "gains": see _take_over
         self.anchor: Quintic | None = None  # reference offset decaying after an activation
         self.anchor_pending = False
         self.rate = common["rate"]
@@ -143,7 +144,7 @@ class ControllerNode:
             self.law = self._make_law(self.law_name, self._law_params(self.law_name))
         except (LawParameterError, ValueError) as exc:
             return configure_failure(self.log, f"'{self.law_name}'", exc)
-        self._warm_up()
+        self._warm_up(self.law, self.law_name)
         self.health.clear()
         self.log.info(f"controller '{self.law_name}' on '{self.model.name}' "
                       f"(terms: {self.source}, trigger: {self.trigger}): configured")
@@ -151,7 +152,7 @@ class ControllerNode:
 
     def on_activate(self, previous) -> CallbackReturn:
         """Take over bumplessly from the torque the plant applies now (see the module doc)."""
-        self.law.reset(self.last_state, self.measured_tau)
+        self.takeover = "activate"
         self.anchor, self.anchor_pending = None, not self.lockstep
         # real time: track only references published from now on (the generator's, re-anchored
         # at the measured state), holding the measured position until one comes
@@ -214,7 +215,7 @@ class ControllerNode:
         instance.configure(self.model, params, self.terms)
         return instance
 
-    def _warm_up(self) -> None:
+    def _warm_up(self, law, name: str) -> None:
         """One throw-away update: loading compiled kernels must not stall the first real tick
         (Newton–Euler first, under its shared lock: the plant's hold needs it too)."""
         if self.source == "server":
@@ -228,12 +229,12 @@ class ControllerNode:
 
         def update() -> None:
             try:
-                self.law.update(0.0, State(0.0, q, zeros, wrench=np.zeros(6)), Reference(q))
+                law.update(0.0, State(0.0, q, zeros, wrench=np.zeros(6)), Reference(q))
             except (ValueError, np.linalg.LinAlgError) as exc:
                 self.log.debug(f"warm-up skipped: {exc}")
 
-        warm_up(self.log, f"law.{self.law_name}", update)
-        self.law.reset()
+        warm_up(self.log, f"law.{name}", update)
+        law.reset()
 
     def _validate(self, changes: dict) -> str | None:
         """Let the law(s) touched by a change decide; a refusal names the law's reason."""
@@ -257,15 +258,14 @@ class ControllerNode:
             return
         if law != self.law_name:
             fresh = self._make_law(law, self._law_params(law))
-            fresh.reset(self.last_state, self.last_tau)  # bumpless: start from the last τ
+            self._warm_up(fresh, law)  # compile before it takes over, not in its first tick
             self.log.info(f"controller swapped: {self.law_name} → {law}")
-            self.law, self.law_name = fresh, law
+            self.law, self.law_name, self.takeover = fresh, law, "swap"
             return
         gains = {k[len(law) + 1:]: v for k, v in new.items() if k.startswith(law + ".")}
         if gains:  # the running law keeps its state (estimates, filters)
             self.law.set_parameters(gains)
-            if self.last_state is not None:
-                self.law.continue_from(self.last_tau)  # bumpless: no step from the new gains
+            self.takeover = self.takeover or "gains"
             self.log.info(f"{law}: parameters updated {sorted(gains)}")
 
     # ----------------------------------------------------------------- inputs
@@ -325,9 +325,6 @@ class ControllerNode:
         self.pending = (stamp_ns(msg.header.stamp), q, qd)
         if tau is not None:
             self.measured_tau = tau
-        if not self.node.is_active:
-            self.last_state = State(seconds(self.pending[0]), q, qd, wrench=self.wrench.copy())
-            return
         if self.trigger == "state":
             self._try_compute()
 
@@ -357,6 +354,8 @@ class ControllerNode:
         if ref is self.latest_reference and (self.anchor_pending or self.anchor is not None):
             ref = self._anchored(t, ref, q, qd)
         state = State(t, q, qd, wrench=self.wrench.copy())
+        if self.takeover is not None:
+            self._take_over(state)
         try:
             tau = self.law.update(t, state, ref)
         except (ValueError, np.linalg.LinAlgError) as exc:
@@ -371,6 +370,24 @@ class ControllerNode:
         self.pub_cmd.publish(self.m.joint_state(ns, self.names, tau=tau))
         e = ref.q - q
         self.pub_state.publish(self.m.joint_state(ns, self.names, e, ref.qd - qd, tau))
+
+    def _take_over(self, state: State) -> None:
+        """Make the law's first torque (after an activation, a swap, a gain change) the one the
+        plant is applying now (the effort of this joint state), decaying into the law's own.
+
+        In lockstep a first activation leaves the law as configured (the offline simulation's
+        start), and a swap or gain change continues from this node's last command."""
+        kind, self.takeover = self.takeover, None
+        if self.lockstep:
+            tau = None if kind == "activate" else self.last_tau
+        else:
+            tau = self.measured_tau if self.measured_tau is not None else \
+                (self.last_tau if self.updates else None)
+        if kind == "gains":
+            if tau is not None:
+                self.law.continue_from(tau)
+        else:
+            self.law.reset(state, tau)
 
     def _anchored(self, t: float, ref: Reference, q: np.ndarray, qd: np.ndarray) -> Reference:
         """The reference minus an offset that starts at (q_d − q, q̇_d − q̇) at the first state

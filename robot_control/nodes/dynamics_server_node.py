@@ -64,16 +64,16 @@ class DynamicsServerNode:
         self.compiled = True
 
     def _on_state(self, msg) -> None:
-        if not self.node.is_active or not self.pub_terms.get_subscription_count():
-            return
-        if not self.compiled:
-            self.log.info("a subscriber to /dynamics/terms: compiling the terms")
-            self._compile()
         try:
             q, qd = self.joints.state(msg)
         except Rejected as exc:
             self.drops.drop("/joint_states", str(exc))
             return
+        if not self.node.is_active or not self.pub_terms.get_subscription_count():
+            return
+        if not self.compiled:
+            self.log.info("a subscriber to /dynamics/terms: compiling the terms")
+            self._compile()
         M, C, g = self._terms(q, qd)
         self.pub_terms.publish(self.m.terms(stamp_ns(msg.header.stamp), M, C @ qd, g, C))
         self.served += 1
