@@ -98,11 +98,30 @@ def discovery_options_from_env(env: Mapping[str, str] | None = None) -> Discover
     )
 
 
+LOOPBACK_INTERFACE = '<NetworkInterface address="127.0.0.1"/>'
+
+
+def loopback_interfaces(static_peers: tuple[str, ...]) -> str:
+    """The ``<Interfaces>`` of a LOCALHOST participant: the loopback interface, so that it answers
+    the SPDP a ROS 2 node (Cyclone 0.10.5) sends the ``localhost`` peer from 127.0.0.1.
+
+    Measured against Jazzy: a Python Cyclone 11 participant left to choose its interface takes
+    only the non-loopback one, ignores that SPDP, and ROS 2 nodes started after it never find it.
+    Loopback alone keeps LOCALHOST traffic on this host and works where lo is the only interface;
+    with static peers, the automatically chosen interface is kept too so remote peers stay
+    reachable (there Cyclone refuses to select lo twice, so a host with nothing but lo must not
+    name static peers under LOCALHOST).
+    """
+    auto = '<NetworkInterface autodetermine="true"/>' if static_peers else ""
+    return f"<Interfaces>{auto}{LOOPBACK_INTERFACE}</Interfaces>"
+
+
 def cyclonedds_config(
     options: DiscoveryOptions, cyclonedds_uri: str = "", pid: int | None = None
 ) -> str:
     """Cyclone DDS config string of rmw_cyclonedds' check_create_domain: a discovery fragment
-    (none for SYSTEM_DEFAULT), a comma, then CYCLONEDDS_URI (Cyclone skips empty parts)."""
+    (none for SYSTEM_DEFAULT), a comma, then CYCLONEDDS_URI (Cyclone skips empty parts). Under
+    LOCALHOST the fragment also selects the loopback interface (:func:`loopback_interfaces`)."""
     if options.range is DiscoveryRange.SYSTEM_DEFAULT:
         if options.static_peers:
             log.warning("static peers are ignored: discovery range is SYSTEM_DEFAULT")
@@ -114,7 +133,10 @@ def cyclonedds_config(
         log.warning("static peers are ignored: discovery range is OFF")
 
     parts = ["<CycloneDDS><Domain>"]
-    if localhost or off:
+    if localhost:
+        parts.append(f"<General>{loopback_interfaces(options.static_peers)}"
+                     "<AllowMulticast>false</AllowMulticast></General>")
+    elif off:
         parts.append("<General><AllowMulticast>false</AllowMulticast></General>")
     if off:
         # a tag no other process carries: nothing can discover this participant
