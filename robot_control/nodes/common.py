@@ -62,13 +62,27 @@ class LatencyStats:
                 "max": float(s.max())}
 
 
+def node_usage(default_name: str, node_class) -> str:
+    """``--help`` text of a node executable: how to pass ROS arguments, then its module's doc."""
+    import sys
+
+    doc = (sys.modules[node_class.__module__].__doc__ or "").strip()
+    return (f"usage: {default_name} [--ros-args [-p NAME:=VALUE] [--params-file FILE] "
+            f"[-r FROM:=TO] [--log-level LEVEL]]\n\n{doc}\n")
+
+
 def run_node(default_name: str, node_class, argv: list[str] | None) -> int:
     """The ``main`` of every node: create it on the bus, build its logic, spin until shutdown."""
     import sys
 
     from robot_control.bus import ParameterError, create_node
 
-    node = create_node(default_name, sys.argv if argv is None else argv)
+    argv = sys.argv if argv is None else argv
+    own = argv[1:argv.index("--ros-args")] if "--ros-args" in argv else argv[1:]
+    if "-h" in own or "--help" in own:  # before --ros-args: ours, not a ROS argument
+        print(node_usage(default_name, node_class), end="")
+        return 0
+    node = create_node(default_name, argv)
     try:
         node_class(node)
     except (ValueError, ParameterError) as exc:
