@@ -79,10 +79,10 @@ def run_probe(argv: list[str]) -> None:
     node.spin()
 
 
-def start_probe(env: dict[str, str], *args: str) -> subprocess.Popen:
+def start_probe(env: dict[str, str], *args: str, python: str = sys.executable) -> subprocess.Popen:
     """The probe in a subprocess, once it has logged that it is ready; its stderr lines keep
     being collected in ``proc.lines`` (a thread drains the pipe so the probe never blocks)."""
-    proc = subprocess.Popen([sys.executable, __file__, "--ros-args", *args], env=env,
+    proc = subprocess.Popen([python, __file__, "--ros-args", *args], env=env,
                             stderr=subprocess.PIPE, text=True)
     proc.lines = []
     ready = threading.Event()
