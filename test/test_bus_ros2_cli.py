@@ -14,9 +14,11 @@ from bus_probe import start_probe
 from ros2_env import (
     STACK_NODES,
     Watched,
+    bag_topics,
     dds_python,
     dds_python_missing,
     node_ready_patterns,
+    record_bag,
     ros2,
     ros2_missing,
     ros_env,
@@ -32,6 +34,10 @@ pytestmark = [pytest.mark.ros2, pytest.mark.skipif(
 FOUND_WITHIN_S = 5.0  # the bar: ROS 2 tools see the four nodes this soon
 STACK_UP_S = 120.0  # node start-up compiles kernels on first use: generous on a loaded machine
 ROSOUT_RELIABLE = ("--qos-reliability", "reliable", "--qos-durability", "transient_local")
+BAG_TOPICS = {"/joint_states": "sensor_msgs/msg/JointState",
+              "/joint_command": "sensor_msgs/msg/JointState",
+              "/joint_reference": "trajectory_msgs/msg/JointTrajectory",
+              "/controller/state": "sensor_msgs/msg/JointState"}
 
 
 @pytest.fixture(scope="module")
@@ -157,22 +163,10 @@ def test_stack_and_ros2_tools_find_each_other(discovery_range, order):
 
 def test_ros2_bag_records_the_stack_in_mcap(tmp_path):
     env = ros_env("ros2cli-bag")
-    bag = tmp_path / "stack_bag"
-    topics = ("/joint_states", "/joint_command", "/joint_reference", "/controller/state")
     with start_dds_stack(env, "rate:=250.0") as stack:
         assert stack.wait_for_lines(node_ready_patterns(), STACK_UP_S) == [], stack.output
-        with Watched(["ros2", "bag", "record", "-s", "mcap", "-o", str(bag), *topics],
-                     env) as recorder:
-            for topic in topics:
-                assert recorder.wait_for_line(f"Subscribed to topic '{topic}'", 60), \
-                    recorder.output
-            time.sleep(3.0)
-            assert recorder.stop() == 0, recorder.output
-    info = ros2(env, "bag", "info", str(bag))
+        info = record_bag(env, tmp_path / "stack_bag", BAG_TOPICS)
     assert re.search(r"Storage id:\s+mcap", info), info
-    for topic, ros_type in zip(topics, ("sensor_msgs/msg/JointState", "sensor_msgs/msg/JointState",
-                                        "trajectory_msgs/msg/JointTrajectory",
-                                        "sensor_msgs/msg/JointState")):
-        line = re.search(rf"Topic: {re.escape(topic)} \| Type: {re.escape(ros_type)} \| "
-                         r"Count: (\d+) \| Serialization Format: cdr", info)
-        assert line and int(line.group(1)) > 100, info  # 3 s at 250 Hz: hundreds each
+    recorded = bag_topics(info)
+    assert {t: recorded.get(t, ("?", 0))[0] for t in BAG_TOPICS} == BAG_TOPICS, info
+    assert min(recorded[t][1] for t in BAG_TOPICS) > 100, info  # 3 s at 250 Hz: hundreds each

@@ -100,6 +100,8 @@ class RclpyNode(Node):
             try:
                 callback(*args)
             except Exception as exc:
+                if not self.ok:  # Ctrl-C shut rclpy down under a running callback: not its fault
+                    return
                 self._node.get_logger().error(
                     f"{what} raised: {exc!r}\n{traceback.format_exc()}",
                     throttle_duration_sec=1.0)
@@ -186,7 +188,12 @@ class RclpyNode(Node):
         self._spinning = True
         try:
             while self._running and rclpy.ok():
-                self._executor.spin_once(timeout_sec=0.1)
+                try:
+                    self._executor.spin_once(timeout_sec=0.1)
+                except Exception:
+                    if rclpy.ok():
+                        raise
+                    break  # Ctrl-C shut rclpy down between the check and the wait: done
         except (KeyboardInterrupt, ExternalShutdownException):
             pass
         finally:
