@@ -1,5 +1,5 @@
-"""Pieces the launch_pytest tests share: the package's launch file through launch_ros, and a test
-node of their own on the launched stack's domain (rclpy, own context, spun by a thread)."""
+"""Pieces the ROS 2 tests share: the package's launch file through launch_ros (launch_pytest
+tests), and an rclpy node of the test's own on a given domain (own context, spun by a thread)."""
 
 from __future__ import annotations
 

@@ -21,9 +21,8 @@ if ros2_missing():
     pytest.skip(ros2_missing(), allow_module_level=True)
 
 import domains  # noqa: E402
-import rclpy  # noqa: E402
+from launch_helpers import Observer  # noqa: E402
 from rcl_interfaces.msg import ParameterType  # noqa: E402
-from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from rclpy.parameter_client import AsyncParameterClient  # noqa: E402
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
@@ -66,18 +65,9 @@ def make_node():
 @pytest.fixture
 def peer():
     """Another rclpy node in its own context, spun by a thread: the outside world."""
-    context = rclpy.Context()
-    rclpy.init(context=context)
-    node = rclpy.create_node("peer", context=context)
-    executor = SingleThreadedExecutor(context=context)
-    executor.add_node(node)
-    thread = threading.Thread(target=executor.spin, daemon=True)
-    thread.start()
-    yield node
-    executor.shutdown()
-    node.destroy_node()
-    rclpy.try_shutdown(context=context)
-    thread.join(5)
+    other = Observer(int(os.environ["ROS_DOMAIN_ID"]), "peer")
+    yield other.node
+    other.close()
 
 
 @contextmanager
