@@ -81,6 +81,8 @@ def test_plant_rejects_bad_commands_and_stays_safe(bad):
         "if kind == 'effort': tau = [1.0, 2.0]\n"
         "if kind == 'names': names = ['a', 'b', 'c']\n"
         "if kind == 'nan': tau = [float('nan'), 0.0, 0.0]\n"
+        "t0 = time.time()\n"  # commands sent before the plant's reader matched would be lost
+        "while p.get_subscription_count() < 1 and time.time() - t0 < 60: time.sleep(0.05)\n"
         "for _ in range(40):\n"
         "    p.publish(m.joint_state(0, names, tau=tau)); time.sleep(0.05)\n"
         "node.shutdown()\n"
@@ -89,10 +91,13 @@ def test_plant_rejects_bad_commands_and_stays_safe(bad):
         with Stack(env, {"plant": ["rate:=100.0", "initial_q:=[0.0, 1.0, 0.5]"]}) as stack:
             commander = subprocess.Popen([sys.executable, "-c", pub], env=env)
             diag = None
+            deadline = time.monotonic() + 120
             for msg in client.iter_topic("/diagnostics", timeout_s=30, discovery_s=20):
                 values = {kv.key: kv.value for s in msg.status for kv in s.values}
                 if int(values.get("commands_rejected", "0")) >= 5:
                     diag = values
+                    break
+                if time.monotonic() > deadline:
                     break
             commander.wait(timeout=30)
             state = client.topic_echo("/joint_states", count=1, timeout_s=10)[0]
