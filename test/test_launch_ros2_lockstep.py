@@ -19,23 +19,14 @@ import launch_pytest  # noqa: E402
 from launch_helpers import Observer, stack_launch  # noqa: E402
 from launch_ros.actions import SetParameter  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
+from stack_helpers import LOCKSTEP_SCENARIO as SCENARIO  # noqa: E402
 
 import launch  # noqa: E402
 
 pytestmark = pytest.mark.ros2
 DOMAIN = domains.claim("launch-lockstep")
 # the launch file loads config/stack.ddarm.yaml after the scenario's defaults: its passivity gains
-# and initial pose are the ones below, so the scenario and the launched stack agree
-SCENARIO = {
-    "robot": "ddarm",
-    "duration": 0.4,
-    "rate": 200,
-    "physics_dt": 0.001,
-    "initial": {"q": [-0.1, 1.5, 1.0]},
-    "trajectory": {"type": "named", "name": "huo_intended"},
-    "controller": {"type": "passivity", "params": {"lambda": [4, 4, 5], "kd": [100, 20, 10]}},
-    "plant": {"inertia_scale": [1.1, 1.1, 1.1], "friction": {"viscous": 0.2}},
-}
+# and initial pose equal the scenario's, so the scenario and the launched stack agree
 
 
 @pytest.fixture(scope="module")

@@ -36,15 +36,10 @@ CALL_TIMEOUT_S = 15.0
 @pytest.fixture(scope="module", autouse=True)
 def private_domain():
     """rclpy reads the domain and discovery range from the environment at init."""
-    saved = {k: os.environ.get(k) for k in ("ROS_DOMAIN_ID", "ROS_AUTOMATIC_DISCOVERY_RANGE")}
-    os.environ["ROS_DOMAIN_ID"] = str(domains.claim("rclpy-backend"))
-    os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
-    yield
-    for k, v in saved.items():
-        if v is None:
-            os.environ.pop(k, None)
-        else:
-            os.environ[k] = v
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ROS_DOMAIN_ID", str(domains.claim("rclpy-backend")))
+        mp.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+        yield
 
 
 @pytest.fixture
