@@ -207,3 +207,20 @@ def bag_topics(info: str) -> dict[str, tuple[str, int]]:
     """{topic: (type, message count)} from ``ros2 bag info``'s CDR topic lines."""
     rx = re.compile(r"Topic: (\S+) \| Type: (\S+) \| Count: (\d+) \| Serialization Format: cdr")
     return {m.group(1): (m.group(2), int(m.group(3))) for m in rx.finditer(info)}
+
+
+def exit_after_ctrl_c(argv: list[str], env: Mapping[str, str], ready: str, signals: int) -> tuple:
+    """Start a node process, wait for its ``ready`` line and a moment more (it spins), send it
+    SIGINT ``signals`` times 20 ms apart (Ctrl-C under a launcher arrives twice); (exit code or
+    None if it did not end within 20 s, its output)."""
+    with Watched(argv, env) as proc:
+        assert proc.wait_for_line(ready, 120), proc.output
+        time.sleep(1.0)
+        for _ in range(signals):
+            proc.proc.send_signal(signal.SIGINT)
+            time.sleep(0.02)
+        try:
+            code = proc.proc.wait(20)
+        except subprocess.TimeoutExpired:
+            code = None
+    return code, proc.output

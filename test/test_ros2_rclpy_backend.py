@@ -7,15 +7,13 @@ callback, another thread, SIGINT)."""
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
 import sys
 import threading
 import time
 from contextlib import contextmanager
 
 import pytest
-from ros2_env import TEST_DIR, Watched, ros2_missing, wait_for
+from ros2_env import exit_after_ctrl_c, ros2_missing, wait_for
 
 if ros2_missing():
     pytest.skip(ros2_missing(), allow_module_level=True)
@@ -280,17 +278,9 @@ def test_shutdown_from_a_callback_or_another_thread_ends_spin(make_node):
 
 
 @pytest.mark.parametrize("signals", [1, 2], ids=["sigint", "sigint-twice"])
-def test_sigint_ends_a_node_process_cleanly(signals):
+def test_ctrl_c_ends_a_node_process_cleanly(signals):
     """Ctrl-C under ros2 launch reaches a node twice (from the terminal and from launch)."""
-    env = {**os.environ, "ROBOT_CONTROL_BUS": "rclpy"}
-    with Watched([sys.executable, str(TEST_DIR / "bus_probe.py")], env) as probe:
-        assert probe.wait_for_line("probe ready", 60), probe.output
-        time.sleep(1.0)  # the probe spins right after its ready line; Ctrl-C during spin
-        for _ in range(signals):
-            probe.proc.send_signal(signal.SIGINT)
-            time.sleep(0.05)
-        try:
-            code = probe.proc.wait(15)
-        except subprocess.TimeoutExpired:
-            code = None
-    assert code == 0 and "Traceback" not in probe.output, probe.output
+    code, output = exit_after_ctrl_c(
+        [sys.executable, "-m", "robot_control.nodes.plant_node", "--ros-args", "-p", "rate:=100.0"],
+        {**os.environ, "ROBOT_CONTROL_BUS": "rclpy"}, r"\[plant\]: plant '", signals)
+    assert code == 0 and "Traceback" not in output, output

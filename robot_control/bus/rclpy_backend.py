@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import array
 import importlib
-import signal
-import threading
 import traceback
 from collections.abc import Callable, Sequence
 
@@ -36,6 +34,7 @@ from robot_control.bus.node import (
     Node,
     QosSpec,
     as_range,
+    interrupts_ignored,
     parameter_overrides,
     parse_args_for,
 )
@@ -54,14 +53,6 @@ def rclpy_qos(qos: QosSpec):
         return QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                           durability=DurabilityPolicy.TRANSIENT_LOCAL)
     raise ValueError(f"unknown qos {qos!r}: use 'default', 'sensor', 'transient_local' or a depth")
-
-
-def _ignore_further_interrupts() -> None:
-    """Once a node's main loop is stopping, ignore SIGINT: Ctrl-C under ``ros2 launch`` reaches a
-    node twice (from the terminal and from launch), and the second one would otherwise kill the
-    process (exit -2) or raise in the middle of releasing it. Only from the main thread."""
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _plain(value: object) -> object:
@@ -198,8 +189,8 @@ class RclpyNode(Node):
             pass
         finally:
             self._spinning = False
-            _ignore_further_interrupts()
-            self._release()
+            with interrupts_ignored():
+                self._release()
 
     @property
     def ok(self) -> bool:

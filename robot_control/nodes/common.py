@@ -73,6 +73,7 @@ def node_usage(default_name: str, node_class) -> str:
 
 def run_node(default_name: str, node_class, argv: list[str] | None) -> int:
     """The ``main`` of every node: create it on the bus, build its logic, spin until shutdown."""
+    import signal
     import sys
 
     from robot_control.bus import ParameterError, create_node
@@ -90,4 +91,7 @@ def run_node(default_name: str, node_class, argv: list[str] | None) -> int:
         node.shutdown()
         return 2
     node.spin()
+    # the process is ending: a second Ctrl-C (a launcher passes on the one the terminal sent to
+    # the node too) must not kill it while the interpreter shuts down
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     return 0
