@@ -41,6 +41,7 @@ from robot_control.bus.node import (
     Node,
     QosSpec,
     as_range,
+    interrupts_ignored,
     node_identity,
     parameter_overrides,
     parse_args_for,
@@ -314,7 +315,8 @@ class DdsNode(Node):
             self._spinning = False
             for sig, handler in restore:
                 signal.signal(sig, handler)
-            self._destroy()
+            with interrupts_ignored():
+                self._destroy()
 
     def _install_signal_handlers(self) -> list:
         if threading.current_thread() is not threading.main_thread():

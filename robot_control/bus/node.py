@@ -14,10 +14,13 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import signal
 import sys
+import threading
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
+from contextlib import contextmanager
 
 from robot_control.bus.parameters import ParameterError, ParameterStore, load_params_file
 from robot_control.bus.ros_args import RosArgs, parse_ros_args, resolve_name
@@ -242,6 +245,21 @@ def as_range(values: Sequence[float] | None, cast: type) -> tuple | None:
         raise ValueError(f"a range is (from, to) or (from, to, step), got {values!r}")
     lo, hi, *step = values
     return cast(lo), cast(hi), cast(step[0]) if step else cast(0)
+
+
+@contextmanager
+def interrupts_ignored():
+    """Ignore SIGINT while a stopping node releases its entities (main thread only), then restore
+    the handler: Ctrl-C under a launcher reaches a node twice (from the terminal and from the
+    launcher), and the second one would otherwise kill the process (exit -2) or raise mid-release."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def rclpy_available() -> bool:

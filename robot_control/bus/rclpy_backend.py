@@ -34,6 +34,7 @@ from robot_control.bus.node import (
     Node,
     QosSpec,
     as_range,
+    interrupts_ignored,
     parameter_overrides,
     parse_args_for,
 )
@@ -90,6 +91,8 @@ class RclpyNode(Node):
             try:
                 callback(*args)
             except Exception as exc:
+                if not self.ok:  # Ctrl-C shut rclpy down under a running callback: not its fault
+                    return
                 self._node.get_logger().error(
                     f"{what} raised: {exc!r}\n{traceback.format_exc()}",
                     throttle_duration_sec=1.0)
@@ -176,12 +179,18 @@ class RclpyNode(Node):
         self._spinning = True
         try:
             while self._running and rclpy.ok():
-                self._executor.spin_once(timeout_sec=0.1)
+                try:
+                    self._executor.spin_once(timeout_sec=0.1)
+                except Exception:
+                    if rclpy.ok():
+                        raise
+                    break  # Ctrl-C shut rclpy down between the check and the wait: done
         except (KeyboardInterrupt, ExternalShutdownException):
             pass
         finally:
             self._spinning = False
-            self._release()
+            with interrupts_ignored():
+                self._release()
 
     @property
     def ok(self) -> bool:
