@@ -7,6 +7,9 @@
   (read-only integer) and ``extra_sub`` (bool: creates/destroys a subscription on ``extra``);
 - logs "probe ready" once everything exists.
 
+``python test/bus_probe.py --check`` (DDS backend) pings a running probe until it answers and
+gets, sets and is refused its parameters through the DDS client; it prints the results as JSON.
+
 ``python test/bus_probe.py --bench N`` starts such a probe in a subprocess and measures N
 ping→pong round trips of a 6-joint JointState from this process; it prints the median, p99
 and max in microseconds (environment as for any node: ROS_DOMAIN_ID, …).
@@ -79,10 +82,10 @@ def run_probe(argv: list[str]) -> None:
     node.spin()
 
 
-def start_probe(env: dict[str, str], *args: str) -> subprocess.Popen:
+def start_probe(env: dict[str, str], *args: str, python: str = sys.executable) -> subprocess.Popen:
     """The probe in a subprocess, once it has logged that it is ready; its stderr lines keep
     being collected in ``proc.lines`` (a thread drains the pipe so the probe never blocks)."""
-    proc = subprocess.Popen([sys.executable, __file__, "--ros-args", *args], env=env,
+    proc = subprocess.Popen([python, __file__, "--ros-args", *args], env=env,
                             stderr=subprocess.PIPE, text=True)
     proc.lines = []
     ready = threading.Event()
@@ -146,8 +149,32 @@ def bench(count: int) -> None:
         probe.wait(10)
 
 
+def check_probe(target: str = "/probe", timeout_s: float = 90.0) -> dict:
+    """What a node of this process's backend gets from a probe: ping round trips (waiting up to
+    timeout_s for the first pong), then the probe's ``gain`` got, set and read back, and the
+    reason a refused ``mode`` comes back with — parameters through the DDS client."""
+    from robot_control.bus.client import BusClient
+
+    node = create_node("checker", [])
+    try:
+        rtt = round_trips(node, 5, timeout_s)
+        with BusClient(discovery_s=1.0) as client:
+            before = client.param_get(target, "gain")
+            accepted = client.param_set(target, "gain", 4.5)
+            after = client.param_get(target, "gain")
+            refused = client.param_set(target, "mode", "q")
+    finally:
+        node.shutdown()
+    return {"backend": node.backend, "round_trips": len(rtt), "gain_before": before,
+            "set": list(accepted), "gain_after": after, "refused": list(refused)}
+
+
 if __name__ == "__main__":
     if len(sys.argv) >= 3 and sys.argv[1] == "--bench":
         bench(int(sys.argv[2]))
+    elif len(sys.argv) >= 2 and sys.argv[1] == "--check":
+        import json
+
+        print(json.dumps(check_probe()), flush=True)
     else:
         run_probe(sys.argv)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from bus_probe import bus_env
+from ros2_env import dds_python, without_ros
 from rosbags.rosbag2 import Reader
 from rosbags.typesys import Stores, get_typestore
 
@@ -88,7 +89,9 @@ def reap() -> None:
 
 
 def start(env, *args: str) -> subprocess.Popen:
-    return popen([sys.executable, *args], env)
+    """A Python process of ours on the rclpy-free side: in the ROS 2 suite on the Python with the
+    cyclonedds package ($ROBOT_CONTROL_DDS_PYTHON), with ROS 2's paths taken out of env."""
+    return popen([dds_python() or sys.executable, *args], without_ros(env))
 
 
 def cli(env, *args: str) -> subprocess.Popen:

@@ -187,3 +187,40 @@ def start_dds_stack(env: Mapping[str, str], *launch_args: str) -> Watched:
 def stop_daemon(env: Mapping[str, str]) -> None:
     """Stop the ros2 daemon of env's domain, if one was started (by a test or a ros2 command)."""
     ros2(env, "daemon", "stop", timeout=30)
+
+
+def record_bag(env: Mapping[str, str], path: Path, topics: Iterable[str],
+               seconds: float = 3.0) -> str:
+    """``ros2 bag record -s mcap`` of topics for ``seconds`` once it subscribed to each of them,
+    stopped with Ctrl-C; the output of ``ros2 bag info`` on the result."""
+    topics = list(topics)
+    with Watched(["ros2", "bag", "record", "-s", "mcap", "-o", str(path), *topics],
+                 env) as recorder:
+        for topic in topics:
+            assert recorder.wait_for_line(f"Subscribed to topic '{topic}'", 60), recorder.output
+        time.sleep(seconds)
+        assert recorder.stop() == 0, recorder.output
+    return ros2(env, "bag", "info", str(path))
+
+
+def bag_topics(info: str) -> dict[str, tuple[str, int]]:
+    """{topic: (type, message count)} from ``ros2 bag info``'s CDR topic lines."""
+    rx = re.compile(r"Topic: (\S+) \| Type: (\S+) \| Count: (\d+) \| Serialization Format: cdr")
+    return {m.group(1): (m.group(2), int(m.group(3))) for m in rx.finditer(info)}
+
+
+def exit_after_ctrl_c(argv: list[str], env: Mapping[str, str], ready: str, signals: int) -> tuple:
+    """Start a node process, wait for its ``ready`` line and a moment more (it spins), send it
+    SIGINT ``signals`` times 20 ms apart (Ctrl-C under a launcher arrives twice); (exit code or
+    None if it did not end within 20 s, its output)."""
+    with Watched(argv, env) as proc:
+        assert proc.wait_for_line(ready, 120), proc.output
+        time.sleep(1.0)
+        for _ in range(signals):
+            proc.proc.send_signal(signal.SIGINT)
+            time.sleep(0.02)
+        try:
+            code = proc.proc.wait(20)
+        except subprocess.TimeoutExpired:
+            code = None
+    return code, proc.output

@@ -10,6 +10,18 @@ import time
 
 import domains
 
+# a short DDArm run (Huo's passivity example) that lockstep over the bus must reproduce bit for bit
+LOCKSTEP_SCENARIO = {
+    "robot": "ddarm",
+    "duration": 0.4,
+    "rate": 200,
+    "physics_dt": 0.001,
+    "initial": {"q": [-0.1, 1.5, 1.0]},
+    "trajectory": {"type": "named", "name": "huo_intended"},
+    "controller": {"type": "passivity", "params": {"lambda": [4, 4, 5], "kd": [100, 20, 10]}},
+    "plant": {"inertia_scale": [1.1, 1.1, 1.1], "friction": {"viscous": 0.2}},
+}
+
 NODES = {
     "plant": "robot_control.nodes.plant_node",
     "controller": "robot_control.nodes.controller_node",

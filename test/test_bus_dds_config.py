@@ -2,6 +2,10 @@
 from the environment and from ROS 2's QoS profiles."""
 
 
+import shutil
+import subprocess
+import sys
+
 import domains
 import pytest
 from cyclonedds.domain import Domain, DomainParticipant
@@ -50,12 +54,17 @@ def test_cyclonedds_config_is_rmw_cyclonedds_fragment():
         "<MaxAutoParticipantIndex>32</MaxAutoParticipantIndex>"
     )
     no_multicast = "<General><AllowMulticast>false</AllowMulticast></General>"
+    loopback = '<NetworkInterface address="127.0.0.1"/>'
     assert cfg.cyclonedds_config(Options(0, Range.LOCALHOST)) == (
-        f"<CycloneDDS><Domain>{no_multicast}<Discovery>{auto}"
+        f"<CycloneDDS><Domain><General><Interfaces>{loopback}</Interfaces>"
+        f"<AllowMulticast>false</AllowMulticast></General><Discovery>{auto}"
         '<Peers><Peer address="localhost"/></Peers></Discovery></Domain></CycloneDDS>,'
     )
+    # with static peers the automatically chosen interface stays, so remote peers are reachable
     assert cfg.cyclonedds_config(Options(0, Range.LOCALHOST, ("10.0.0.2",)), "file:///x.xml") == (
-        f'<CycloneDDS><Domain>{no_multicast}<Discovery>{auto}<Peers><Peer address="localhost"/>'
+        '<CycloneDDS><Domain><General><Interfaces><NetworkInterface autodetermine="true"/>'
+        f"{loopback}</Interfaces><AllowMulticast>false</AllowMulticast></General>"
+        f'<Discovery>{auto}<Peers><Peer address="localhost"/>'
         '<Peer address="10.0.0.2"/></Peers></Discovery></Domain></CycloneDDS>,file:///x.xml'
     )
     assert cfg.cyclonedds_config(Options(0, Range.SUBNET)) == (
@@ -117,3 +126,25 @@ def test_every_discovery_range_config_is_accepted_by_cyclone():
         domain = Domain(domain_id, config)  # Cyclone rejects unknown or misplaced elements
         assert DomainParticipant(domain_id).guid is not None
         del domain
+
+
+def _loopback_only_host_available() -> bool:
+    """True when this test may run a command in a new network namespace (root with unshare)."""
+    if shutil.which("unshare") is None or shutil.which("ip") is None:
+        return False
+    return subprocess.run(["unshare", "-n", "true"], capture_output=True).returncode == 0
+
+
+@pytest.mark.skipif(not _loopback_only_host_available(),
+                    reason="needs `unshare -n` (root) to make a host whose only interface is lo")
+def test_localhost_config_works_on_a_host_with_only_loopback():
+    """Cyclone refuses to select lo twice: the LOCALHOST fragment must not name it beside an
+    automatically chosen interface that is lo itself."""
+    code = ("import os; from cyclonedds.domain import Domain, DomainParticipant; "
+            "from robot_control.bus import dds_config as cfg; "
+            "d, c = cfg.domain_config_from_env({'ROS_DOMAIN_ID': '7', "
+            "'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST'}); "
+            "domain = Domain(d, c); print(DomainParticipant(d).guid is not None)")
+    out = subprocess.run(["unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$0" -c "$1"',
+                          sys.executable, code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "True", out.stderr

@@ -12,8 +12,11 @@ import time
 import numpy as np
 import pytest
 from bus_probe import bus_env, round_trips, start_probe
+from cyclonedds.domain import DomainParticipant
 from cyclonedds.idl import make_idl_struct, types
+from cyclonedds.internal import InvalidSample
 from cyclonedds.pub import DataWriter
+from cyclonedds.sub import DataReader
 from cyclonedds.topic import Topic
 
 from robot_control.bus import dds_config, dds_context
@@ -24,8 +27,9 @@ from robot_control.bus.client import (
     format_message,
     format_node_info,
 )
-from robot_control.bus.dds_services import user_data_value
-from robot_control.bus.messages import ros_type_name, type_hash
+from robot_control.bus.dds_services import service_topics, user_data_value
+from robot_control.bus.messages import SERVICE_TYPES, ros_type_name, type_hash
+from robot_control.bus.msg import rcl_interfaces as rcl
 from robot_control.bus.msg.standard import Header
 from robot_control.bus.node import create_node
 
@@ -149,6 +153,42 @@ def test_refused_sets_report_the_reason_and_change_nothing(bus):
     assert client.param_get("/probe", "gain") != 1.0  # atomically: gain untouched too
     with pytest.raises(BusClientError, match="not declared"):
         client.param_get("/probe", "nope")
+
+
+def test_parameter_services_answer_a_client_without_user_data(bus):
+    """Bridges and other vendors' tools write no ``clientid=…;``: they must get replies too."""
+    _, _, client, *_ = bus
+    participant = DomainParticipant(int(os.environ["ROS_DOMAIN_ID"]))
+    bare = dds_config.endpoint_qos(dds_config.SERVICES_DEFAULT)  # no ros type: no USER_DATA
+    assert user_data_value(bare, "clientid") is None
+
+    def call(service: str, srv_type: str, **fields):
+        request_cls, response_cls = SERVICE_TYPES[srv_type]
+        rq, rr = service_topics(service)
+        reader = DataReader(participant, Topic(participant, rr, response_cls), bare)
+        writer = DataWriter(participant, Topic(participant, rq, request_cls), bare)
+        deadline = time.monotonic() + 10
+        while not (reader.get_matched_publications() and writer.get_matched_subscriptions()):
+            assert time.monotonic() < deadline, f"{service} not matched"
+            time.sleep(0.02)
+        writer.write(request_cls(guid=77, seq=5, **fields))
+        while time.monotonic() < deadline:
+            for reply in reader.take(N=8):
+                if not isinstance(reply, InvalidSample) and (reply.guid, reply.seq) == (77, 5):
+                    return reply
+            time.sleep(0.02)
+        raise AssertionError(f"no reply from {service}")
+
+    try:
+        names = call("/probe/list_parameters", "rcl_interfaces/srv/ListParameters").result.names
+        assert "gain" in names and "mode" in names
+        got = call("/probe/get_parameters", "rcl_interfaces/srv/GetParameters", names=["count"])
+        assert got.values[0].integer_value == 3
+        refused = call("/probe/set_parameters", "rcl_interfaces/srv/SetParameters", parameters=[
+            rcl.Parameter(name="mode", value=rcl.ParameterValue(type=4, string_value="q"))])
+        assert refused.results[0].reason == "mode must be 'a' or 'b', not 'q'"
+    finally:
+        dds_context.delete_entity(participant)
 
 
 def test_discovery_info_follows_endpoints_that_come_and_go(bus):

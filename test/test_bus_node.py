@@ -13,6 +13,7 @@ import time
 import numpy as np
 import pytest
 from bus_probe import bus_env
+from ros2_env import exit_after_ctrl_c
 
 from robot_control.bus import dds_context
 from robot_control.bus.dds_backend import as_wire_lists, qos_profile
@@ -264,3 +265,12 @@ def test_spin_returns_after_shutdown_from_a_callback(make_node):
     assert len(ticks) == 3 and not node.ok
     node.spin_once(0.0)  # a destroyed node does nothing
     assert len(ticks) == 3
+
+
+@pytest.mark.parametrize("signals", [1, 2], ids=["sigint", "sigint-twice"])
+def test_ctrl_c_ends_a_node_process_cleanly(signals):
+    """Ctrl-C under a launcher reaches a node twice (from the terminal and from the launcher)."""
+    code, output = exit_after_ctrl_c(
+        [sys.executable, "-m", "robot_control.nodes.plant_node", "--ros-args", "-p", "rate:=100.0"],
+        {**os.environ, **bus_env("node-ctrl-c")}, r"\[plant\]: plant '", signals)
+    assert code == 0 and "Traceback" not in output, output

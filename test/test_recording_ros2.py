@@ -31,9 +31,7 @@ from recording_helpers import (
 )
 
 from robot_control.recording.bag import bag_info
-from robot_control.recording.offline import write_run
-from robot_control.sim.scenario import load_scenario, resolve_scenario_path
-from robot_control.sim.simulate import run
+from robot_control.sim.scenario import resolve_scenario_path
 
 pytestmark = [
     pytest.mark.ros2,
@@ -66,11 +64,15 @@ def ros2_bag_info(env, path: Path) -> dict:
 
 
 @pytest.fixture(scope="module")
-def offline_bag(tmp_path_factory):
+def offline_bag(env, tmp_path_factory):
+    """huo_3_1_pd for 0.5 s, recorded by ``simulate --record`` on the rclpy-free side."""
     doc = {**yaml.safe_load(resolve_scenario_path("huo_3_1_pd").read_text()), "duration": 0.5}
-    scenario = load_scenario(doc)
-    path = tmp_path_factory.mktemp("ros2") / "offline"
-    write_run(run(scenario), scenario, path)
+    folder = tmp_path_factory.mktemp("ros2")
+    (folder / "short.yaml").write_text(yaml.safe_dump(doc))
+    path = folder / "offline"
+    code, err = finish(cli(env, "simulate", str(folder / "short.yaml"), "--record", str(path),
+                           "--quiet"), timeout_s=120)
+    assert code == 0, err
     return path
 
 

@@ -9,18 +9,8 @@ import time
 import numpy as np
 import pytest
 import yaml
+from stack_helpers import LOCKSTEP_SCENARIO as SCENARIO
 from stack_helpers import Stack, messages_within, private_domain
-
-SCENARIO = {
-    "robot": "ddarm",
-    "duration": 0.4,
-    "rate": 200,
-    "physics_dt": 0.001,
-    "initial": {"q": [-0.1, 1.5, 1.0]},
-    "trajectory": {"type": "named", "name": "huo_intended"},
-    "controller": {"type": "passivity", "params": {"lambda": [4, 4, 5], "kd": [100, 20, 10]}},
-    "plant": {"inertia_scale": [1.1, 1.1, 1.1], "friction": {"viscous": 0.2}},
-}
 
 
 def test_lockstep_bus_run_equals_offline_simulation(tmp_path):

@@ -46,6 +46,7 @@ from robot_control.bus.node import (
     QosSpec,
     ServiceCallError,
     as_range,
+    interrupts_ignored,
     node_identity,
     parameter_overrides,
     parse_args_for,
@@ -366,8 +367,9 @@ class DdsNode(Node):
             self._spinning = False
             for sig, handler in restore:
                 signal.signal(sig, handler)
-            self._finish_lifecycle()
-            self._destroy()
+            with interrupts_ignored():
+                self._finish_lifecycle()
+                self._destroy()
 
     def _install_signal_handlers(self) -> list:
         if threading.current_thread() is not threading.main_thread():

@@ -20,6 +20,19 @@ from cyclonedds.qos import Policy, Qos
 from cyclonedds.util import duration
 
 from robot_control.bus.messages import ROS_DISCOVERY_TOPIC, type_hash
+from robot_control.bus.qos import (  # noqa: F401  (the profiles, re-exported for the backend)
+    CLOCK,
+    DEFAULT,
+    DISCOVERY_INFO,
+    LATCHED,
+    PARAMETER_EVENTS,
+    PARAMETERS,
+    ROSOUT,
+    SENSOR_DATA,
+    SERVICES_DEFAULT,
+    TOPIC_PROFILES,
+    QosProfile,
+)
 
 log = logging.getLogger(__name__)
 
@@ -98,11 +111,30 @@ def discovery_options_from_env(env: Mapping[str, str] | None = None) -> Discover
     )
 
 
+LOOPBACK_INTERFACE = '<NetworkInterface address="127.0.0.1"/>'
+
+
+def loopback_interfaces(static_peers: tuple[str, ...]) -> str:
+    """The ``<Interfaces>`` of a LOCALHOST participant: the loopback interface, so that it answers
+    the SPDP a ROS 2 node (Cyclone 0.10.5) sends the ``localhost`` peer from 127.0.0.1.
+
+    Measured against Jazzy: a Python Cyclone 11 participant left to choose its interface takes
+    only the non-loopback one, ignores that SPDP, and ROS 2 nodes started after it never find it.
+    Loopback alone keeps LOCALHOST traffic on this host and works where lo is the only interface;
+    with static peers, the automatically chosen interface is kept too so remote peers stay
+    reachable (there Cyclone refuses to select lo twice, so a host with nothing but lo must not
+    name static peers under LOCALHOST).
+    """
+    auto = '<NetworkInterface autodetermine="true"/>' if static_peers else ""
+    return f"<Interfaces>{auto}{LOOPBACK_INTERFACE}</Interfaces>"
+
+
 def cyclonedds_config(
     options: DiscoveryOptions, cyclonedds_uri: str = "", pid: int | None = None
 ) -> str:
     """Cyclone DDS config string of rmw_cyclonedds' check_create_domain: a discovery fragment
-    (none for SYSTEM_DEFAULT), a comma, then CYCLONEDDS_URI (Cyclone skips empty parts)."""
+    (none for SYSTEM_DEFAULT), a comma, then CYCLONEDDS_URI (Cyclone skips empty parts). Under
+    LOCALHOST the fragment also selects the loopback interface (:func:`loopback_interfaces`)."""
     if options.range is DiscoveryRange.SYSTEM_DEFAULT:
         if options.static_peers:
             log.warning("static peers are ignored: discovery range is SYSTEM_DEFAULT")
@@ -114,7 +146,10 @@ def cyclonedds_config(
         log.warning("static peers are ignored: discovery range is OFF")
 
     parts = ["<CycloneDDS><Domain>"]
-    if localhost or off:
+    if localhost:
+        parts.append(f"<General>{loopback_interfaces(options.static_peers)}"
+                     "<AllowMulticast>false</AllowMulticast></General>")
+    elif off:
         parts.append("<General><AllowMulticast>false</AllowMulticast></General>")
     if off:
         # a tag no other process carries: nothing can discover this participant
@@ -145,36 +180,6 @@ def domain_config_from_env(env: Mapping[str, str] | None = None) -> tuple[int, s
 
 
 # --- QoS ---------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class QosProfile:
-    """An rmw_qos_profile_t reduced to what ROS 2's profiles set: history depth (keep last),
-    reliability, durability and lifespan; liveliness and deadline stay at the defaults."""
-
-    depth: int
-    reliable: bool = True
-    transient_local: bool = False
-    lifespan_s: float | None = None
-
-
-DEFAULT = QosProfile(depth=10)  # rmw_qos_profile_default
-SENSOR_DATA = QosProfile(depth=5, reliable=False)  # rmw_qos_profile_sensor_data
-SERVICES_DEFAULT = QosProfile(depth=10)  # rmw_qos_profile_services_default
-PARAMETERS = QosProfile(depth=1000)  # rmw_qos_profile_parameters: parameter services
-PARAMETER_EVENTS = QosProfile(depth=1000)  # rmw_qos_profile_parameter_events
-LATCHED = QosProfile(depth=1, transient_local=True)  # robot_state_publisher's /robot_description
-ROSOUT = QosProfile(
-    depth=1000, transient_local=True, lifespan_s=10.0
-)  # rcl_qos_profile_rosout_default
-CLOCK = QosProfile(depth=1, reliable=False)  # rclcpp::ClockQoS, rclpy's /clock subscription
-DISCOVERY_INFO = QosProfile(depth=1, transient_local=True)  # rmw's ros_discovery_info endpoints
-
-TOPIC_PROFILES: dict[str, QosProfile] = {
-    "/robot_description": LATCHED,
-    "/parameter_events": PARAMETER_EVENTS,
-    "/rosout": ROSOUT,
-}
 
 
 def topic_profile(ros_topic: str) -> QosProfile:

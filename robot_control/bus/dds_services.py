@@ -32,10 +32,14 @@ class ServiceError(RuntimeError):
 
 
 def user_data_value(qos, key: str) -> str | None:
-    """The value of ``key`` in an endpoint's ``key=value;`` USER_DATA (rmw's encoding)."""
+    """The value of ``key`` in an endpoint's ``key=value;`` USER_DATA (rmw's encoding); None when
+    the endpoint has no USER_DATA (Cyclone then gives None for the policy) or no such key."""
     try:
-        data = qos[Policy.Userdata].data
+        policy = qos[Policy.Userdata]
     except (KeyError, TypeError):
+        return None
+    data = getattr(policy, "data", None)
+    if not data:
         return None
     for item in data.decode("utf-8", "replace").split(";"):
         name, sep, value = item.partition("=")

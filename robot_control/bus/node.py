@@ -20,10 +20,13 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import signal
 import sys
+import threading
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
+from contextlib import contextmanager
 
 from robot_control.bus.lifecycle import (
     TRANSITION_GRAPH,
@@ -328,6 +331,21 @@ def as_range(values: Sequence[float] | None, cast: type) -> tuple | None:
         raise ValueError(f"a range is (from, to) or (from, to, step), got {values!r}")
     lo, hi, *step = values
     return cast(lo), cast(hi), cast(step[0]) if step else cast(0)
+
+
+@contextmanager
+def interrupts_ignored():
+    """Ignore SIGINT while a stopping node releases its entities (main thread only), then restore
+    the handler: Ctrl-C under a launcher reaches a node twice (from the terminal and from the
+    launcher), and the second one would otherwise kill the process (exit -2) or raise mid-release."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def rclpy_available() -> bool:

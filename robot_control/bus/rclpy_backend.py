@@ -52,6 +52,7 @@ from robot_control.bus.node import (
     QosSpec,
     ServiceCallError,
     as_range,
+    interrupts_ignored,
     parameter_overrides,
     parse_args_for,
 )
@@ -180,6 +181,8 @@ class RclpyNode(Node):
             try:
                 callback(*args)
             except Exception as exc:
+                if not self.ok:  # Ctrl-C shut rclpy down under a running callback: not its fault
+                    return
                 self._node.get_logger().error(
                     f"{what} raised: {exc!r}\n{traceback.format_exc()}",
                     throttle_duration_sec=1.0)
@@ -264,6 +267,14 @@ class RclpyNode(Node):
     def _lifecycle_state_id(self) -> int:
         return self._node._state_machine.current_state[0]
 
+    def _finish_lifecycle(self) -> None:
+        """The shutdown transition; if Ctrl-C already shut rclpy down (rcl can no longer publish
+        the transition events), the node's on_shutdown hook still runs."""
+        if self._hooks is None or rclpy.ok():
+            super()._finish_lifecycle()
+        elif self.lifecycle_state.label in ("unconfigured", "inactive", "active"):
+            self._hooks.run(SHUTTINGDOWN, self.lifecycle_state)
+
     def _change_state(self, transition_id: int) -> CallbackReturn | None:
         edge = next(t for t in TRANSITION_GRAPH if t.id == transition_id)
         result = getattr(self._node, _TRIGGERS[edge.label])()
@@ -280,13 +291,19 @@ class RclpyNode(Node):
         self._spinning = True
         try:
             while self._running and rclpy.ok():
-                self._executor.spin_once(timeout_sec=0.1)
+                try:
+                    self._executor.spin_once(timeout_sec=0.1)
+                except Exception:
+                    if rclpy.ok():
+                        raise
+                    break  # Ctrl-C shut rclpy down between the check and the wait: done
         except (KeyboardInterrupt, ExternalShutdownException):
             pass
         finally:
             self._spinning = False
-            self._finish_lifecycle()
-            self._release()
+            with interrupts_ignored():
+                self._finish_lifecycle()
+                self._release()
 
     @property
     def ok(self) -> bool:

@@ -103,6 +103,15 @@ def autostart(node) -> bool:
                for t in ("configure", "activate"))
 
 
+def node_usage(default_name: str, node_class) -> str:
+    """``--help`` text of a node executable: how to pass ROS arguments, then its module's doc."""
+    import sys
+
+    doc = (sys.modules[node_class.__module__].__doc__ or "").strip()
+    return (f"usage: {default_name} [--ros-args [-p NAME:=VALUE] [--params-file FILE] "
+            f"[-r FROM:=TO] [--log-level LEVEL]]\n\n{doc}\n")
+
+
 def run_node(default_name: str, node_class, argv: list[str] | None, managed: bool = True) -> int:
     """The ``main`` of every node: create it on the bus, build its logic, spin until shutdown;
     the exit status is the logic's ``exit_code`` (0 if it has none). A managed node starts
@@ -114,15 +123,21 @@ def run_node(default_name: str, node_class, argv: list[str] | None, managed: boo
     second one ends it at once. The launch runner starts nodes with both signals blocked, so one
     that arrives while the modules are still importing waits until here.
     """
+    import signal
     import sys
 
     from robot_control.bus import ParameterError, create_node
 
+    argv = sys.argv if argv is None else argv
+    own = argv[1:argv.index("--ros-args")] if "--ros-args" in argv else argv[1:]
+    if "-h" in own or "--help" in own:  # before --ros-args: ours, not a ROS argument
+        print(node_usage(default_name, node_class), end="")
+        return 0
     stop = _StartupStop.install()
     if stop.requested:
         return 0
     try:
-        node = create_node(default_name, sys.argv if argv is None else argv, managed=managed)
+        node = create_node(default_name, argv, managed=managed)
     except (ValueError, ParameterError) as exc:
         print(f"[ERROR] [{default_name}]: cannot start: {exc}", file=sys.stderr, flush=True)
         return 2
@@ -140,6 +155,9 @@ def run_node(default_name: str, node_class, argv: list[str] | None, managed: boo
         node.shutdown()
         return 0 if stop.requested else 2
     node.spin()  # from here the node's own handlers turn a signal into a clean shutdown
+    # the process is ending: a second Ctrl-C (a launcher passes on the one the terminal sent to
+    # the node too) must not kill it while the interpreter shuts down
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     return getattr(logic, "exit_code", 0)
 
 

@@ -28,7 +28,7 @@ from rosbags.interfaces import (
 from rosbags.rosbag2 import Reader, StoragePlugin, Writer, WriterError
 from rosbags.typesys import Stores, get_typestore
 
-from robot_control.bus.dds_config import QosProfile
+from robot_control.bus.qos import QosProfile
 
 __all__ = ["BagError", "Connection", "Qos", "RecordedMessage", "add_topic", "decode",
            "open_bag_writer", "qos_of_endpoint", "qos_of_profile", "read_messages",

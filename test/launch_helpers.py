@@ -1,0 +1,64 @@
+"""Pieces the ROS 2 tests share: the package's launch file through launch_ros (launch_pytest
+tests), and an rclpy node of the test's own on a given domain (own context, spun by a thread)."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import rclpy
+from ament_index_python.packages import get_package_share_directory
+from launch.actions import IncludeLaunchDescription, SetEnvironmentVariable
+from launch.launch_description_sources import AnyLaunchDescriptionSource
+from rcl_interfaces.msg import Log
+from rclpy.executors import SingleThreadedExecutor
+
+
+def stack_launch(domain: int, **arguments: str) -> list:
+    """Actions that run ``launch/control.launch.yaml`` of the installed package with arguments,
+    on a private domain and loopback discovery."""
+    share = get_package_share_directory("robot_control")
+    return [
+        SetEnvironmentVariable("ROS_DOMAIN_ID", str(domain)),
+        SetEnvironmentVariable("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST"),
+        IncludeLaunchDescription(
+            AnyLaunchDescriptionSource(os.path.join(share, "launch", "control.launch.yaml")),
+            launch_arguments=list(arguments.items())),
+    ]
+
+
+def cli_env(domain: int) -> dict[str, str]:
+    """Environment for ``ros2`` commands on the launched stack's domain."""
+    return {**os.environ, "ROS_DOMAIN_ID": str(domain),
+            "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}
+
+
+class Observer:
+    """An rclpy node in its own context on ``domain``, spinning in a thread; it keeps every
+    /rosout line it hears in ``logs`` as (node name, message)."""
+
+    def __init__(self, domain: int, name: str = "launch_test"):
+        os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"  # rcl reads it at init
+        self.context = rclpy.Context()
+        rclpy.init(context=self.context, domain_id=domain)
+        self.node = rclpy.create_node(name, context=self.context)
+        self.logs: list[tuple[str, str]] = []
+        self.node.create_subscription(Log, "/rosout",
+                                      lambda m: self.logs.append((m.name, m.msg)), 1000)
+        self._executor = SingleThreadedExecutor(context=self.context)
+        self._executor.add_node(self.node)
+        self._thread = threading.Thread(target=self._executor.spin, daemon=True)
+        self._thread.start()
+
+    def node_names(self) -> set[str]:
+        return {ns.rstrip("/") + "/" + name
+                for name, ns in self.node.get_node_names_and_namespaces()}
+
+    def logged(self, node: str, text: str) -> bool:
+        return any(n == node and text in m for n, m in self.logs)
+
+    def close(self) -> None:
+        self._executor.shutdown()
+        self.node.destroy_node()
+        rclpy.try_shutdown(context=self.context)
+        self._thread.join(5)
