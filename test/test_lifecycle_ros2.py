@@ -12,11 +12,13 @@ from pathlib import Path
 
 import pytest
 from ros2_env import (
+    STACK_NODES,
     Watched,
     dds_python,
     dds_python_missing,
     ros2,
     ros_env,
+    start_dds_stack,
     stop_daemon,
     wait_for,
     without_ros,
@@ -30,9 +32,7 @@ PROBE = str(Path(__file__).with_name("lifecycle_probe.py"))
 def env():
     if dds_python_missing():
         pytest.skip(dds_python_missing())
-    # SUBNET on a private domain: a ros2 command started after a LOCALHOST Python participant
-    # finds it only once that participant also listens on loopback (design.md, ROS 2 wire details)
-    env = ros_env("lifecycle-ros2", "SUBNET")
+    env = ros_env("lifecycle-ros2")
     yield env
     stop_daemon(env)
 
@@ -146,3 +146,22 @@ def test_the_lifecycle_manager_on_rclpy_brings_up_nodes_of_both_backends(env):
         for proc in (manager, dds, rcl):
             if proc is not None:
                 proc.stop()
+
+
+def test_ros2_lifecycle_drives_the_stack_launched_without_ros(env):
+    """``robot-control launch`` (DDS backend): ``ros2 lifecycle`` sees four managed nodes, all
+    active; deactivating the controller makes the plant hold, activating it resumes."""
+    stack = start_dds_stack(env, "rate:=250")
+    try:
+        assert stack.wait_for_line(r"stack active", 180), stack.output[-3000:]
+        assert set(lifecycle(env, "nodes").split()) == set(STACK_NODES)
+        states = lifecycle(env, "get")
+        assert all(f"{node}: active [3]" in states for node in STACK_NODES), states
+        assert "Transitioning successful" in lifecycle(env, "set", "/controller", "deactivate")
+        assert lifecycle(env, "get", "/controller").strip() == "inactive [2]"
+        assert stack.wait_for_line(r"\[plant\].*no valid /joint_command", 10), stack.output
+        assert "Transitioning successful" in lifecycle(env, "set", "/controller", "activate")
+        assert stack.wait_for_line(r"\[plant\].*commands are back", 10), stack.output
+        assert lifecycle(env, "get", "/controller").strip() == "active [3]"
+    finally:
+        stack.stop()
