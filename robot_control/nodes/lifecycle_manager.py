@@ -67,13 +67,10 @@ class LifecycleManager:
                              f"{sorted(unknown)}")
         self.loop_closed = threading.Event()
         node.create_subscription(loop_type, self.loop_topic, lambda msg: self.loop_closed.set())
-        self.clients = {name: {srv: node.create_client(f"lifecycle_msgs/srv/{srv_type}",
-                                                       f"/{name.lstrip('/')}/{srv}")
-                               for srv, srv_type in (("change_state", "ChangeState"),
-                                                     ("get_state", "GetState"))}
+        self.clients = {name: node.create_client("lifecycle_msgs/srv/ChangeState",
+                                                 f"/{name.lstrip('/')}/change_state")
                         for name in self.names}
-        Transition = node.msg("lifecycle_msgs/msg/Transition")
-        self.Transition = Transition
+        self.Transition = node.msg("lifecycle_msgs/msg/Transition")
         for name in self.names:
             node.create_subscription("lifecycle_msgs/msg/TransitionEvent",
                                      f"/{name.lstrip('/')}/transition_event",
@@ -89,7 +86,7 @@ class LifecycleManager:
     # ------------------------------------------------------------ transitions
     def change(self, name: str, label: str) -> None:
         """Run one transition of one node; BringUpError if it is refused or fails."""
-        client = self.clients[name]["change_state"]
+        client = self.clients[name]
         if not client.wait_for_service(self.timeout):
             raise BringUpError(f"{name}: no lifecycle services within {self.timeout:g} s")
         t = time.monotonic()
