@@ -12,33 +12,64 @@ recursions readable as equations without paying for temporaries.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.core.errors import TypingError
+from numba.extending import overload
 
-# Column layout of a packed body row (packing.py writes it).
+# Column layout of a packed body row (packing.py writes it): parent λ(i), joint type, screw S_i,
+# fixed offset M_i, spatial inertia I_i (6×6), the same inertia as (m, h = m c, J about the body
+# origin), the joint's axis code, and in row 0 only the model's gravity.
 PARENT, TYPE, SCREW, ROT, POS, INERTIA = 0, 1, 2, 8, 17, 20
-ROW = 56  # kernels_world appends the 10-number inertia after these
-# Column layout of a workspace row: placement T_{λ(i),i}, velocity, acceleration, force, …
+MASS, FIRST_MOMENT, ROT_INERTIA, AXIS, GRAVITY = 56, 57, 60, 69, 70
+ROW_PACKED = 73
+# A workspace row continues the packed row (the model's own data array holds both, so a kernel
+# call passes one array): placement T_{λ(i),i}, velocity, acceleration, force, …
 W_R, W_P, W_V, W_A, W_F, W_C, W_U, W_PA, W_IA, W_BC, W_SD = (
-    0, 9, 12, 18, 24, 30, 36, 42, 48, 84, 120
+    ROW_PACKED + c for c in (0, 9, 12, 18, 24, 30, 36, 42, 48, 84, 120)
 )
-WORK = 126
+W_TMP = ROW_PACKED + 126  # row 0 only: scratch of the congruence transform (no allocation)
+WORK = ROW_PACKED + 198
 
 _CACHE = True
 
 
 # ----------------------------------------------------------------------------- helpers
-@njit(cache=_CACHE, inline="always")
 def check_length(x, n):
     """Kernels index without bounds checks: refuse a joint vector of the wrong length up front."""
-    if x.shape[0] != n:
+    if np.ndim(x) != 1 or len(x) != n:
         raise ValueError("a joint-space argument does not have length model.nq")
+
+
+@overload(check_length, inline="always")
+def _check_length(x, n):
+    if not (isinstance(x, types.Array) and x.ndim == 1):
+        raise TypingError("joint-space arguments must be 1-D arrays of length model.nq")
+
+    def impl(x, n):
+        if x.shape[0] != n:
+            raise ValueError("a joint-space argument does not have length model.nq")
+
+    return impl
 
 
 @njit(cache=_CACHE, inline="always")
 def joint_placement(P, i, qi, R, p):
     """T_{λ(i),i}(q_i) = M_i exp([S_i] q_i) (Kim eq. 2.8) written as rotation R (row-major) and p."""
     s = P[i, SCREW : SCREW + 6]
-    if P[i, TYPE] == 0.0:
+    axis = P[i, AXIS]
+    if axis != 0.0:
+        # revolute about ±e_a through the origin: exp is a plane rotation, no translation
+        c, sn = np.cos(qi), np.sin(qi)
+        if axis < 0.0:
+            sn = -sn
+        ex, ey, ez = 0.0, 0.0, 0.0
+        if axis == 3.0 or axis == -3.0:
+            E00, E01, E02, E10, E11, E12, E20, E21, E22 = c, -sn, 0.0, sn, c, 0.0, 0.0, 0.0, 1.0
+        elif axis == 2.0 or axis == -2.0:
+            E00, E01, E02, E10, E11, E12, E20, E21, E22 = c, 0.0, sn, 0.0, 1.0, 0.0, -sn, 0.0, c
+        else:
+            E00, E01, E02, E10, E11, E12, E20, E21, E22 = 1.0, 0.0, 0.0, 0.0, c, -sn, 0.0, sn, c
+    elif P[i, TYPE] == 0.0:
         wx, wy, wz = s[0], s[1], s[2]
         c, sn = np.cos(qi), np.sin(qi)
         v = 1.0 - c
@@ -152,41 +183,80 @@ def dot6(a, b):
 
 
 @njit(cache=_CACHE, inline="always")
+def rotate_block(R, A, r0, c0, out):
+    """out = R A_blk Rᵀ for the 3×3 block of the row-major 6×6 A at rows r0…, columns c0…."""
+    for r in range(3):
+        t0 = R[3 * r] * A[6 * r0 + c0] + R[3 * r + 1] * A[6 * (r0 + 1) + c0] \
+            + R[3 * r + 2] * A[6 * (r0 + 2) + c0]
+        t1 = R[3 * r] * A[6 * r0 + c0 + 1] + R[3 * r + 1] * A[6 * (r0 + 1) + c0 + 1] \
+            + R[3 * r + 2] * A[6 * (r0 + 2) + c0 + 1]
+        t2 = R[3 * r] * A[6 * r0 + c0 + 2] + R[3 * r + 1] * A[6 * (r0 + 1) + c0 + 2] \
+            + R[3 * r + 2] * A[6 * (r0 + 2) + c0 + 2]
+        for c in range(3):
+            out[3 * r + c] = t0 * R[3 * c] + t1 * R[3 * c + 1] + t2 * R[3 * c + 2]
+
+
+@njit(cache=_CACHE, inline="always")
 def add_congruence_to_parent(R, p, A, out, tmp):
-    """out += Xᵀ A X with X = Ad_{T⁻¹}: a child-frame inertia-like 6×6 seen in the parent."""
-    # X = [[Rᵀ, 0], [−Rᵀ[p], Rᵀ]]; build it once, then two 6×6 products.
-    X = tmp[0:36]
-    Y = tmp[36:72]
+    """out += Xᵀ A X, X = Ad_{T⁻¹}, for a symmetric child-frame 6×6 (an inertia) seen in the parent.
+
+    X = diag(Rᵀ, Rᵀ) T with T = [[1, 0], [−[p], 1]], so Xᵀ A X = Tᵀ B T with the blocks of
+    B = R A Rᵀ rotated one by one; the shift by p is then a few cross products (Featherstone's
+    inertia transform, RBDA §2.13) instead of two dense 6×6 products.
+    """
+    B11 = tmp[0:9]
+    B12 = tmp[9:18]
+    B22 = tmp[18:27]
+    G = tmp[27:36]
+    rotate_block(R, A, 0, 0, B11)
+    rotate_block(R, A, 0, 3, B12)
+    rotate_block(R, A, 3, 3, B22)
+    p0, p1, p2 = p[0], p[1], p[2]
+    # G = B21 − B22[p] (row r: B12ᵀ row r + p × B22 row r); the result's lower-left block
+    for r in range(3):
+        b0, b1, b2 = B22[3 * r], B22[3 * r + 1], B22[3 * r + 2]
+        G[3 * r] = B12[r] + (p1 * b2 - p2 * b1)
+        G[3 * r + 1] = B12[3 + r] + (p2 * b0 - p0 * b2)
+        G[3 * r + 2] = B12[6 + r] + (p0 * b1 - p1 * b0)
+    # upper-left: B11 − B12[p] + [p]G; row r of −B12[p] is p × (row r of B12), column c of [p]G is
+    # p × (column c of G)
+    for r in range(3):
+        b0, b1, b2 = B12[3 * r], B12[3 * r + 1], B12[3 * r + 2]
+        B11[3 * r] += p1 * b2 - p2 * b1
+        B11[3 * r + 1] += p2 * b0 - p0 * b2
+        B11[3 * r + 2] += p0 * b1 - p1 * b0
+    for c in range(3):
+        g0, g1, g2 = G[c], G[3 + c], G[6 + c]
+        B11[c] += p1 * g2 - p2 * g1
+        B11[3 + c] += p2 * g0 - p0 * g2
+        B11[6 + c] += p0 * g1 - p1 * g0
     for r in range(3):
         for c in range(3):
-            rt = R[3 * c + r]  # (Rᵀ)_{rc}
-            X[6 * r + c] = rt
-            X[6 * (r + 3) + c + 3] = rt
-            X[6 * r + c + 3] = 0.0
-    for r in range(3):
-        # row r of −Rᵀ[p] = −(column r of R)ᵀ [p]
-        a0, a1, a2 = R[r], R[3 + r], R[6 + r]
-        X[6 * (r + 3) + 0] = -(a1 * p[2] - a2 * p[1])
-        X[6 * (r + 3) + 1] = -(a2 * p[0] - a0 * p[2])
-        X[6 * (r + 3) + 2] = -(a0 * p[1] - a1 * p[0])
-    for r in range(6):
-        for c in range(6):
-            acc = 0.0
-            for k in range(6):
-                acc += A[6 * r + k] * X[6 * k + c]
-            Y[6 * r + c] = acc
-    for r in range(6):
-        for c in range(6):
-            acc = 0.0
-            for k in range(6):
-                acc += X[6 * k + r] * Y[6 * k + c]
-            out[6 * r + c] += acc
+            out[6 * r + c] += B11[3 * r + c]
+            out[6 * r + c + 3] += G[3 * c + r]
+            out[6 * (r + 3) + c] += G[3 * r + c]
+            out[6 * (r + 3) + c + 3] += B22[3 * r + c]
+
+
+@njit(cache=_CACHE, inline="always")
+def rigid_inertia_times(P, i, x, out):
+    """out = I_i x = (J ω + h × v, m v − h × ω) from body i's ten inertial parameters (Kim eq. 2.3)."""
+    m = P[i, MASS]
+    h0, h1, h2 = P[i, FIRST_MOMENT], P[i, FIRST_MOMENT + 1], P[i, FIRST_MOMENT + 2]
+    J = P[i, ROT_INERTIA : ROT_INERTIA + 9]
+    w0, w1, w2, v0, v1, v2 = x[0], x[1], x[2], x[3], x[4], x[5]
+    out[0] = J[0] * w0 + J[1] * w1 + J[2] * w2 + (h1 * v2 - h2 * v1)
+    out[1] = J[3] * w0 + J[4] * w1 + J[5] * w2 + (h2 * v0 - h0 * v2)
+    out[2] = J[6] * w0 + J[7] * w1 + J[8] * w2 + (h0 * v1 - h1 * v0)
+    out[3] = m * v0 - (h1 * w2 - h2 * w1)
+    out[4] = m * v1 - (h2 * w0 - h0 * w2)
+    out[5] = m * v2 - (h0 * w1 - h1 * w0)
 
 
 # ----------------------------------------------------------------------------- algorithms
 @njit(cache=_CACHE)
 def rnea(P, g, q, qd, qdd, fext, W, tau):
-    """Recursive Newton–Euler inverse dynamics with external wrenches (Kim Table 2)."""
+    """Recursive Newton–Euler inverse dynamics with external wrenches (Kim Table 2); fext may be None."""
     n = P.shape[0]
     check_length(q, n)
     check_length(qd, n)
@@ -220,12 +290,53 @@ def rnea(P, g, q, qd, qdd, fext, W, tau):
         # F_i = I V̇ − ad_Vᵀ (I V) − F_ext
         F = W[i, W_F : W_F + 6]
         Iv = W[i, W_U : W_U + 6]
-        I = P[i, INERTIA : INERTIA + 36]
-        mat6_vec(I, A, F)
-        mat6_vec(I, V, Iv)
+        rigid_inertia_times(P, i, A, F)
+        rigid_inertia_times(P, i, V, Iv)
         add_coad_neg(V, Iv, F)
-        for k in range(6):
-            F[k] -= fext[i, k]
+        if fext is not None:
+            for k in range(6):
+                F[k] -= fext[i, k]
+    for i in range(n - 1, -1, -1):
+        F = W[i, W_F : W_F + 6]
+        tau[i] = dot6(P[i, SCREW : SCREW + 6], F)
+        lam = int(P[i, PARENT])
+        if lam >= 0:
+            add_force_to_parent(W[i, W_R : W_R + 9], W[i, W_P : W_P + 3], F, W[lam, W_F : W_F + 6])
+
+
+@njit(cache=_CACHE)
+def gravity_rnea(P, g, q, W, tau):
+    """g(q): Newton–Euler at rest (Kim Table 2 with V = V̇_rel = 0), a pure-linear gravity pass.
+
+    With no velocity every body's acceleration is the base's (0, −g) rotated into it, a_i = Rᵢᵀ a_λ,
+    and its wrench is (h × a_i, m a_i); the backward pass is the RNEA's.
+    """
+    n = P.shape[0]
+    check_length(q, n)
+    for i in range(n):
+        R = W[i, W_R : W_R + 9]
+        p = W[i, W_P : W_P + 3]
+        joint_placement(P, i, q[i], R, p)
+        lam = int(P[i, PARENT])
+        if lam < 0:
+            b0, b1, b2 = -g[0], -g[1], -g[2]
+        else:
+            b0, b1, b2 = W[lam, W_A + 3], W[lam, W_A + 4], W[lam, W_A + 5]
+        a0 = R[0] * b0 + R[3] * b1 + R[6] * b2
+        a1 = R[1] * b0 + R[4] * b1 + R[7] * b2
+        a2 = R[2] * b0 + R[5] * b1 + R[8] * b2
+        W[i, W_A + 3] = a0
+        W[i, W_A + 4] = a1
+        W[i, W_A + 5] = a2
+        m = P[i, MASS]
+        h0, h1, h2 = P[i, FIRST_MOMENT], P[i, FIRST_MOMENT + 1], P[i, FIRST_MOMENT + 2]
+        F = W[i, W_F : W_F + 6]
+        F[0] = h1 * a2 - h2 * a1
+        F[1] = h2 * a0 - h0 * a2
+        F[2] = h0 * a1 - h1 * a0
+        F[3] = m * a0
+        F[4] = m * a1
+        F[5] = m * a2
     for i in range(n - 1, -1, -1):
         F = W[i, W_F : W_F + 6]
         tau[i] = dot6(P[i, SCREW : SCREW + 6], F)
@@ -236,12 +347,12 @@ def rnea(P, g, q, qd, qdd, fext, W, tau):
 
 @njit(cache=_CACHE)
 def aba(P, g, q, qd, tau, fext, W, qdd):
-    """Forward dynamics by the articulated-body algorithm (Kim Table 3)."""
+    """Forward dynamics by the articulated-body algorithm (Kim Table 3); fext may be None."""
     n = P.shape[0]
     check_length(q, n)
     check_length(qd, n)
     check_length(tau, n)
-    tmp = np.empty(72)
+    tmp = W[0, W_TMP : W_TMP + 72]
     for i in range(n):
         R = W[i, W_R : W_R + 9]
         p = W[i, W_P : W_P + 3]
@@ -260,13 +371,16 @@ def aba(P, g, q, qd, tau, fext, W, qdd):
         ad_motion(V, S, c)
         for k in range(6):
             c[k] *= qd[i]
-        I = P[i, INERTIA : INERTIA + 36]
-        W[i, W_IA : W_IA + 36] = I
+        W[i, W_IA : W_IA + 36] = P[i, INERTIA : INERTIA + 36]
         pA = W[i, W_PA : W_PA + 6]
         h = W[i, W_U : W_U + 6]
-        mat6_vec(I, V, h)
-        for k in range(6):
-            pA[k] = -fext[i, k]
+        rigid_inertia_times(P, i, V, h)
+        if fext is None:
+            for k in range(6):
+                pA[k] = 0.0
+        else:
+            for k in range(6):
+                pA[k] = -fext[i, k]
         # bias wrench p_i = −ad_Vᵀ I V − F_ext (Kim Table 3)
         add_coad_neg(V, h, pA)
     # backward pass: articulated inertias and bias wrenches
@@ -295,17 +409,16 @@ def aba(P, g, q, qd, tau, fext, W, qdd):
             add_congruence_to_parent(R, p, Ia, W[lam, W_IA : W_IA + 36], tmp)
             add_force_to_parent(R, p, pa, W[lam, W_PA : W_PA + 6])
     # forward pass: accelerations
-    a0 = np.empty(6)
-    for k in range(3):
-        a0[k] = 0.0
-        a0[k + 3] = -g[k]
     for i in range(n):
         R = W[i, W_R : W_R + 9]
         p = W[i, W_P : W_P + 3]
         A = W[i, W_A : W_A + 6]
         lam = int(P[i, PARENT])
         if lam < 0:
-            motion_to_child(R, p, a0, A)
+            # the base's (0, −g) seen in body i: Rᵀ(−g) (motion_to_child with no angular part)
+            for k in range(3):
+                A[k] = 0.0
+                A[k + 3] = -(R[k] * g[0] + R[3 + k] * g[1] + R[6 + k] * g[2])
         else:
             motion_to_child(R, p, W[lam, W_A : W_A + 6], A)
         c = W[i, W_C : W_C + 6]
@@ -316,6 +429,26 @@ def aba(P, g, q, qd, tau, fext, W, qdd):
         S = P[i, SCREW : SCREW + 6]
         for k in range(6):
             A[k] += S[k] * qdd[i]
+
+
+# ------------------------------------------------------------- entry points on the data array
+# One array D holds the packed model (gravity in row 0) and its workspace (packing.KernelData).
+@njit(cache=_CACHE)
+def inverse_dynamics_kernel(D, q, qd, qdd, fext, tau):
+    """``rnea`` on the model's data array with its own gravity."""
+    rnea(D, D[0, GRAVITY : GRAVITY + 3], q, qd, qdd, fext, D, tau)
+
+
+@njit(cache=_CACHE)
+def gravity_kernel(D, q, tau):
+    """``gravity_rnea`` on the model's data array."""
+    gravity_rnea(D, D[0, GRAVITY : GRAVITY + 3], q, D, tau)
+
+
+@njit(cache=_CACHE)
+def forward_dynamics_kernel(D, q, qd, tau, fext, qdd):
+    """``aba`` on the model's data array with its own gravity."""
+    aba(D, D[0, GRAVITY : GRAVITY + 3], q, qd, tau, fext, D, qdd)
 
 
 @njit(cache=_CACHE)
