@@ -18,7 +18,6 @@ from numba import njit
 
 from robot_control.dynamics import derivatives_kernels as DK
 from robot_control.dynamics import kernels as K
-from robot_control.dynamics import kernels_world as KW
 from robot_control.dynamics.hybrid import HWORK, ZWORK, hybrid_pass, prescribed_mask, unit_response
 from robot_control.dynamics.packing import array, kernel_data, wrenches
 
@@ -50,7 +49,7 @@ def derivative_work(model) -> DerivativeWork:
 
 @njit(cache=True)
 def _inverse_dynamics_derivatives(P, g, q, qd, qdd, fext, W, Mw, Rw, J):
-    KW.mass_matrix_world(P, q, Mw, J[2])  # ∂τ/∂q̈ = M by composite bodies
+    K.crba(P, q, Mw, J[2])  # ∂τ/∂q̈ = M by composite bodies
     DK.rnea_derivatives(P, g, q, qd, qdd, fext, W, Rw, np.empty(P.shape[0]), J[0], J[1])
 
 

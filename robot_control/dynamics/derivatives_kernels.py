@@ -183,7 +183,7 @@ def articulated_tangent(P, i, qdd_i, prescribed_i, given, H, Tw, tmp):
     if prescribed_i:
         # ∂Π = ∂𝓘̂;  ∂β = ∂𝓑̂ + ∂𝓘̂(η + S q̈) + 𝓘̂(∂η + S ∂q̈)   (q̈, ∂q̈ — not q̇ as printed)
         if flag:
-            dPi[:] = dIA
+            K.copy_into(dIA, dPi)
             for c in range(6):
                 x[c] = eta[c] + S[c] * qdd_i
             K.mat6_vec(dIA, x, dbeta)
@@ -299,7 +299,7 @@ def hybrid_tangent(P, qd, qdd, prescribed, H, kind, k, Tw, out, tmp):
                 if kind == BY_Q:
                     K.ad_motion(V, S, dV)  # −ad_{∂h} Ad V_λ = −ad_S(V − S q̇) = ad_V S
                 else:
-                    dV[:] = S
+                    K.copy_into(S, dV)
             else:
                 K.motion_to_child(H[i, H_R : H_R + 9], H[i, H_P : H_P + 3],
                                   Tw[lam, T_DV : T_DV + 6], dV)

@@ -1,4 +1,4 @@
-"""Composite-body algorithms in base coordinates: mass matrix, Coriolis matrix, frame Jacobian.
+"""Composite-body algorithms in base coordinates: Coriolis matrix and frame Jacobian.
 
 Expressed in the base frame, a composite body's inertia is a plain sum of its members' inertias
 (no congruence transforms in the backward pass), and every matrix entry is one 6-vector dot
@@ -19,6 +19,7 @@ from robot_control.dynamics.kernels import (
     SCREW,
     W_TMP,
     check_length,
+    copy_into,
     dot6,
     joint_placement,
 )
@@ -40,8 +41,8 @@ def world_pose(P, i, q, W, R, p):
     pw = W[i, O_P : O_P + 3]
     lam = int(P[i, PARENT])
     if lam < 0:
-        Rw[:] = R
-        pw[:] = p
+        copy_into(R, Rw)
+        copy_into(p, pw)
         return
     A = W[lam, O_R : O_R + 9]
     a = W[lam, O_P : O_P + 3]
@@ -129,29 +130,6 @@ def add_to_parent_composite(P, j, W, with_coriolis):
             W[lam, O_B + k] += W[j, O_B + k]
         for k in range(3):
             W[lam, O_U + k] += W[j, O_U + k]
-
-
-@njit(cache=_CACHE)
-def mass_matrix_world(P, q, W, M):
-    """M_ij = S_iᵀ Ic_j S_j for i an ancestor of j (Saha DeNOC eq. 24 in base coordinates)."""
-    n = P.shape[0]
-    check_length(q, n)
-    M[:, :] = 0.0  # bodies on different branches do not couple
-    R = W[0, W_TMP : W_TMP + 9]
-    p = W[0, W_TMP + 9 : W_TMP + 12]
-    F = W[0, W_TMP + 12 : W_TMP + 18]
-    for i in range(n):
-        world_pose(P, i, q, W, R, p)
-        world_screw(P, i, W)
-        world_inertia(P, i, W)
-    for j in range(n - 1, -1, -1):
-        inertia_times(W, j, W[j, O_S : O_S + 6], F)
-        i = j
-        while i >= 0:
-            M[i, j] = dot6(W[i, O_S : O_S + 6], F)
-            M[j, i] = M[i, j]
-            i = int(P[i, PARENT])
-        add_to_parent_composite(P, j, W, False)
 
 
 @njit(cache=_CACHE, inline="always")
@@ -315,12 +293,6 @@ def frame_jacobian_world(P, q, body, X, W, J):
 
 
 # ------------------------------------------------------------- entry points on the data array
-@njit(cache=_CACHE)
-def mass_matrix_kernel(D, q, M):
-    """``mass_matrix_world`` on the model's data array (packed rows and workspace in one)."""
-    mass_matrix_world(D, q, D, M)
-
-
 @njit(cache=_CACHE)
 def coriolis_kernel(D, q, qd, C):
     """``coriolis_world`` on the model's data array."""

@@ -99,6 +99,11 @@ def array(x) -> Array:
     return a
 
 
+def not_vectors(exc: Exception) -> ValueError:
+    """The ValueError for a kernel that refused to compile for its arguments (e.g. a 2-D q)."""
+    return ValueError(f"joint-space arguments must be 1-D float arrays of length model.nq ({exc})")
+
+
 def vector(x, n: int, what: str) -> Array:
     """x as a float array of length n, or a ValueError naming the argument."""
     a = np.asarray(x, dtype=np.float64)

@@ -1,18 +1,19 @@
 """Joint-space rigid-body dynamics M(q) q̈ + C(q, q̇) q̇ + g(q) = τ + Σ Jᵢᵀ F_ext,i.
 
-The wrappers are deliberately thin: 1-D ndarrays go straight to the compiled kernels, which
-check their lengths (a Python-side check per argument would cost more than the algorithm);
-anything else goes through ``packing.array`` (conversion, or a ValueError).
+The wrappers are deliberately thin: ndarrays go straight to the compiled kernels, which check
+their lengths and refuse other than 1-D ones when they compile (a Python-side check per argument
+costs more than the algorithm); anything else goes through ``packing.array`` first.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from numba.core.errors import TypingError
 from scipy.linalg import cho_factor, cho_solve
 
 from robot_control.dynamics import kernels as K
 from robot_control.dynamics import kernels_world as KW
-from robot_control.dynamics.packing import array, kernel_data, wrenches
+from robot_control.dynamics.packing import array, kernel_data, not_vectors, wrenches
 
 Array = np.ndarray
 _ND = np.ndarray
@@ -24,11 +25,14 @@ def inverse_dynamics(model, q, qd, qdd, f_ext=None) -> Array:
     d = model._kernel
     if d is None or model.gravity is not d.gravity:
         d = kernel_data(model)
-    if not (type(q) is _ND and type(qd) is _ND and type(qdd) is _ND
-            and q.ndim == 1 and qd.ndim == 1 and qdd.ndim == 1):
+    if not (type(q) is _ND and type(qd) is _ND and type(qdd) is _ND):
         q, qd, qdd = array(q), array(qd), array(qdd)
     tau = _empty(d.n)
-    K.inverse_dynamics_kernel(d.D, q, qd, qdd, None if f_ext is None else wrenches(f_ext, d), tau)
+    try:
+        K.inverse_dynamics_kernel(d.D, q, qd, qdd, None if f_ext is None else wrenches(f_ext, d),
+                                  tau)
+    except TypingError as exc:
+        raise not_vectors(exc) from exc
     return tau
 
 
@@ -43,30 +47,39 @@ def gravity_torques(model, q) -> Array:
     d = model._kernel
     if d is None or model.gravity is not d.gravity:
         d = kernel_data(model)
-    if type(q) is not _ND or q.ndim != 1:
+    if type(q) is not _ND:
         q = array(q)
     tau = _empty(d.n)
-    K.gravity_kernel(d.D, q, tau)
+    try:
+        K.gravity_kernel(d.D, q, tau)
+    except TypingError as exc:
+        raise not_vectors(exc) from exc
     return tau
 
 
 def mass_matrix(model, q) -> Array:
-    """M(q) by composite rigid bodies (Saha DeNOC eqs. 23b–24, Walker–Orin)."""
+    """M(q) by the composite-rigid-body algorithm in body frames (Featherstone RBDA Table 6.2)."""
     d = model._kernel or kernel_data(model)
-    if type(q) is not _ND or q.ndim != 1:
+    if type(q) is not _ND:
         q = array(q)
     M = _empty((d.n, d.n))
-    KW.mass_matrix_kernel(d.D, q, M)
+    try:
+        K.mass_matrix_kernel(d.D, q, M)
+    except TypingError as exc:
+        raise not_vectors(exc) from exc
     return M
 
 
 def coriolis_matrix(model, q, qd) -> Array:
     """C(q, q̇) with C q̇ the Coriolis/centrifugal torque and Ṁ − 2C skew-symmetric."""
     d = model._kernel or kernel_data(model)
-    if not (type(q) is _ND and type(qd) is _ND and q.ndim == 1 and qd.ndim == 1):
+    if not (type(q) is _ND and type(qd) is _ND):
         q, qd = array(q), array(qd)
     C = _empty((d.n, d.n))
-    KW.coriolis_kernel(d.D, q, qd, C)
+    try:
+        KW.coriolis_kernel(d.D, q, qd, C)
+    except TypingError as exc:
+        raise not_vectors(exc) from exc
     return C
 
 
@@ -75,11 +88,14 @@ def forward_dynamics(model, q, qd, tau, f_ext=None) -> Array:
     d = model._kernel
     if d is None or model.gravity is not d.gravity:
         d = kernel_data(model)
-    if not (type(q) is _ND and type(qd) is _ND and type(tau) is _ND
-            and q.ndim == 1 and qd.ndim == 1 and tau.ndim == 1):
+    if not (type(q) is _ND and type(qd) is _ND and type(tau) is _ND):
         q, qd, tau = array(q), array(qd), array(tau)
     qdd = _empty(d.n)
-    K.forward_dynamics_kernel(d.D, q, qd, tau, None if f_ext is None else wrenches(f_ext, d), qdd)
+    try:
+        K.forward_dynamics_kernel(d.D, q, qd, tau, None if f_ext is None else wrenches(f_ext, d),
+                                  qdd)
+    except TypingError as exc:
+        raise not_vectors(exc) from exc
     return qdd
 
 
