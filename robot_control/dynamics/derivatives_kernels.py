@@ -148,12 +148,15 @@ def rnea_tangent(P, W, qd, kind, k, Dw, dtau, tmp):
 
 
 @njit(cache=_CACHE)
-def rnea_derivatives(P, g, q, qd, qdd, fext, W, Dw, tau, dtau_dq, dtau_dqd):
-    """τ = RNEA(q, q̇, q̈) and its full Jacobians ∂τ/∂q, ∂τ/∂q̇ (Kim Table 5, one column per p)."""
+def rnea_derivatives(P, g, q, qd, qdd, fext, W, Dw, tau, dtau_dq, dtau_dqd, scratch):
+    """τ = RNEA(q, q̇, q̈) and its full Jacobians ∂τ/∂q, ∂τ/∂q̇ (Kim Table 5, one column per p).
+
+    ``scratch`` holds n + SCRATCH floats (no allocation per call).
+    """
     n = P.shape[0]
     K.rnea(P, g, q, qd, qdd, fext, W, tau)
-    col = np.empty(n)
-    tmp = np.empty(SCRATCH)
+    col = scratch[:n]
+    tmp = scratch[n : n + SCRATCH]
     for k in range(n):
         rnea_tangent(P, W, qd, BY_Q, k, Dw, col, tmp)
         dtau_dq[:, k] = col
