@@ -18,6 +18,7 @@ from numba import njit
 
 from robot_control.dynamics import derivatives_kernels as DK
 from robot_control.dynamics import kernels as K
+from robot_control.dynamics.cholesky import cholesky_in_place, solve_factored_columns
 from robot_control.dynamics.hybrid import HWORK, ZWORK, prescribed_mask
 from robot_control.dynamics.packing import array, kernel_data, wrenches
 
@@ -71,42 +72,6 @@ def _forward_dynamics_derivatives_kim(P, g, q, qd, tau, fext, H, Tw, none, vec, 
     DK.hybrid_derivatives(P, g, q, qd, vec[0], tau, none, fext, H, Tw, J[0], J[1], J[2])
 
 
-@njit(cache=True, inline="always")
-def _cholesky(M):
-    """M = L Lᵀ in place (L in the lower triangle) for the symmetric positive-definite M."""
-    n = M.shape[0]
-    for j in range(n):
-        s = M[j, j]
-        for k in range(j):
-            s -= M[j, k] * M[j, k]
-        d = np.sqrt(s)
-        M[j, j] = d
-        for i in range(j + 1, n):
-            s = M[i, j]
-            for k in range(j):
-                s -= M[i, k] * M[j, k]
-            M[i, j] = s / d
-
-
-@njit(cache=True, inline="always")
-def _solve_columns(L, B, scale):
-    """B ← scale · (L Lᵀ)⁻¹ B column by column (forward and back substitution)."""
-    n = L.shape[0]
-    for c in range(B.shape[1]):
-        for i in range(n):
-            s = B[i, c]
-            for k in range(i):
-                s -= L[i, k] * B[k, c]
-            B[i, c] = s / L[i, i]
-        for i in range(n - 1, -1, -1):
-            s = B[i, c]
-            for k in range(i + 1, n):
-                s -= L[k, i] * B[k, c]
-            B[i, c] = s / L[i, i]
-        for i in range(n):
-            B[i, c] *= scale
-
-
 @njit(cache=True)
 def _forward_dynamics_derivatives_rnea(P, g, q, qd, tau, fext, W, Mw, Rw, vec, scratch, L, J):
     n = P.shape[0]
@@ -114,15 +79,15 @@ def _forward_dynamics_derivatives_rnea(P, g, q, qd, tau, fext, W, Mw, Rw, vec, s
     K.aba(P, g, q, qd, tau, fext, W, qdd)  # q̈ = FD(q, q̇, τ)
     DK.rnea_derivatives(P, g, q, qd, qdd, fext, W, Rw, vec[1], J[0], J[1], scratch)
     K.crba(P, q, Mw, L)
-    _cholesky(L)
+    cholesky_in_place(L)
     # ∂FD/∂x = −M⁻¹ ∂ID/∂x at q̈ = FD, and ∂FD/∂τ = M⁻¹: Cholesky solves, no inverse formed
-    _solve_columns(L, J[0], -1.0)
-    _solve_columns(L, J[1], -1.0)
+    solve_factored_columns(L, J[0], -1.0)
+    solve_factored_columns(L, J[1], -1.0)
     Minv = J[2]
     for i in range(n):
         for j in range(n):
             Minv[i, j] = 1.0 if i == j else 0.0
-    _solve_columns(L, Minv, 1.0)
+    solve_factored_columns(L, Minv, 1.0)
 
 
 def forward_dynamics_derivatives(model, q, qd, tau, f_ext=None,

@@ -13,6 +13,7 @@ import numpy as np
 from numba import njit
 
 from robot_control.dynamics import kernels as K
+from robot_control.dynamics.cholesky import cholesky_in_place, solve_factored
 
 # Per-joint columns of J: actuator inertia, effort limit, position limits, Schilling's friction
 # (viscous, Coulomb, static, Stribeck velocity), disturbance amplitude and phase.
@@ -52,35 +53,6 @@ def stop_torque(J, S, i, qi, vi):
 
 
 @njit(cache=True)
-def cholesky_solve(M, b, out):
-    """out = M⁻¹ b for a symmetric positive-definite M, factorised in place (M = L Lᵀ)."""
-    n = M.shape[0]
-    for j in range(n):
-        s = M[j, j]
-        for k in range(j):
-            s -= M[j, k] * M[j, k]
-        if not s > 0.0:
-            raise FloatingPointError("the plant's mass matrix is not positive definite")
-        d = np.sqrt(s)
-        M[j, j] = d
-        for i in range(j + 1, n):
-            s = M[i, j]
-            for k in range(j):
-                s -= M[i, k] * M[j, k]
-            M[i, j] = s / d
-    for i in range(n):
-        s = b[i]
-        for k in range(i):
-            s -= M[i, k] * out[k]
-        out[i] = s / M[i, i]
-    for i in range(n - 1, -1, -1):
-        s = out[i]
-        for k in range(i + 1, n):
-            s -= M[k, i] * out[k]
-        out[i] = s / M[i, i]
-
-
-@njit(cache=True)
 def acceleration(D, J, S, X, Mbuf, t, q, qd, tau, out):
     """q̈ of (M + J_m) q̈ = τ + d(t) − b(q̇) + τ_stop − C q̇ − g in free space (Huo 2.6)."""
     n = q.shape[0]
@@ -104,7 +76,8 @@ def acceleration(D, J, S, X, Mbuf, t, q, qd, tau, out):
         for i in range(n):
             Mbuf[i, i] += J[i, J_ARMATURE]
             total[i] = total[i] - bias[i]
-        cholesky_solve(Mbuf, total, out)
+        cholesky_in_place(Mbuf)
+        solve_factored(Mbuf, total, out)
     else:
         K.forward_dynamics_kernel(D, q, qd, total, None, out)
 
