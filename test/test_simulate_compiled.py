@@ -130,3 +130,37 @@ def test_a_failing_batch_run_reports_which_one():
     bad = doc("sliding_mode", {"scheme": "vs3"}, None, 0.1)  # vs3 needs parameter bounds
     with pytest.raises(ScenarioError, match="parameter_bound"):
         simulate_batch([bad, bad], workers=2)
+
+
+class _Terminal:
+    """A stand-in stderr that says it is a terminal and keeps what is written."""
+
+    def __init__(self, tty: bool) -> None:
+        self.tty, self.text = tty, ""
+
+    def isatty(self) -> bool:
+        return self.tty
+
+    def write(self, s: str) -> int:
+        self.text += s
+        return len(s)
+
+    def flush(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("tty", [True, False])
+def test_progress_bar_only_on_a_terminal(monkeypatch, tty):
+    import sys
+
+    from robot_control.sim import progress
+
+    err = _Terminal(tty)
+    monkeypatch.setattr(sys, "stderr", err)
+    monkeypatch.setattr(progress, "DELAY_S", 0.0)  # show at once instead of after 2 s
+    run(load_scenario(doc(*LAWS[3], duration=0.2)), progress=True)
+    assert ("/0.20 s" in err.text) == tty  # tqdm drew the bar of a 0.2 s run
+    quiet = _Terminal(True)
+    monkeypatch.setattr(sys, "stderr", quiet)
+    run(load_scenario(doc(*LAWS[3], duration=0.2)), progress=False)
+    assert quiet.text == ""
