@@ -27,6 +27,8 @@ setup(
         "scipy>=1.10",
         "pyyaml>=6",
         "numba>=0.59",
+        # progress bar of long offline runs (robot-control simulate, on a terminal only)
+        "tqdm>=4.60",
         # the ROS 2 transport when rclpy is absent (with ROS 2 sourced, rclpy is used instead)
         "cyclonedds>=0.10.5",
         # rosbag2 directories (metadata.yaml + MCAP) for bag record/play and simulate --record:

@@ -10,6 +10,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     # name: (module providing add_arguments(parser) and run(args) -> int, help)
     "demo": ("robot_control.demo", "run the main demo"),
     "simulate": ("robot_control.sim.cli_simulate", "run a scenario file offline and summarise it"),
+    "sweep": ("robot_control.sim.cli_sweep",
+              "run scenarios × parameter sets offline on every core and summarise each"),
     "launch": ("robot_control.cli_launch", "run a launch file of this package without ROS 2"),
     "topic": ("robot_control.cli_bus", "list, echo and measure topics (like ros2 topic)"),
     "node": ("robot_control.cli_bus", "list nodes and show their endpoints (like ros2 node)"),

@@ -292,6 +292,33 @@ class Controller(ABC):
     def compute(self, t: float, state: State, reference: Reference) -> Array:
         """The law's torque (without the bumpless offset)."""
 
+    # ------------------------------------------------------------- compiled form
+    def compiled(self):
+        """This law's update as a ``control.compiled.CompiledLaw`` for the offline simulation, or
+        None when it must run in Python (no compiled form, external model terms, a bumpless
+        offset pending)."""
+        self._require_configured()
+        if self._jump is not None or self._offset is not None:
+            return None
+        # a subclass that changes compute() must not inherit its parent's compiled form
+        owner = next(c for c in type(self).__mro__ if "_compiled" in vars(c))
+        if owner is Controller or vars(owner).get("compute") is not type(self).compute:
+            return None
+        return self._compiled()
+
+    def _compiled(self):
+        """The law's CompiledLaw, if its torque is pure math over its own model."""
+        return None
+
+    def finish_compiled(self, spec, t_last: float, t_before: float | None) -> None:
+        """After a compiled run: take the last errors and time as if ``update`` had run."""
+        self._t_prev = float(t_last)
+        self.dt = 0.0 if t_before is None else max(0.0, t_last - t_before)
+        err = getattr(self, "err", None)
+        if err is not None:
+            for name, row in (("e", 0), ("ed", 1), ("r", 2), ("qd_r", 3), ("qdd_r", 4)):
+                getattr(err, name)[:] = spec.errors[row]
+
     def diagnostics(self) -> dict[str, Any]:
         """Values worth publishing on /diagnostics (estimates, sliding variables, …)."""
         out: dict[str, Any] = {"controller": self.name, "formula": self.formula}

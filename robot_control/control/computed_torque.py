@@ -6,9 +6,11 @@ from typing import Any
 
 import numpy as np
 
+from robot_control.control import compiled as C
 from robot_control.control.base import Config, Controller, Reference, State, refuse
 from robot_control.control.errors import TrackingErrors
 from robot_control.control.gain_design import check_pole_pairs, lqr_gains, pole_placement_gains
+from robot_control.control.model_terms import LocalModelTerms
 from robot_control.control.parameters import ParamSpec
 from robot_control.control.pd import PD_GAINS
 
@@ -67,6 +69,11 @@ class ComputedTorque(Controller):
         a += self.cfg.kp * err.e
         a += reference.qdd  # q̈* = q̈_d + K_d ė + K_p e
         return self.terms.inverse_dynamics(state.q, state.qd, a)
+
+    def _compiled(self):
+        if not isinstance(self.terms, LocalModelTerms):
+            return None
+        return C.compiled_law(C.COMPUTED_TORQUE, self.terms.model, self.cfg.kp, self.cfg.kd)
 
     def _diagnostics(self) -> dict[str, Any]:
         return {"kp": self.cfg.kp.tolist(), "kd": self.cfg.kd.tolist(),

@@ -6,8 +6,10 @@ from typing import Any
 
 import numpy as np
 
+from robot_control.control import compiled as C
 from robot_control.control.base import Controller, Reference, State
 from robot_control.control.errors import TrackingErrors
+from robot_control.control.model_terms import LocalModelTerms
 from robot_control.control.parameters import KD_MAX, LAMBDA_MAX, ParamSpec
 
 Array = np.ndarray
@@ -39,6 +41,11 @@ class Passivity(Controller):
         err = self.err.of(state, reference, self.cfg.lam)
         tau = self.terms.reference_torque(state.q, state.qd, err.qd_r, err.qdd_r)
         return tau + self.cfg.kd * err.r
+
+    def _compiled(self):
+        if not isinstance(self.terms, LocalModelTerms):
+            return None
+        return C.compiled_law(C.PASSIVITY, self.terms.model, kd=self.cfg.kd, lam=self.cfg.lam)
 
     def _diagnostics(self) -> dict[str, Any]:
         return {"e": self.err.e.tolist(), "r": self.err.r.tolist()}

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from robot_control.control import compiled as C
 from robot_control.control.base import Controller, Reference, State
 from robot_control.control.errors import TrackingErrors
 from robot_control.control.model_terms import LocalModelTerms
@@ -44,6 +45,9 @@ class PD(Controller):
     def compute(self, t: float, state: State, reference: Reference) -> Array:
         return self.pd_torque(state, reference)
 
+    def _compiled(self):
+        return C.compiled_law(C.PD, self.model, self.cfg.kp, self.cfg.kd)
+
     def _diagnostics(self) -> dict[str, Any]:
         return {"e": self.err.e.tolist(), "ed": self.err.ed.tolist()}
 
@@ -57,6 +61,11 @@ class PDGravity(PD):
 
     def compute(self, t: float, state: State, reference: Reference) -> Array:
         return self.terms.gravity(state.q) + self.pd_torque(state, reference)
+
+    def _compiled(self):
+        if not isinstance(self.terms, LocalModelTerms):
+            return None
+        return C.compiled_law(C.PD_GRAVITY, self.terms.model, self.cfg.kp, self.cfg.kd)
 
 
 class PDFixedGravity(PD):
@@ -88,3 +97,7 @@ class PDFixedGravity(PD):
 
     def compute(self, t: float, state: State, reference: Reference) -> Array:
         return self.set_point_gravity(reference.q) + self.pd_torque(state, reference)
+
+    def _compiled(self):
+        return C.compiled_law(C.PD_FIXED_GRAVITY, self._gravity_source.model, self.cfg.kp,
+                              self.cfg.kd)

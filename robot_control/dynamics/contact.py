@@ -50,8 +50,8 @@ CROW = 32
 # where kernels_world's world_pose / world_screw put them; body twist V; body acceleration
 # at q̈ = 0 without gravity.
 G_R, G_P, G_S = KW.O_R, KW.O_P, KW.O_S
-G_V, G_A = 18, 24
-GWORK = 30
+G_V, G_A = G_S + 6, G_S + 12
+GWORK = G_A + 6
 
 _CACHE = True
 

@@ -18,17 +18,17 @@ from numba import njit
 
 from robot_control.dynamics import derivatives_kernels as DK
 from robot_control.dynamics import kernels as K
-from robot_control.dynamics import kernels_world as KW
-from robot_control.dynamics.hybrid import HWORK, ZWORK, hybrid_pass, prescribed_mask, unit_response
+from robot_control.dynamics.cholesky import cholesky_in_place, solve_factored_columns
+from robot_control.dynamics.hybrid import HWORK, ZWORK, prescribed_mask
 from robot_control.dynamics.packing import array, kernel_data, wrenches
 
 Array = np.ndarray
 
 
 class DerivativeWork:
-    """Per-model workspaces: an RNEA state W, its tangent scratch, the hybrid state H and its."""
+    """Per-model workspaces: RNEA state W and M's, tangent scratch, the hybrid state H and its."""
 
-    __slots__ = ("W", "Rw", "H", "Z", "Tw", "none", "Mw")
+    __slots__ = ("W", "Rw", "H", "Z", "Tw", "none", "Mw", "vec", "scratch")
 
     def __init__(self, n: int) -> None:
         self.W = np.zeros((n, K.WORK))
@@ -38,6 +38,8 @@ class DerivativeWork:
         self.Z = np.zeros((n, ZWORK))
         self.Tw = np.zeros((n, DK.TWORK))
         self.none = np.zeros(n, dtype=np.bool_)
+        self.vec = np.zeros((2, n))  # q̈ and τ of the passes
+        self.scratch = np.zeros(n + DK.SCRATCH)
 
 
 def derivative_work(model) -> DerivativeWork:
@@ -49,64 +51,65 @@ def derivative_work(model) -> DerivativeWork:
 
 
 @njit(cache=True)
-def _inverse_dynamics_derivatives(P, g, q, qd, qdd, fext, W, Mw, Rw, J):
-    KW.mass_matrix_world(P, q, Mw, J[2])  # ∂τ/∂q̈ = M by composite bodies
-    DK.rnea_derivatives(P, g, q, qd, qdd, fext, W, Rw, np.empty(P.shape[0]), J[0], J[1])
+def _inverse_dynamics_derivatives(P, g, q, qd, qdd, fext, W, Mw, Rw, vec, scratch, J):
+    K.crba(P, q, Mw, J[2])  # ∂τ/∂q̈ = M by composite bodies
+    DK.rnea_derivatives(P, g, q, qd, qdd, fext, W, Rw, vec[1], J[0], J[1], scratch)
 
 
 def inverse_dynamics_derivatives(model, q, qd, qdd, f_ext=None) -> tuple[Array, Array, Array]:
     """(∂τ/∂q, ∂τ/∂q̇, ∂τ/∂q̈ = M) of τ = RNEA(q, q̇, q̈) (Kim Table 5)."""
-    d = model._kernel or kernel_data(model)
+    d = kernel_data(model)
     w = model._kernel_cache.get("kim_derivatives") or derivative_work(model)
     J = np.empty((3, d.n, d.n))
     _inverse_dynamics_derivatives(d.P, model.gravity, array(q), array(qd), array(qdd),
-                                  d.fext0 if f_ext is None else wrenches(f_ext, d), w.W, w.Mw,
-                                  w.Rw, J)
+                                  None if f_ext is None else wrenches(f_ext, d), w.W, w.Mw,
+                                  w.Rw, w.vec, w.scratch, J)
     return J[0], J[1], J[2]
 
 
 @njit(cache=True)
-def _forward_dynamics_derivatives_kim(P, g, q, qd, tau, fext, H, Tw, none, J):
-    qdd = np.empty(P.shape[0])
-    DK.hybrid_derivatives(P, g, q, qd, qdd, tau, none, fext, H, Tw, J[0], J[1], J[2])
+def _forward_dynamics_derivatives_kim(P, g, q, qd, tau, fext, H, Tw, none, vec, J):
+    DK.hybrid_derivatives(P, g, q, qd, vec[0], tau, none, fext, H, Tw, J[0], J[1], J[2])
 
 
 @njit(cache=True)
-def _forward_dynamics_derivatives_rnea(P, g, q, qd, tau, fext, H, Z, W, Rw, none, J):
+def _forward_dynamics_derivatives_rnea(P, g, q, qd, tau, fext, W, Mw, Rw, vec, scratch, L, J):
     n = P.shape[0]
-    qdd = np.empty(n)
-    hybrid_pass(P, g, q, qd, qdd, tau, none, fext, H)  # ABA: q̈ and the articulated inertias
+    qdd = vec[0]
+    K.aba(P, g, q, qd, tau, fext, W, qdd)  # q̈ = FD(q, q̇, τ)
+    DK.rnea_derivatives(P, g, q, qd, qdd, fext, W, Rw, vec[1], J[0], J[1], scratch)
+    K.crba(P, q, Mw, L)
+    cholesky_in_place(L)
+    # ∂FD/∂x = −M⁻¹ ∂ID/∂x at q̈ = FD, and ∂FD/∂τ = M⁻¹: Cholesky solves, no inverse formed
+    solve_factored_columns(L, J[0], -1.0)
+    solve_factored_columns(L, J[1], -1.0)
     Minv = J[2]
-    e = np.zeros(n)
-    col = np.empty(n)
-    for k in range(n):
-        e[k] = 1.0
-        unit_response(P, none, H, e, col, Z)  # M⁻¹ e_k by a no-bias pass (Kim §3.2)
-        Minv[:, k] = col
-        e[k] = 0.0
-    DK.rnea_derivatives(P, g, q, qd, qdd, fext, W, Rw, np.empty(n), J[0], J[1])
-    J[0] = -(Minv @ J[0])  # ∂FD/∂x = −M⁻¹ ∂ID/∂x at q̈ = FD
-    J[1] = -(Minv @ J[1])
+    for i in range(n):
+        for j in range(n):
+            Minv[i, j] = 1.0 if i == j else 0.0
+    solve_factored_columns(L, Minv, 1.0)
 
 
 def forward_dynamics_derivatives(model, q, qd, tau, f_ext=None,
-                                 method: str = "kim") -> tuple[Array, Array, Array]:
+                                 method: str = "rnea") -> tuple[Array, Array, Array]:
     """(∂q̈/∂q, ∂q̈/∂q̇, ∂q̈/∂τ = M⁻¹) of q̈ = ABA(q, q̇, τ).
 
-    method "kim": Kim Table 6 (corrected), the tangent recursion of the ABA itself;
-    method "rnea": −M⁻¹ times the RNEA derivatives at q̈ (Kim §4 identity, Pinocchio's way),
-    about twice as fast.
+    method "rnea" (default): −M⁻¹ times the RNEA derivatives at q̈ (Kim §4 identity, what
+    Pinocchio's computeABADerivatives does), with M⁻¹ applied by Cholesky solves;
+    method "kim": Kim Table 6 (corrected), the tangent recursion of the ABA itself.
     """
-    d = model._kernel or kernel_data(model)
+    d = kernel_data(model)
     w = model._kernel_cache.get("kim_derivatives") or derivative_work(model)
-    fext = d.fext0 if f_ext is None else wrenches(f_ext, d)
+    fext = None if f_ext is None else wrenches(f_ext, d)
     J = np.empty((3, d.n, d.n))
-    if method == "kim":
-        _forward_dynamics_derivatives_kim(d.P, model.gravity, array(q), array(qd), array(tau),
-                                          fext, w.H, w.Tw, w.none, J)
-    elif method == "rnea":
+    if method == "rnea":
         _forward_dynamics_derivatives_rnea(d.P, model.gravity, array(q), array(qd), array(tau),
-                                           fext, w.H, w.Z, w.W, w.Rw, w.none, J)
+                                           fext, w.W, w.Mw, w.Rw, w.vec, w.scratch,
+                                           w.Mw[:, : d.n], J)
+    elif method == "kim":
+        _forward_dynamics_derivatives_kim(d.P, model.gravity, array(q), array(qd), array(tau),
+                                          d.fext0 if fext is None else fext, w.H, w.Tw, w.none,
+                                          w.vec, J)
     else:
         raise ValueError(f"method must be 'kim' or 'rnea', got '{method}'")
     return J[0], J[1], J[2]

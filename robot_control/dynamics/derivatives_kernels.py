@@ -148,12 +148,15 @@ def rnea_tangent(P, W, qd, kind, k, Dw, dtau, tmp):
 
 
 @njit(cache=_CACHE)
-def rnea_derivatives(P, g, q, qd, qdd, fext, W, Dw, tau, dtau_dq, dtau_dqd):
-    """τ = RNEA(q, q̇, q̈) and its full Jacobians ∂τ/∂q, ∂τ/∂q̇ (Kim Table 5, one column per p)."""
+def rnea_derivatives(P, g, q, qd, qdd, fext, W, Dw, tau, dtau_dq, dtau_dqd, scratch):
+    """τ = RNEA(q, q̇, q̈) and its full Jacobians ∂τ/∂q, ∂τ/∂q̇ (Kim Table 5, one column per p).
+
+    ``scratch`` holds n + SCRATCH floats (no allocation per call).
+    """
     n = P.shape[0]
     K.rnea(P, g, q, qd, qdd, fext, W, tau)
-    col = np.empty(n)
-    tmp = np.empty(SCRATCH)
+    col = scratch[:n]
+    tmp = scratch[n : n + SCRATCH]
     for k in range(n):
         rnea_tangent(P, W, qd, BY_Q, k, Dw, col, tmp)
         dtau_dq[:, k] = col
@@ -183,7 +186,7 @@ def articulated_tangent(P, i, qdd_i, prescribed_i, given, H, Tw, tmp):
     if prescribed_i:
         # ∂Π = ∂𝓘̂;  ∂β = ∂𝓑̂ + ∂𝓘̂(η + S q̈) + 𝓘̂(∂η + S ∂q̈)   (q̈, ∂q̈ — not q̇ as printed)
         if flag:
-            dPi[:] = dIA
+            K.copy_into(dIA, dPi)
             for c in range(6):
                 x[c] = eta[c] + S[c] * qdd_i
             K.mat6_vec(dIA, x, dbeta)
@@ -299,7 +302,7 @@ def hybrid_tangent(P, qd, qdd, prescribed, H, kind, k, Tw, out, tmp):
                 if kind == BY_Q:
                     K.ad_motion(V, S, dV)  # −ad_{∂h} Ad V_λ = −ad_S(V − S q̇) = ad_V S
                 else:
-                    dV[:] = S
+                    K.copy_into(S, dV)
             else:
                 K.motion_to_child(H[i, H_R : H_R + 9], H[i, H_P : H_P + 3],
                                   Tw[lam, T_DV : T_DV + 6], dV)

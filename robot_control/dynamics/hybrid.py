@@ -71,7 +71,7 @@ def hybrid_pass(P, g, q, qd, qdd, tau, prescribed, fext, H):
         for k in range(6):
             eta[k] *= qd[i]
         I = P[i, K.INERTIA : K.INERTIA + 36]
-        H[i, H_IA : H_IA + 36] = I
+        K.copy_into(I, H[i, H_IA : H_IA + 36])
         B = H[i, H_B : H_B + 6]
         K.mat6_vec(I, V, h)
         for k in range(6):
@@ -88,7 +88,7 @@ def hybrid_pass(P, g, q, qd, qdd, tau, prescribed, fext, H):
         K.mat6_vec(IA, S, U)
         if prescribed[i]:
             # Π = 𝓘̂, β = 𝓑̂ + 𝓘̂(η + S q̈): the joint passes its whole inertia to the parent
-            Pi[:] = IA
+            K.copy_into(IA, Pi)
             x = tmp[6:12]
             for k in range(6):
                 x[k] = eta[k] + S[k] * qdd[i]
@@ -158,7 +158,7 @@ def unit_response(P, prescribed, H, x, y, Z):
         B = Z[i, Z_B : Z_B + 6]
         beta = Z[i, Z_X : Z_X + 6]
         if prescribed[i]:
-            beta[:] = B
+            K.copy_into(B, beta)
         else:
             S = P[i, K.SCREW : K.SCREW + 6]
             U = H[i, H_U : H_U + 6]

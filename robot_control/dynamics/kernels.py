@@ -5,8 +5,7 @@ body i holds its parent λ(i), joint type, screw S_i, fixed offset M_i and spati
 I_i. Each kernel recomputes the joint placements T_{λ(i),i}(q) = M_i exp([S_i] q_i), so a
 call is self-contained; the only state is the caller's preallocated workspace.
 
-Small helpers take 1-D views and write into ``out``; numba inlines them, which keeps the
-recursions readable as equations without paying for temporaries.
+The data-array layout and the inlined spatial helpers live in ``kernels_spatial.py``.
 """
 
 from __future__ import annotations
@@ -14,179 +13,57 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-# Column layout of a packed body row (packing.py writes it).
-PARENT, TYPE, SCREW, ROT, POS, INERTIA = 0, 1, 2, 8, 17, 20
-ROW = 56  # kernels_world appends the 10-number inertia after these
-# Column layout of a workspace row: placement T_{λ(i),i}, velocity, acceleration, force, …
-W_R, W_P, W_V, W_A, W_F, W_C, W_U, W_PA, W_IA, W_BC, W_SD = (
-    0, 9, 12, 18, 24, 30, 36, 42, 48, 84, 120
+from robot_control.dynamics.kernels_spatial import (  # noqa: F401 (re-exported as K.*)
+    AXIS,
+    FIRST_MOMENT,
+    GRAVITY,
+    INERTIA,
+    MASS,
+    PARENT,
+    POS,
+    ROT,
+    ROT_INERTIA,
+    ROW_PACKED,
+    SCREW,
+    TYPE,
+    W_A,
+    W_BC,
+    W_C,
+    W_F,
+    W_IA,
+    W_P,
+    W_PA,
+    W_R,
+    W_SD,
+    W_TMP,
+    W_U,
+    W_V,
+    WORK,
+    ad_motion,
+    add_coad_neg,
+    add_composite_to_parent,
+    add_congruence_to_parent,
+    add_force_to_parent,
+    check_length,
+    composite_times,
+    copy_into,
+    dot6,
+    force_to_parent,
+    joint_placement,
+    mat6_vec,
+    mat6T_vec,
+    motion_to_child,
+    rigid_inertia_times,
+    rotate_block,
 )
-WORK = 126
 
 _CACHE = True
-
-
-# ----------------------------------------------------------------------------- helpers
-@njit(cache=_CACHE, inline="always")
-def check_length(x, n):
-    """Kernels index without bounds checks: refuse a joint vector of the wrong length up front."""
-    if x.shape[0] != n:
-        raise ValueError("a joint-space argument does not have length model.nq")
-
-
-@njit(cache=_CACHE, inline="always")
-def joint_placement(P, i, qi, R, p):
-    """T_{λ(i),i}(q_i) = M_i exp([S_i] q_i) (Kim eq. 2.8) written as rotation R (row-major) and p."""
-    s = P[i, SCREW : SCREW + 6]
-    if P[i, TYPE] == 0.0:
-        wx, wy, wz = s[0], s[1], s[2]
-        c, sn = np.cos(qi), np.sin(qi)
-        v = 1.0 - c
-        E00, E01, E02 = c + wx * wx * v, wx * wy * v - wz * sn, wx * wz * v + wy * sn
-        E10, E11, E12 = wy * wx * v + wz * sn, c + wy * wy * v, wy * wz * v - wx * sn
-        E20, E21, E22 = wz * wx * v - wy * sn, wz * wy * v + wx * sn, c + wz * wz * v
-        # p = (I − E)(ω × v) + ω ωᵀ v q (Murray–Li–Sastry eq. 2.36)
-        ax = wy * s[5] - wz * s[4]
-        ay = wz * s[3] - wx * s[5]
-        az = wx * s[4] - wy * s[3]
-        wv = (wx * s[3] + wy * s[4] + wz * s[5]) * qi
-        ex = ax - (E00 * ax + E01 * ay + E02 * az) + wx * wv
-        ey = ay - (E10 * ax + E11 * ay + E12 * az) + wy * wv
-        ez = az - (E20 * ax + E21 * ay + E22 * az) + wz * wv
-    else:
-        E00, E01, E02, E10, E11, E12, E20, E21, E22 = 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0
-        ex, ey, ez = s[3] * qi, s[4] * qi, s[5] * qi
-    M = P[i, ROT : ROT + 9]
-    o = P[i, POS : POS + 3]
-    R[0] = M[0] * E00 + M[1] * E10 + M[2] * E20
-    R[1] = M[0] * E01 + M[1] * E11 + M[2] * E21
-    R[2] = M[0] * E02 + M[1] * E12 + M[2] * E22
-    R[3] = M[3] * E00 + M[4] * E10 + M[5] * E20
-    R[4] = M[3] * E01 + M[4] * E11 + M[5] * E21
-    R[5] = M[3] * E02 + M[4] * E12 + M[5] * E22
-    R[6] = M[6] * E00 + M[7] * E10 + M[8] * E20
-    R[7] = M[6] * E01 + M[7] * E11 + M[8] * E21
-    R[8] = M[6] * E02 + M[7] * E12 + M[8] * E22
-    p[0] = M[0] * ex + M[1] * ey + M[2] * ez + o[0]
-    p[1] = M[3] * ex + M[4] * ey + M[5] * ez + o[1]
-    p[2] = M[6] * ex + M[7] * ey + M[8] * ez + o[2]
-
-
-@njit(cache=_CACHE, inline="always")
-def motion_to_child(R, p, m, out):
-    """out = Ad_{T⁻¹} m: a parent-frame twist seen in the child frame (Kim eq. 1.10)."""
-    w0, w1, w2 = m[0], m[1], m[2]
-    v0 = m[3] - (p[1] * w2 - p[2] * w1)
-    v1 = m[4] - (p[2] * w0 - p[0] * w2)
-    v2 = m[5] - (p[0] * w1 - p[1] * w0)
-    out[0] = R[0] * w0 + R[3] * w1 + R[6] * w2
-    out[1] = R[1] * w0 + R[4] * w1 + R[7] * w2
-    out[2] = R[2] * w0 + R[5] * w1 + R[8] * w2
-    out[3] = R[0] * v0 + R[3] * v1 + R[6] * v2
-    out[4] = R[1] * v0 + R[4] * v1 + R[7] * v2
-    out[5] = R[2] * v0 + R[5] * v1 + R[8] * v2
-
-
-@njit(cache=_CACHE, inline="always")
-def add_force_to_parent(R, p, f, out):
-    """out += Ad*_{T⁻¹} f: a child-frame wrench seen in the parent frame (Kim eq. 1.18)."""
-    n0 = R[0] * f[0] + R[1] * f[1] + R[2] * f[2]
-    n1 = R[3] * f[0] + R[4] * f[1] + R[5] * f[2]
-    n2 = R[6] * f[0] + R[7] * f[1] + R[8] * f[2]
-    f0 = R[0] * f[3] + R[1] * f[4] + R[2] * f[5]
-    f1 = R[3] * f[3] + R[4] * f[4] + R[5] * f[5]
-    f2 = R[6] * f[3] + R[7] * f[4] + R[8] * f[5]
-    out[0] += n0 + p[1] * f2 - p[2] * f1
-    out[1] += n1 + p[2] * f0 - p[0] * f2
-    out[2] += n2 + p[0] * f1 - p[1] * f0
-    out[3] += f0
-    out[4] += f1
-    out[5] += f2
-
-
-@njit(cache=_CACHE, inline="always")
-def ad_motion(V, m, out):
-    """out = ad_V m = [ω × m_ω ; ω × m_v + v × m_ω] (Kim eq. 1.12)."""
-    out[0] = V[1] * m[2] - V[2] * m[1]
-    out[1] = V[2] * m[0] - V[0] * m[2]
-    out[2] = V[0] * m[1] - V[1] * m[0]
-    out[3] = V[1] * m[5] - V[2] * m[4] + V[4] * m[2] - V[5] * m[1]
-    out[4] = V[2] * m[3] - V[0] * m[5] + V[5] * m[0] - V[3] * m[2]
-    out[5] = V[0] * m[4] - V[1] * m[3] + V[3] * m[1] - V[4] * m[0]
-
-
-@njit(cache=_CACHE, inline="always")
-def add_coad_neg(V, h, out):
-    """out += −ad_Vᵀ h = [ω × h_n + v × h_f ; ω × h_f]: the gyroscopic wrench (Kim eq. 1.20)."""
-    out[0] += V[1] * h[2] - V[2] * h[1] + V[4] * h[5] - V[5] * h[4]
-    out[1] += V[2] * h[0] - V[0] * h[2] + V[5] * h[3] - V[3] * h[5]
-    out[2] += V[0] * h[1] - V[1] * h[0] + V[3] * h[4] - V[4] * h[3]
-    out[3] += V[1] * h[5] - V[2] * h[4]
-    out[4] += V[2] * h[3] - V[0] * h[5]
-    out[5] += V[0] * h[4] - V[1] * h[3]
-
-
-@njit(cache=_CACHE, inline="always")
-def mat6_vec(A, x, out):
-    """out = A x for a row-major 6×6 matrix A stored flat."""
-    for r in range(6):
-        acc = 0.0
-        for c in range(6):
-            acc += A[6 * r + c] * x[c]
-        out[r] = acc
-
-
-@njit(cache=_CACHE, inline="always")
-def mat6T_vec(A, x, out):
-    """out = Aᵀ x for a row-major 6×6 matrix A stored flat."""
-    for c in range(6):
-        acc = 0.0
-        for r in range(6):
-            acc += A[6 * r + c] * x[r]
-        out[c] = acc
-
-
-@njit(cache=_CACHE, inline="always")
-def dot6(a, b):
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5]
-
-
-@njit(cache=_CACHE, inline="always")
-def add_congruence_to_parent(R, p, A, out, tmp):
-    """out += Xᵀ A X with X = Ad_{T⁻¹}: a child-frame inertia-like 6×6 seen in the parent."""
-    # X = [[Rᵀ, 0], [−Rᵀ[p], Rᵀ]]; build it once, then two 6×6 products.
-    X = tmp[0:36]
-    Y = tmp[36:72]
-    for r in range(3):
-        for c in range(3):
-            rt = R[3 * c + r]  # (Rᵀ)_{rc}
-            X[6 * r + c] = rt
-            X[6 * (r + 3) + c + 3] = rt
-            X[6 * r + c + 3] = 0.0
-    for r in range(3):
-        # row r of −Rᵀ[p] = −(column r of R)ᵀ [p]
-        a0, a1, a2 = R[r], R[3 + r], R[6 + r]
-        X[6 * (r + 3) + 0] = -(a1 * p[2] - a2 * p[1])
-        X[6 * (r + 3) + 1] = -(a2 * p[0] - a0 * p[2])
-        X[6 * (r + 3) + 2] = -(a0 * p[1] - a1 * p[0])
-    for r in range(6):
-        for c in range(6):
-            acc = 0.0
-            for k in range(6):
-                acc += A[6 * r + k] * X[6 * k + c]
-            Y[6 * r + c] = acc
-    for r in range(6):
-        for c in range(6):
-            acc = 0.0
-            for k in range(6):
-                acc += X[6 * k + r] * Y[6 * k + c]
-            out[6 * r + c] += acc
 
 
 # ----------------------------------------------------------------------------- algorithms
 @njit(cache=_CACHE)
 def rnea(P, g, q, qd, qdd, fext, W, tau):
-    """Recursive Newton–Euler inverse dynamics with external wrenches (Kim Table 2)."""
+    """Recursive Newton–Euler inverse dynamics with external wrenches (Kim Table 2); fext may be None."""
     n = P.shape[0]
     check_length(q, n)
     check_length(qd, n)
@@ -220,12 +97,53 @@ def rnea(P, g, q, qd, qdd, fext, W, tau):
         # F_i = I V̇ − ad_Vᵀ (I V) − F_ext
         F = W[i, W_F : W_F + 6]
         Iv = W[i, W_U : W_U + 6]
-        I = P[i, INERTIA : INERTIA + 36]
-        mat6_vec(I, A, F)
-        mat6_vec(I, V, Iv)
+        rigid_inertia_times(P, i, A, F)
+        rigid_inertia_times(P, i, V, Iv)
         add_coad_neg(V, Iv, F)
-        for k in range(6):
-            F[k] -= fext[i, k]
+        if fext is not None:
+            for k in range(6):
+                F[k] -= fext[i, k]
+    for i in range(n - 1, -1, -1):
+        F = W[i, W_F : W_F + 6]
+        tau[i] = dot6(P[i, SCREW : SCREW + 6], F)
+        lam = int(P[i, PARENT])
+        if lam >= 0:
+            add_force_to_parent(W[i, W_R : W_R + 9], W[i, W_P : W_P + 3], F, W[lam, W_F : W_F + 6])
+
+
+@njit(cache=_CACHE)
+def gravity_rnea(P, g, q, W, tau):
+    """g(q): Newton–Euler at rest (Kim Table 2 with V = V̇_rel = 0), a pure-linear gravity pass.
+
+    With no velocity every body's acceleration is the base's (0, −g) rotated into it, a_i = Rᵢᵀ a_λ,
+    and its wrench is (h × a_i, m a_i); the backward pass is the RNEA's.
+    """
+    n = P.shape[0]
+    check_length(q, n)
+    for i in range(n):
+        R = W[i, W_R : W_R + 9]
+        p = W[i, W_P : W_P + 3]
+        joint_placement(P, i, q[i], R, p)
+        lam = int(P[i, PARENT])
+        if lam < 0:
+            b0, b1, b2 = -g[0], -g[1], -g[2]
+        else:
+            b0, b1, b2 = W[lam, W_A + 3], W[lam, W_A + 4], W[lam, W_A + 5]
+        a0 = R[0] * b0 + R[3] * b1 + R[6] * b2
+        a1 = R[1] * b0 + R[4] * b1 + R[7] * b2
+        a2 = R[2] * b0 + R[5] * b1 + R[8] * b2
+        W[i, W_A + 3] = a0
+        W[i, W_A + 4] = a1
+        W[i, W_A + 5] = a2
+        m = P[i, MASS]
+        h0, h1, h2 = P[i, FIRST_MOMENT], P[i, FIRST_MOMENT + 1], P[i, FIRST_MOMENT + 2]
+        F = W[i, W_F : W_F + 6]
+        F[0] = h1 * a2 - h2 * a1
+        F[1] = h2 * a0 - h0 * a2
+        F[2] = h0 * a1 - h1 * a0
+        F[3] = m * a0
+        F[4] = m * a1
+        F[5] = m * a2
     for i in range(n - 1, -1, -1):
         F = W[i, W_F : W_F + 6]
         tau[i] = dot6(P[i, SCREW : SCREW + 6], F)
@@ -236,12 +154,12 @@ def rnea(P, g, q, qd, qdd, fext, W, tau):
 
 @njit(cache=_CACHE)
 def aba(P, g, q, qd, tau, fext, W, qdd):
-    """Forward dynamics by the articulated-body algorithm (Kim Table 3)."""
+    """Forward dynamics by the articulated-body algorithm (Kim Table 3); fext may be None."""
     n = P.shape[0]
     check_length(q, n)
     check_length(qd, n)
     check_length(tau, n)
-    tmp = np.empty(72)
+    tmp = W[0, W_TMP : W_TMP + 72]
     for i in range(n):
         R = W[i, W_R : W_R + 9]
         p = W[i, W_P : W_P + 3]
@@ -260,13 +178,16 @@ def aba(P, g, q, qd, tau, fext, W, qdd):
         ad_motion(V, S, c)
         for k in range(6):
             c[k] *= qd[i]
-        I = P[i, INERTIA : INERTIA + 36]
-        W[i, W_IA : W_IA + 36] = I
+        copy_into(P[i, INERTIA : INERTIA + 36], W[i, W_IA : W_IA + 36])
         pA = W[i, W_PA : W_PA + 6]
         h = W[i, W_U : W_U + 6]
-        mat6_vec(I, V, h)
-        for k in range(6):
-            pA[k] = -fext[i, k]
+        rigid_inertia_times(P, i, V, h)
+        if fext is None:
+            for k in range(6):
+                pA[k] = 0.0
+        else:
+            for k in range(6):
+                pA[k] = -fext[i, k]
         # bias wrench p_i = −ad_Vᵀ I V − F_ext (Kim Table 3)
         add_coad_neg(V, h, pA)
     # backward pass: articulated inertias and bias wrenches
@@ -295,17 +216,16 @@ def aba(P, g, q, qd, tau, fext, W, qdd):
             add_congruence_to_parent(R, p, Ia, W[lam, W_IA : W_IA + 36], tmp)
             add_force_to_parent(R, p, pa, W[lam, W_PA : W_PA + 6])
     # forward pass: accelerations
-    a0 = np.empty(6)
-    for k in range(3):
-        a0[k] = 0.0
-        a0[k + 3] = -g[k]
     for i in range(n):
         R = W[i, W_R : W_R + 9]
         p = W[i, W_P : W_P + 3]
         A = W[i, W_A : W_A + 6]
         lam = int(P[i, PARENT])
         if lam < 0:
-            motion_to_child(R, p, a0, A)
+            # the base's (0, −g) seen in body i: Rᵀ(−g) (motion_to_child with no angular part)
+            for k in range(3):
+                A[k] = 0.0
+                A[k + 3] = -(R[k] * g[0] + R[3 + k] * g[1] + R[6 + k] * g[2])
         else:
             motion_to_child(R, p, W[lam, W_A : W_A + 6], A)
         c = W[i, W_C : W_C + 6]
@@ -316,6 +236,66 @@ def aba(P, g, q, qd, tau, fext, W, qdd):
         S = P[i, SCREW : SCREW + 6]
         for k in range(6):
             A[k] += S[k] * qdd[i]
+
+
+@njit(cache=_CACHE)
+def crba(P, q, W, M):
+    """M(q) by the composite-rigid-body algorithm in body frames (Featherstone RBDA Table 6.2)."""
+    n = P.shape[0]
+    check_length(q, n)
+    M[:, :] = 0.0  # bodies on different branches do not couple
+    for i in range(n):
+        joint_placement(P, i, q[i], W[i, W_R : W_R + 9], W[i, W_P : W_P + 3])
+        C = W[i, W_IA : W_IA + 13]
+        C[0] = P[i, MASS]
+        for k in range(3):
+            C[1 + k] = P[i, FIRST_MOMENT + k]
+        for k in range(9):
+            C[4 + k] = P[i, ROT_INERTIA + k]
+    F = W[0, W_TMP : W_TMP + 6]
+    G = W[0, W_TMP + 6 : W_TMP + 12]
+    for i in range(n - 1, -1, -1):
+        composite_times(W[i, W_IA : W_IA + 13], P[i, SCREW : SCREW + 6], F)
+        M[i, i] = dot6(P[i, SCREW : SCREW + 6], F)
+        j = i
+        lam = int(P[j, PARENT])
+        while lam >= 0:
+            force_to_parent(W[j, W_R : W_R + 9], W[j, W_P : W_P + 3], F, G)
+            copy_into(G, F)
+            M[lam, i] = dot6(P[lam, SCREW : SCREW + 6], F)
+            M[i, lam] = M[lam, i]
+            j = lam
+            lam = int(P[j, PARENT])
+        lam = int(P[i, PARENT])
+        if lam >= 0:
+            add_composite_to_parent(W[i, W_R : W_R + 9], W[i, W_P : W_P + 3],
+                                    W[i, W_IA : W_IA + 13], W[lam, W_IA : W_IA + 13])
+
+
+# ------------------------------------------------------------- entry points on the data array
+# One array D holds the packed model (gravity in row 0) and its workspace (packing.KernelData).
+@njit(cache=_CACHE)
+def inverse_dynamics_kernel(D, q, qd, qdd, fext, tau):
+    """``rnea`` on the model's data array with its own gravity."""
+    rnea(D, D[0, GRAVITY : GRAVITY + 3], q, qd, qdd, fext, D, tau)
+
+
+@njit(cache=_CACHE)
+def gravity_kernel(D, q, tau):
+    """``gravity_rnea`` on the model's data array."""
+    gravity_rnea(D, D[0, GRAVITY : GRAVITY + 3], q, D, tau)
+
+
+@njit(cache=_CACHE)
+def mass_matrix_kernel(D, q, M):
+    """``crba`` on the model's data array."""
+    crba(D, q, D, M)
+
+
+@njit(cache=_CACHE)
+def forward_dynamics_kernel(D, q, qd, tau, fext, qdd):
+    """``aba`` on the model's data array with its own gravity."""
+    aba(D, D[0, GRAVITY : GRAVITY + 3], q, qd, tau, fext, D, qdd)
 
 
 @njit(cache=_CACHE)

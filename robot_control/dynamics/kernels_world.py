@@ -1,4 +1,4 @@
-"""Composite-body algorithms in base coordinates: mass matrix, Coriolis matrix, gravity torques.
+"""Composite-body algorithms in base coordinates: Coriolis matrix and frame Jacobian.
 
 Expressed in the base frame, a composite body's inertia is a plain sum of its members' inertias
 (no congruence transforms in the backward pass), and every matrix entry is one 6-vector dot
@@ -8,16 +8,27 @@ the base origin), so moving one to the base costs a rotation, not a 6×6 congrue
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
-from robot_control.dynamics.kernels import PARENT, SCREW, check_length, dot6, joint_placement
+from robot_control.dynamics.kernels import (
+    FIRST_MOMENT,
+    MASS,
+    PARENT,
+    ROT_INERTIA,
+    ROW_PACKED,
+    SCREW,
+    W_TMP,
+    check_length,
+    copy_into,
+    dot6,
+    joint_placement,
+)
 
-# Extra packed columns (packing.py): rigid inertia about the body origin in body axes.
-MASS, FIRST_MOMENT, ROT_INERTIA = 56, 57, 60
-ROW_WORLD = 69
 # Workspace columns: world rotation and position, world screw, its rate, twist, composite inertia.
-O_R, O_P, O_S, O_SD, O_V, O_M, O_H, O_J, O_B, O_U, O_TMP = 0, 9, 12, 18, 24, 30, 31, 34, 43, 52, 55
+# (Like kernels.W_*, they start after the packed model row: the model's data array holds both.)
+O_R, O_P, O_S, O_SD, O_V, O_M, O_H, O_J, O_B, O_U, O_TMP = (
+    ROW_PACKED + c for c in (0, 9, 12, 18, 24, 30, 31, 34, 43, 52, 55)
+)
 
 _CACHE = True
 
@@ -30,8 +41,8 @@ def world_pose(P, i, q, W, R, p):
     pw = W[i, O_P : O_P + 3]
     lam = int(P[i, PARENT])
     if lam < 0:
-        Rw[:] = R
-        pw[:] = p
+        copy_into(R, Rw)
+        copy_into(p, pw)
         return
     A = W[lam, O_R : O_R + 9]
     a = W[lam, O_P : O_P + 3]
@@ -119,63 +130,6 @@ def add_to_parent_composite(P, j, W, with_coriolis):
             W[lam, O_B + k] += W[j, O_B + k]
         for k in range(3):
             W[lam, O_U + k] += W[j, O_U + k]
-
-
-@njit(cache=_CACHE)
-def mass_matrix_world(P, q, W, M):
-    """M_ij = S_iᵀ Ic_j S_j for i an ancestor of j (Saha DeNOC eq. 24 in base coordinates)."""
-    n = P.shape[0]
-    check_length(q, n)
-    M[:, :] = 0.0  # bodies on different branches do not couple
-    R = np.empty(9)
-    p = np.empty(3)
-    F = np.empty(6)
-    for i in range(n):
-        world_pose(P, i, q, W, R, p)
-        world_screw(P, i, W)
-        world_inertia(P, i, W)
-    for j in range(n - 1, -1, -1):
-        inertia_times(W, j, W[j, O_S : O_S + 6], F)
-        i = j
-        while i >= 0:
-            M[i, j] = dot6(W[i, O_S : O_S + 6], F)
-            M[j, i] = M[i, j]
-            i = int(P[i, PARENT])
-        add_to_parent_composite(P, j, W, False)
-
-
-@njit(cache=_CACHE)
-def gravity_world(P, g, q, W, tau):
-    """g_i = S_iᵀ Ic_i (0, −g): the composite weight seen by each joint (base coordinates)."""
-    n = P.shape[0]
-    check_length(q, n)
-    R = np.empty(9)
-    p = np.empty(3)
-    for i in range(n):
-        world_pose(P, i, q, W, R, p)
-        world_screw(P, i, W)
-        h = W[i, O_H : O_H + 3]
-        m = P[i, MASS]
-        hb = P[i, FIRST_MOMENT : FIRST_MOMENT + 3]
-        Rw = W[i, O_R : O_R + 9]
-        pw = W[i, O_P : O_P + 3]
-        W[i, O_M] = m
-        for r in range(3):
-            h[r] = Rw[3 * r] * hb[0] + Rw[3 * r + 1] * hb[1] + Rw[3 * r + 2] * hb[2] + m * pw[r]
-    for j in range(n - 1, -1, -1):
-        m = W[j, O_M]
-        h = W[j, O_H : O_H + 3]
-        S = W[j, O_S : O_S + 6]
-        # wrench of the composite under a = (0, −g): (h × (−g), −m g)
-        n0 = -(h[1] * g[2] - h[2] * g[1])
-        n1 = -(h[2] * g[0] - h[0] * g[2])
-        n2 = -(h[0] * g[1] - h[1] * g[0])
-        tau[j] = S[0] * n0 + S[1] * n1 + S[2] * n2 - m * (S[3] * g[0] + S[4] * g[1] + S[5] * g[2])
-        lam = int(P[j, PARENT])
-        if lam >= 0:
-            W[lam, O_M] += m
-            for k in range(3):
-                W[lam, O_H + k] += h[k]
 
 
 @njit(cache=_CACHE, inline="always")
@@ -269,12 +223,12 @@ def coriolis_world(P, q, qd, W, C):
     check_length(q, n)
     check_length(qd, n)
     C[:, :] = 0.0  # bodies on different branches do not couple
-    R = np.empty(9)
-    p = np.empty(3)
-    F1 = np.empty(6)
-    F2 = np.empty(6)
-    F3 = np.empty(6)
-    t = np.empty(6)
+    R = W[0, W_TMP : W_TMP + 9]
+    p = W[0, W_TMP + 9 : W_TMP + 12]
+    F1 = W[0, W_TMP + 12 : W_TMP + 18]
+    F2 = W[0, W_TMP + 18 : W_TMP + 24]
+    F3 = W[0, W_TMP + 24 : W_TMP + 30]
+    t = W[0, W_TMP + 30 : W_TMP + 36]
     for i in range(n):
         world_pose(P, i, q, W, R, p)
         world_screw(P, i, W)
@@ -316,13 +270,13 @@ def frame_jacobian_world(P, q, body, X, W, J):
     n = P.shape[0]
     check_length(q, n)
     J[:, :] = 0.0
-    R = np.empty(9)
-    p = np.empty(3)
+    R = W[0, W_TMP : W_TMP + 9]
+    p = W[0, W_TMP + 9 : W_TMP + 12]
     for i in range(body + 1):
         world_pose(P, i, q, W, R, p)
     Rb = W[body, O_R : O_R + 9]
     pb = W[body, O_P : O_P + 3]
-    o = np.empty(3)
+    o = W[0, W_TMP + 12 : W_TMP + 15]
     for r in range(3):
         o[r] = Rb[3 * r] * X[0, 3] + Rb[3 * r + 1] * X[1, 3] + Rb[3 * r + 2] * X[2, 3] + pb[r]
     j = body
@@ -336,3 +290,10 @@ def frame_jacobian_world(P, q, body, X, W, J):
         J[4, j] = S[4] - (o[2] * S[0] - o[0] * S[2])
         J[5, j] = S[5] - (o[0] * S[1] - o[1] * S[0])
         j = int(P[j, PARENT])
+
+
+# ------------------------------------------------------------- entry points on the data array
+@njit(cache=_CACHE)
+def coriolis_kernel(D, q, qd, C):
+    """``coriolis_world`` on the model's data array."""
+    coriolis_world(D, q, qd, D, C)

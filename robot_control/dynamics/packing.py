@@ -10,37 +10,73 @@ from __future__ import annotations
 import numpy as np
 
 from robot_control.dynamics import kernels as K
-from robot_control.dynamics import kernels_world as KW
 
 Array = np.ndarray
 
 
 class KernelData:
-    """Packed model rows ``P`` (n × 56), a workspace ``W`` and a zero external-wrench array."""
+    """The model's data array ``D`` (n × K.WORK): packed model rows, then the workspace.
 
-    __slots__ = ("n", "P", "W", "fext0", "zeros", "T")
+    ``P`` and ``W`` are both ``D`` (the kernels read model columns < K.ROW_PACKED and work in
+    the columns after them), so an algorithm is called with one array for model and workspace:
+    numba's dispatcher pays several hundred instructions per array argument, more than a small
+    kernel costs. The model's gravity lives in row 0 too; ``model.gravity`` is rebound to that
+    view, so editing it in place reaches the kernels, and ``sync_gravity`` adopts a reassigned one.
+    """
+
+    __slots__ = ("n", "D", "P", "W", "gravity", "fext0", "zeros", "T")
 
     def __init__(self, model) -> None:
         n = model.nq
-        P = np.zeros((n, KW.ROW_WORLD))
-        P[:, K.PARENT] = model.parent
-        P[:, K.TYPE] = model.joint_type
-        P[:, K.SCREW : K.SCREW + 6] = model.screw
-        P[:, K.ROT : K.ROT + 9] = model.origin_rotation.reshape(n, 9)
-        P[:, K.POS : K.POS + 3] = model.origin_translation
-        P[:, K.INERTIA : K.INERTIA + 36] = model.spatial_inertia.reshape(n, 36)
-        # the same inertia as (m, h = m c, J about the origin) for the base-coordinate kernels
+        D = np.zeros((n, K.WORK))
+        D[:, K.PARENT] = model.parent
+        D[:, K.TYPE] = model.joint_type
+        D[:, K.SCREW : K.SCREW + 6] = model.screw
+        D[:, K.ROT : K.ROT + 9] = model.origin_rotation.reshape(n, 9)
+        D[:, K.POS : K.POS + 3] = model.origin_translation
+        D[:, K.INERTIA : K.INERTIA + 36] = model.spatial_inertia.reshape(n, 36)
+        # the same inertia as (m, h = m c, J about the origin) for the rigid-body products
         I6 = model.spatial_inertia
-        P[:, KW.MASS] = I6[:, 3, 3]
-        P[:, KW.FIRST_MOMENT : KW.FIRST_MOMENT + 3] = np.stack(
+        D[:, K.MASS] = I6[:, 3, 3]
+        D[:, K.FIRST_MOMENT : K.FIRST_MOMENT + 3] = np.stack(
             [I6[:, 2, 4], I6[:, 0, 5], I6[:, 1, 3]], axis=1)
-        P[:, KW.ROT_INERTIA : KW.ROT_INERTIA + 9] = I6[:, :3, :3].reshape(n, 9)
+        D[:, K.ROT_INERTIA : K.ROT_INERTIA + 9] = I6[:, :3, :3].reshape(n, 9)
+        D[:, K.AXIS] = [axis_code(t, s) for t, s in zip(model.joint_type, model.screw)]
         self.n = n
-        self.P = P
-        self.W = np.zeros((n, K.WORK))
+        self.D = self.P = self.W = D
+        self.gravity = D[0, K.GRAVITY : K.GRAVITY + 3]
         self.fext0 = np.zeros((n, 6))
         self.zeros = np.zeros(n)
         self.T = np.zeros((n, 4, 4))
+        self.sync_gravity(model)
+
+    def sync_gravity(self, model) -> None:
+        """Copy ``model.gravity`` into the data array and make the attribute that view."""
+        g = np.asarray(model.gravity, dtype=np.float64)
+        if g.shape != (3,) or not np.all(np.isfinite(g)):
+            raise ValueError(f"model.gravity must be three finite numbers, got {model.gravity}")
+        self.gravity[:] = g
+        model.gravity = self.gravity
+
+    def __getstate__(self):
+        return self.n, self.D, self.fext0, self.zeros, self.T
+
+    def __setstate__(self, state) -> None:
+        self.n, self.D, self.fext0, self.zeros, self.T = state
+        self.P = self.W = self.D
+        self.gravity = self.D[0, K.GRAVITY : K.GRAVITY + 3]  # the model adopts it on next use
+
+
+def axis_code(joint_type: int, screw: Array) -> int:
+    """±(a + 1) for a revolute joint about ±e_a through the body origin, else 0 (general screw).
+
+    The kernels compute exp([S] q) for such a joint as a plane rotation (a third of the work).
+    """
+    w, v = screw[:3], screw[3:]
+    if joint_type != 0 or np.any(v) or np.count_nonzero(w) != 1:
+        return 0
+    a = int(np.flatnonzero(w)[0])
+    return (a + 1) * int(np.sign(w[a])) if abs(w[a]) == 1.0 else 0
 
 
 def kernel_data(model) -> KernelData:
@@ -48,6 +84,8 @@ def kernel_data(model) -> KernelData:
     data = model._kernel
     if data is None:
         data = model._kernel = KernelData(model)
+    elif model.gravity is not data.gravity:
+        data.sync_gravity(model)
     return data
 
 
@@ -59,6 +97,11 @@ def array(x) -> Array:
     if a.ndim != 1:
         raise ValueError(f"joint-space arguments must be 1-D, got shape {a.shape}")
     return a
+
+
+def not_vectors(exc: Exception) -> ValueError:
+    """The ValueError for a kernel that refused to compile for its arguments (e.g. a 2-D q)."""
+    return ValueError(f"joint-space arguments must be 1-D float arrays of length model.nq ({exc})")
 
 
 def vector(x, n: int, what: str) -> Array:

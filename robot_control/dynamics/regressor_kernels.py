@@ -193,8 +193,8 @@ def project_blocks(P, W, Y):
         # T_{i,j}, the pose of body j in its ancestor i, starting from the parent
         R = W[j, W_SCRATCH : W_SCRATCH + 9]
         p = W[j, W_SCRATCH + 9 : W_SCRATCH + 12]
-        R[:] = W[j, K.W_R : K.W_R + 9]
-        p[:] = W[j, K.W_P : K.W_P + 3]
+        K.copy_into(W[j, K.W_R : K.W_R + 9], R)
+        K.copy_into(W[j, K.W_P : K.W_P + 3], p)
         s = W[j, K.W_F : K.W_F + 6]
         while True:
             motion_to_child(R, p, P[i, K.SCREW : K.SCREW + 6], s)

@@ -1,27 +1,38 @@
 """Joint-space rigid-body dynamics M(q) q̈ + C(q, q̇) q̇ + g(q) = τ + Σ Jᵢᵀ F_ext,i.
 
-The wrappers are deliberately thin: array arguments go straight to the compiled kernels, which
-check their lengths (a Python-side check per argument would cost more than the algorithm).
+The wrappers are deliberately thin: ndarrays go straight to the compiled kernels, which check
+their lengths and refuse other than 1-D ones when they compile (a Python-side check per argument
+costs more than the algorithm); anything else goes through ``packing.array`` first.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from numba.core.errors import TypingError
 from scipy.linalg import cho_factor, cho_solve
 
 from robot_control.dynamics import kernels as K
 from robot_control.dynamics import kernels_world as KW
-from robot_control.dynamics.packing import array, kernel_data, wrenches
+from robot_control.dynamics.packing import array, kernel_data, not_vectors, wrenches
 
 Array = np.ndarray
+_ND = np.ndarray
+_empty = np.empty
 
 
 def inverse_dynamics(model, q, qd, qdd, f_ext=None) -> Array:
     """τ = M q̈ + C q̇ + g − Σ Jᵀ F_ext by recursive Newton–Euler (Kim Table 2)."""
-    d = model._kernel or kernel_data(model)
-    tau = np.empty(d.n)
-    K.rnea(d.P, model.gravity, array(q), array(qd), array(qdd),
-           d.fext0 if f_ext is None else wrenches(f_ext, d), d.W, tau)
+    d = model._kernel
+    if d is None or model.gravity is not d.gravity:
+        d = kernel_data(model)
+    if not (type(q) is _ND and type(qd) is _ND and type(qdd) is _ND):
+        q, qd, qdd = array(q), array(qd), array(qdd)
+    tau = _empty(d.n)
+    try:
+        K.inverse_dynamics_kernel(d.D, q, qd, qdd, None if f_ext is None else wrenches(f_ext, d),
+                                  tau)
+    except TypingError as exc:
+        raise not_vectors(exc) from exc
     return tau
 
 
@@ -32,35 +43,59 @@ def bias_torques(model, q, qd, f_ext=None) -> Array:
 
 
 def gravity_torques(model, q) -> Array:
-    """g(q) = ∂U/∂q: each joint carries its composite body's weight (base coordinates)."""
-    d = model._kernel or kernel_data(model)
-    tau = np.empty(d.n)
-    KW.gravity_world(d.P, model.gravity, array(q), d.W, tau)
+    """g(q) = ∂U/∂q by a gravity-only Newton–Euler pass (Kim Table 2 at rest)."""
+    d = model._kernel
+    if d is None or model.gravity is not d.gravity:
+        d = kernel_data(model)
+    if type(q) is not _ND:
+        q = array(q)
+    tau = _empty(d.n)
+    try:
+        K.gravity_kernel(d.D, q, tau)
+    except TypingError as exc:
+        raise not_vectors(exc) from exc
     return tau
 
 
 def mass_matrix(model, q) -> Array:
-    """M(q) by composite rigid bodies (Saha DeNOC eqs. 23b–24, Walker–Orin)."""
+    """M(q) by the composite-rigid-body algorithm in body frames (Featherstone RBDA Table 6.2)."""
     d = model._kernel or kernel_data(model)
-    M = np.empty((d.n, d.n))
-    KW.mass_matrix_world(d.P, array(q), d.W, M)
+    if type(q) is not _ND:
+        q = array(q)
+    M = _empty((d.n, d.n))
+    try:
+        K.mass_matrix_kernel(d.D, q, M)
+    except TypingError as exc:
+        raise not_vectors(exc) from exc
     return M
 
 
 def coriolis_matrix(model, q, qd) -> Array:
     """C(q, q̇) with C q̇ the Coriolis/centrifugal torque and Ṁ − 2C skew-symmetric."""
     d = model._kernel or kernel_data(model)
-    C = np.empty((d.n, d.n))
-    KW.coriolis_world(d.P, array(q), array(qd), d.W, C)
+    if not (type(q) is _ND and type(qd) is _ND):
+        q, qd = array(q), array(qd)
+    C = _empty((d.n, d.n))
+    try:
+        KW.coriolis_kernel(d.D, q, qd, C)
+    except TypingError as exc:
+        raise not_vectors(exc) from exc
     return C
 
 
 def forward_dynamics(model, q, qd, tau, f_ext=None) -> Array:
     """q̈ by the articulated-body algorithm, O(n) (Kim Table 3)."""
-    d = model._kernel or kernel_data(model)
-    qdd = np.empty(d.n)
-    K.aba(d.P, model.gravity, array(q), array(qd), array(tau),
-          d.fext0 if f_ext is None else wrenches(f_ext, d), d.W, qdd)
+    d = model._kernel
+    if d is None or model.gravity is not d.gravity:
+        d = kernel_data(model)
+    if not (type(q) is _ND and type(qd) is _ND and type(tau) is _ND):
+        q, qd, tau = array(q), array(qd), array(tau)
+    qdd = _empty(d.n)
+    try:
+        K.forward_dynamics_kernel(d.D, q, qd, tau, None if f_ext is None else wrenches(f_ext, d),
+                                  qdd)
+    except TypingError as exc:
+        raise not_vectors(exc) from exc
     return qdd
 
 

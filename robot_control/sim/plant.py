@@ -14,9 +14,16 @@ from __future__ import annotations
 import numpy as np
 
 from robot_control import dynamics as dyn
+from robot_control.dynamics.packing import kernel_data
 from robot_control.model.robot_model import RobotModel
+from robot_control.sim import plant_kernels as PK
 from robot_control.sim.environment import CompliantSurface, RigidSurface, environment_from_config
-from robot_control.sim.plant_config import PlantConfig, parse_plant_config, plant_model
+from robot_control.sim.plant_config import (
+    INTEGRATORS,
+    PlantConfig,
+    parse_plant_config,
+    plant_model,
+)
 
 Array = np.ndarray
 
@@ -51,7 +58,38 @@ class Plant:
         self._lower, self._upper = self.model.lower, self.model.upper
         self._limits_on = cfg.limits_enabled and bool(
             np.any(np.isfinite(self._lower)) or np.any(np.isfinite(self._upper)))
+        self._J, self._S = self._packed_settings()
+        self._X = np.zeros((PK.XROWS, self.n))
+        self._M = np.zeros((self.n, self.n))
         self.reset(np.zeros(self.n))
+
+    def _packed_settings(self) -> tuple[Array, Array]:
+        """Per-joint table J and scalar row S of plant_kernels (the compiled free-space plant)."""
+        cfg, n = self.config, self.n
+        J = np.zeros((n, PK.JCOLS))
+        if cfg.actuator_inertia is not None:
+            J[:, PK.J_ARMATURE] = cfg.actuator_inertia
+        J[:, PK.J_EFFORT] = self._effort
+        J[:, PK.J_LOWER], J[:, PK.J_UPPER] = self._lower, self._upper
+        J[:, PK.J_VISCOUS : PK.J_STRIBECK + 1] = self.model.friction
+        if cfg.disturbance_amplitude is not None:
+            J[:, PK.J_AMPLITUDE] = cfg.disturbance_amplitude
+        S = np.zeros(PK.SCOLS)
+        S[PK.S_DT] = self.dt
+        S[PK.S_INTEGRATOR] = INTEGRATORS.index(cfg.integrator)
+        S[PK.S_FRICTION] = self._friction_on
+        S[PK.S_LIMITS] = self._limits_on
+        S[PK.S_STIFFNESS], S[PK.S_DAMPING] = cfg.limit_stiffness, cfg.limit_damping
+        S[PK.S_DISTURBANCE] = cfg.disturbance_amplitude is not None
+        S[PK.S_FREQUENCY] = cfg.disturbance_frequency
+        S[PK.S_ARMATURE] = self._armature is not None
+        S[PK.S_SATURATE] = cfg.saturate
+        return J, S
+
+    @property
+    def compiled(self) -> bool:
+        """Free space: ``step`` runs the whole hold in one compiled call (plant_kernels.hold)."""
+        return self.environment is None
 
     # ------------------------------------------------------------------ state
     def reset(self, q, qd=None, t: float = 0.0) -> None:
@@ -68,6 +106,7 @@ class Plant:
         self._noise = np.random.default_rng(self.config.noise_seed)
         phase_rng = np.random.default_rng(self.config.disturbance_seed)
         self._dist_phase = phase_rng.uniform(0.0, 2.0 * np.pi, self.n)
+        self._J[:, PK.J_PHASE] = self._dist_phase
 
     def measure(self) -> tuple[Array, Array]:
         """(q, q̇) as the joint sensors report them: truth plus seeded Gaussian noise."""
@@ -125,6 +164,12 @@ class Plant:
 
     def acceleration(self, t: float, q: Array, qd: Array, tau: Array) -> Array:
         """q̈ of the plant's full model for a held (already saturated) torque."""
+        if self.compiled:
+            out = np.empty(self.n)
+            PK.acceleration(kernel_data(self.model).D, self._J, self._S, self._X, self._M, t,
+                            self._joint_vector(q), self._joint_vector(qd),
+                            self._joint_vector(tau), out)
+            return out
         total = tau + self.disturbance(t) if self.config.disturbance_amplitude is not None else tau
         if self._friction_on:
             total = total - dyn.friction_torques(self.model, qd)
@@ -148,19 +193,31 @@ class Plant:
     # ------------------------------------------------------------ integration
     def step(self, tau, duration: float) -> Array:
         """Hold τ for ``duration`` (a whole number of physics steps, at least one); returns τ applied."""
-        tau = self.saturate(tau)
+        tau = self._joint_vector(self.saturate(tau))
         steps = max(1, int(round(duration / self.dt)))
-        integrate = _INTEGRATORS[self.config.integrator]
-        for _ in range(steps):
-            if self._rigid is not None:
-                self._update_contact_mode(tau)
-            integrate(self, tau)
-            self.t += self.dt
+        if self.compiled:
+            q, qd, qdd = self.q.copy(), self.qd.copy(), np.empty(self.n)
+            self.t = PK.hold(kernel_data(self.model).D, self._J, self._S, self._X, self._M,
+                             self.t, steps, q, qd, qdd, tau)
+            self.q, self.qd, self.qdd = q, qd, qdd
+        else:
+            integrate = _INTEGRATORS[self.config.integrator]
+            for _ in range(steps):
+                if self._rigid is not None:
+                    self._update_contact_mode(tau)
+                integrate(self, tau)
+                self.t += self.dt
         self.applied = tau
         if not (np.all(np.isfinite(self.q)) and np.all(np.isfinite(self.qd))):
             raise FloatingPointError(f"plant state diverged at t = {self.t:.6f} s")
         return tau
 
+    def _joint_vector(self, x) -> Array:
+        """x as a contiguous float vector of length n (what the compiled plant indexes)."""
+        a = np.ascontiguousarray(x, dtype=np.float64)
+        if a.shape != (self.n,):
+            raise ValueError(f"joint vectors of the plant have length {self.n}, got shape {a.shape}")
+        return a
 
     def _update_contact_mode(self, tau: Array) -> None:
         """Rigid surface: close the contact with a plastic impact, open it when λ would pull."""

@@ -7,7 +7,6 @@ the same sequence over the bus, so a lockstep run reproduces this one.
 
 from __future__ import annotations
 
-import sys
 import time
 from dataclasses import dataclass
 
@@ -17,10 +16,15 @@ from robot_control import dynamics as dyn
 from robot_control.clock import period_ns, seconds
 from robot_control.control.base import Reference, State
 from robot_control.control.registry import create
+from robot_control.dynamics.packing import kernel_data
+from robot_control.sim import run_kernels as RK
 from robot_control.sim.plant import Plant
+from robot_control.sim.progress import progress_bar
 from robot_control.sim.scenario import CartesianPath, Scenario, load_scenario
 
 Array = np.ndarray
+#: control periods per compiled call (and per progress-bar update)
+CHUNK_PERIODS = 2000
 
 
 @dataclass
@@ -74,8 +78,15 @@ def make_controller(scenario: Scenario):
     return law
 
 
-def run(scenario: Scenario | str, progress: bool = False) -> Result:
-    """Simulate a scenario and summarise how well it tracked (design.md simulate keys)."""
+def run(scenario: Scenario | str, progress: bool = False, compiled: bool = True) -> Result:
+    """Simulate a scenario and summarise how well it tracked (design.md simulate keys).
+
+    With a compiled law (``Controller.compiled``), a joint-space reference that samples through
+    ``trajectory.sampling`` and the plant in free space, whole chunks of control periods run in
+    one compiled call (sim.run_kernels); otherwise Python runs each period and the plant holds τ
+    in one compiled call. Both give the same numbers; ``compiled=False`` forces the second.
+    ``progress`` shows a bar on stderr (tqdm) for runs that last more than a moment.
+    """
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
     plant = Plant(sc.robot, sc.plant, sc.physics_dt)
     plant.reset(sc.q0, sc.qd0)
@@ -83,64 +94,124 @@ def run(scenario: Scenario | str, progress: bool = False) -> Result:
     n, steps = sc.robot.nq, sc.steps
     # time in whole nanoseconds, rounded exactly as the nodes stamp their messages
     tick_ns = period_ns(sc.rate)
-    period = seconds(tick_ns)
     rows = steps + 1
-    t_log = np.empty(rows)
-    q_log, qd_log, ref_log, tau_log = (np.empty((rows, n)) for _ in range(4))
-    qm_log, qdm_log, cmd_log = (np.empty((rows, n)) for _ in range(3))
-    wrench_log = np.zeros((rows, 6))
-    cartesian = isinstance(sc.trajectory, CartesianPath)
-    task_log = np.zeros((rows, 3)) if cartesian else None
-    touching = plant.environment is not None
-    ref_force = np.zeros(rows)
-    normal = None
-    if touching:
-        normal = np.asarray(sc.plant["environment"].get("normal", (0, 0, 1)), dtype=float)
-        normal = normal / np.linalg.norm(normal)
+    log = RunLog(rows, n, isinstance(sc.trajectory, CartesianPath))
+    spec = law.compiled() if compiled else None
+    sampling = getattr(sc.trajectory, "sampling_arrays", None)
     started = time.perf_counter()
-    shown = -1
-    for k in range(rows):
+    with progress_bar(progress, sc.duration) as bar:
+        if spec is not None and sampling is not None and plant.compiled:
+            run_compiled(sc, plant, law, spec, sampling(), tick_ns, log, bar)
+        else:
+            run_stepwise(sc, plant, law, tick_ns, log, bar)
+    wall = time.perf_counter() - started
+    return finish(sc, plant, law, log, wall)
+
+
+class RunLog:
+    """Preallocated time series of a run, one row per control period."""
+
+    def __init__(self, rows: int, n: int, cartesian: bool) -> None:
+        self.t = np.empty(rows)
+        self.q, self.qd, self.ref, self.tau = (np.empty((rows, n)) for _ in range(4))
+        # what the controller saw and asked for: sensed state and the unsaturated command
+        self.q_measured, self.qd_measured, self.tau_command = (np.empty((rows, n)) for _ in range(3))
+        self.wrench = np.zeros((rows, 6))
+        self.task = np.zeros((rows, 3)) if cartesian else None
+        self.ref_force = np.zeros(rows)
+
+
+def run_stepwise(sc: Scenario, plant: Plant, law, tick_ns: int, log: RunLog, bar) -> None:
+    """Python once per control period: sense, reference, law, log, then one compiled hold."""
+    steps = sc.steps
+    period = seconds(tick_ns)
+    cartesian = log.task is not None
+    normal = contact_normal(sc, plant)
+    for k in range(steps + 1):
         t = seconds(k * tick_ns)
         q_meas, qd_meas = plant.measure()
         # what a controller node knows: measured q, q̇ and the force sensor (no q̈)
         state = State(t, q_meas, qd_meas, wrench=plant.wrench.copy())
         ref = reference_at(sc, t, sc.q0)
         tau = law.update(t, state, ref)
-        t_log[k], q_log[k], qd_log[k] = t, plant.q, plant.qd
-        qm_log[k], qdm_log[k], cmd_log[k] = q_meas, qd_meas, tau
-        ref_log[k] = ref.q
+        log.t[k], log.q[k], log.qd[k] = t, plant.q, plant.qd
+        log.ref[k] = ref.q
+        log.q_measured[k], log.qd_measured[k], log.tau_command[k] = q_meas, qd_meas, tau
         if cartesian:  # position error of the task frame, p_d − p
             p = dyn.frame_placement(plant.model, plant.q, sc.trajectory.frame)[:3, 3]
-            task_log[k] = ref.pose[:3, 3] - p
-        wrench_log[k] = plant.wrench
-        if touching and ref.wrench is not None:
-            ref_force[k] = float(normal @ ref.wrench[3:])
+            log.task[k] = ref.pose[:3, 3] - p
+        log.wrench[k] = plant.wrench
+        if normal is not None and ref.wrench is not None:
+            log.ref_force[k] = float(normal @ ref.wrench[3:])
         if k < steps:
-            tau_log[k] = plant.step(tau, period)
+            log.tau[k] = plant.step(tau, period)
         else:
-            tau_log[k] = plant.saturate(tau)
-        if progress and (pct := 100 * k // max(steps, 1)) != shown:
-            shown = pct
-            bar = "#" * (pct // 4)
-            print(f"\r[{bar:<25}] {pct:3d}%  t = {t:6.3f} s", end="", file=sys.stderr, flush=True)
-    wall = time.perf_counter() - started
-    if progress:
-        print(file=sys.stderr)
+            log.tau[k] = plant.saturate(tau)
+        bar.advance(t)
+
+
+def run_compiled(sc: Scenario, plant: Plant, law, spec, sampling, tick_ns: int, log: RunLog,
+                 bar) -> None:
+    """Chunks of control periods in one compiled call each (Python once per chunk)."""
+    n, steps = sc.robot.nq, sc.steps
+    rows = steps + 1
+    substeps = max(1, int(round(seconds(tick_ns) / plant.dt)))
+    cfg = plant.config
+    sigma = np.array([cfg.noise_position, cfg.noise_velocity])
+    draws = int(sigma[0] > 0.0) + int(sigma[1] > 0.0)
+    state = np.stack([plant.q, plant.qd, plant.qdd])
+    clock = np.array([plant.t])
+    work = np.zeros((8, n))
+    knots, seg_rows, first, last = sampling
+    D = kernel_data(plant.model).D
+    chunk = max(1, min(rows, CHUNK_PERIODS))
+    for k0 in range(0, rows, chunk):
+        k1 = min(rows, k0 + chunk)
+        # the same draws, in the same order, as plant.measure() once per period
+        noise = plant._noise.standard_normal((k1 - k0, draws, n))
+        bad = RK.run_periods(k0, k1, steps, tick_ns, substeps, D, plant._J, plant._S, plant._X,
+                             plant._M, state, clock, noise, sigma, spec.kind, spec.data,
+                             spec.gains, spec.errors, knots, seg_rows, first, last, work, log.t,
+                             log.q, log.qd, log.ref, log.tau, log.q_measured, log.qd_measured,
+                             log.tau_command)
+        if bad >= 0:
+            raise FloatingPointError(f"plant state diverged at t = {clock[0]:.6f} s")
+        bar.advance(log.t[k1 - 1])
+    plant.q, plant.qd, plant.qdd = state[0].copy(), state[1].copy(), state[2].copy()
+    plant.t = float(clock[0])
+    plant.applied = work[3].copy()
+    plant.saturated = work[4] > 0.0
+    law.finish_compiled(spec, seconds(steps * tick_ns),
+                        seconds((steps - 1) * tick_ns) if steps > 0 else None)
+
+
+def contact_normal(sc: Scenario, plant: Plant) -> Array | None:
+    """Unit normal of the scenario's surface (None in free space)."""
+    if plant.environment is None:
+        return None
+    normal = np.asarray(sc.plant["environment"].get("normal", (0, 0, 1)), dtype=float)
+    return normal / np.linalg.norm(normal)
+
+
+def finish(sc: Scenario, plant: Plant, law, log: RunLog, wall: float) -> Result:
+    """The Result of a finished run: series, force and task errors, summary, diagnostics."""
     force_error = None
-    if touching:
+    normal = contact_normal(sc, plant)
+    if normal is not None:
         # pressing magnitudes along −n: desired −(n·f_d), actual = the surface's push n·f_env
-        exerted = wrench_log[:, 3:] @ normal
-        force_error = -ref_force - exerted if sc.force_reference is not None else None
-    summary = summarise(sc, t_log, q_log, ref_log, tau_log, wall, force_error)
-    if cartesian:
+        exerted = log.wrench[:, 3:] @ normal
+        force_error = -log.ref_force - exerted if sc.force_reference is not None else None
+    summary = summarise(sc, log.t, log.q, log.ref, log.tau, wall, force_error)
+    if log.task is not None:
         summary["error_reference"] = "joint errors are from the initial posture; see task_error"
         summary["task_error"] = {
-            "rms": np.sqrt(np.mean(task_log**2, axis=0)).tolist(),
-            "max": np.abs(task_log).max(axis=0).tolist(),
-            "final": task_log[-1].tolist(),
+            "rms": np.sqrt(np.mean(log.task**2, axis=0)).tolist(),
+            "max": np.abs(log.task).max(axis=0).tolist(),
+            "final": log.task[-1].tolist(),
         }
-    return Result(t_log, q_log, qd_log, ref_log, tau_log, wrench_log, force_error, task_log,
-                  summary, _jsonable(law.diagnostics()), qm_log, qdm_log, cmd_log)
+    return Result(log.t, log.q, log.qd, log.ref, log.tau, log.wrench, force_error, log.task,
+                  summary, _jsonable(law.diagnostics()), log.q_measured, log.qd_measured,
+                  log.tau_command)
 
 
 def summarise(sc: Scenario, t: Array, q: Array, q_ref: Array, tau: Array, wall: float,

@@ -16,7 +16,6 @@ acceleration are continuous at the via points whatever values the rules pick (C�
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
@@ -29,10 +28,9 @@ from robot_control.trajectory.quintic import (
     REST_TO_REST_PEAK_VELOCITY,
     Quintic,
     derivative_rows,
-    evaluate,
-    powers,
     quintic_coefficients,
 )
+from robot_control.trajectory.sampling import sample_into, sample_many
 
 Array = NDArray[np.float64]
 VIA_ACCELERATION_RULES = ("parabola", "zero")
@@ -75,6 +73,12 @@ class Hold(LimitChecks):
         a = np.zeros((6, self.dof))
         a[0] = self.q
         return [(a, 0.0, self.start_time)]
+
+    def sampling_arrays(self) -> tuple[Array, Array, Array, Array]:
+        """(knots, rows, first, last) for ``trajectory.sampling.sample_into``: q at rest always."""
+        first = np.zeros((3, self.dof))
+        first[0] = self.q
+        return np.array([self.start_time]), np.zeros((0, 3, 6, self.dof)), first, self.q
 
 
 def via_velocity_heuristic(positions: Array, durations: Array) -> Array:
@@ -180,6 +184,8 @@ class JointTrajectory(LimitChecks):
                       else np.zeros((0, 3, 6, n)))
         self._knots = (self.start_time + times).tolist()
         self._knot_array = self.start_time + times
+        self._first = np.stack([P[0], V[0], A[0]])
+        self._last = P[-1].copy()
 
     # ------------------------------------------------------------ constructors
     @classmethod
@@ -282,31 +288,17 @@ class JointTrajectory(LimitChecks):
     def sample(self, t: float | ArrayLike) -> tuple[Array, Array, Array]:
         """(q_d, q̇_d, q̈_d) at t; first knot's state before the start, last position held after."""
         if np.ndim(t) != 0:
-            return self._sample_many(np.asarray(t, dtype=float).ravel())
-        t = float(t)
-        knots = self._knots
-        if t > knots[-1] or len(knots) == 1:
-            n = self.dof
-            return self.positions[-1].copy(), np.zeros(n), np.zeros(n)
-        if t <= knots[0]:
-            return (self.positions[0].copy(), self.velocities[0].copy(),
-                    self.accelerations[0].copy())
-        i = min(bisect_right(knots, t) - 1, len(knots) - 2)
-        out = powers(t - knots[i]) @ self._rows[i]
+            times = np.asarray(t, dtype=float).ravel()
+            out = np.empty((times.size, 3, self.dof))
+            sample_many(self._knot_array, self._rows, self._first, self._last, times, out)
+            return out[:, 0], out[:, 1], out[:, 2]
+        out = np.empty((3, self.dof))
+        sample_into(self._knot_array, self._rows, self._first, self._last, float(t), out)
         return out[0], out[1], out[2]
 
-    def _sample_many(self, t: Array) -> tuple[Array, Array, Array]:
-        knots, m = self._knot_array, self.coefficients.shape[0]
-        out = np.empty((t.size, 3, self.dof))
-        if m == 0:
-            out[:] = 0.0
-            out[:, 0] = self.positions[-1]
-            return out[:, 0], out[:, 1], out[:, 2]
-        i = np.clip(np.searchsorted(knots, t, side="right") - 1, 0, m - 1)
-        tau = np.clip(t - knots[i], 0.0, knots[i + 1] - knots[i])
-        out[:] = evaluate(self._rows[i], tau)
-        out[t > knots[-1], 1:] = 0.0
-        return out[:, 0], out[:, 1], out[:, 2]
+    def sampling_arrays(self) -> tuple[Array, Array, Array, Array]:
+        """(knots, rows, first, last) for ``trajectory.sampling.sample_into`` (compiled callers)."""
+        return self._knot_array, self._rows, self._first, self._last
 
     def pieces(self) -> list[Piece]:
         if self.coefficients.shape[0] == 0:

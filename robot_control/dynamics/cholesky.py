@@ -1,0 +1,51 @@
+"""Compiled Cholesky factorisation and solves for small SPD matrices (M(q)), in place."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True)
+def cholesky_in_place(M):
+    """M = L Lᵀ with L written over M's lower triangle; FloatingPointError unless M is SPD."""
+    n = M.shape[0]
+    for j in range(n):
+        s = M[j, j]
+        for k in range(j):
+            s -= M[j, k] * M[j, k]
+        if not s > 0.0:
+            raise FloatingPointError("the mass matrix is not positive definite")
+        d = np.sqrt(s)
+        M[j, j] = d
+        for i in range(j + 1, n):
+            s = M[i, j]
+            for k in range(j):
+                s -= M[i, k] * M[j, k]
+            M[i, j] = s / d
+
+
+@njit(cache=True, inline="always")
+def solve_factored(L, b, out):
+    """out = (L Lᵀ)⁻¹ b by forward and back substitution (out may be b)."""
+    n = L.shape[0]
+    for i in range(n):
+        s = b[i]
+        for k in range(i):
+            s -= L[i, k] * out[k]
+        out[i] = s / L[i, i]
+    for i in range(n - 1, -1, -1):
+        s = out[i]
+        for k in range(i + 1, n):
+            s -= L[k, i] * out[k]
+        out[i] = s / L[i, i]
+
+
+@njit(cache=True)
+def solve_factored_columns(L, B, scale):
+    """B ← scale · (L Lᵀ)⁻¹ B, column by column."""
+    for c in range(B.shape[1]):
+        col = B[:, c]
+        solve_factored(L, col, col)
+        for i in range(B.shape[0]):
+            B[i, c] *= scale

@@ -1,0 +1,170 @@
+"""The plant's free-space dynamics and integrators, compiled: one call holds τ over a control period.
+
+``Plant`` packs its settings once (``pack_settings``) into a per-joint table ``J`` and a scalar
+row ``S``; ``hold`` then runs every physics sub-step of a zero-order hold — disturbance, friction,
+joint-limit stops, forward dynamics (ABA, or M + J_m and a Cholesky solve with actuator
+inertia) and the integrator — without returning to Python. The arithmetic follows plant.py's
+equations term by term (Huo 2.6, Schilling 6-3-3, Huo 2-107).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from robot_control.dynamics import kernels as K
+from robot_control.dynamics.cholesky import cholesky_in_place, solve_factored
+
+# Per-joint columns of J: actuator inertia, effort limit, position limits, Schilling's friction
+# (viscous, Coulomb, static, Stribeck velocity), disturbance amplitude and phase.
+J_ARMATURE, J_EFFORT, J_LOWER, J_UPPER = 0, 1, 2, 3
+J_VISCOUS, J_COULOMB, J_STATIC, J_STRIBECK = 4, 5, 6, 7
+J_AMPLITUDE, J_PHASE = 8, 9
+JCOLS = 10
+# Scalar settings in S: physics step, integrator code, switches and their constants.
+S_DT, S_INTEGRATOR, S_FRICTION, S_LIMITS, S_STIFFNESS, S_DAMPING = 0, 1, 2, 3, 4, 5
+S_DISTURBANCE, S_FREQUENCY, S_ARMATURE, S_SATURATE = 6, 7, 8, 9
+SCOLS = 10
+#: integrator codes, in the order of plant_config.INTEGRATORS
+RK4, SEMI_IMPLICIT_EULER, HUO_2_107 = 0, 1, 2
+# Rows of the scratch X (n columns each): applied torque, RK4 stages, bias torque, zeros.
+X_TOTAL, X_Q2, X_V2, X_Q3, X_V3, X_Q4, X_V4, X_A2, X_A3, X_A4, X_BIAS, X_ZERO = range(12)
+XROWS = 12
+
+
+@njit(cache=True, inline="always")
+def friction_torque(J, i, v):
+    """b_i = bᵛ q̇ + sgn(q̇)[bᵈ + (bˢ − bᵈ) exp(−|q̇|/ε)] (Schilling 6-3-3)."""
+    coulomb = J[i, J_COULOMB]
+    return J[i, J_VISCOUS] * v + np.sign(v) * (
+        coulomb + (J[i, J_STATIC] - coulomb) * np.exp(-np.abs(v) / J[i, J_STRIBECK]))
+
+
+@njit(cache=True, inline="always")
+def stop_torque(J, S, i, qi, vi):
+    """Stiff spring–damper beyond a position limit, damping only while going further in."""
+    k, b = S[S_STIFFNESS], S[S_DAMPING]
+    over = max(qi - J[i, J_UPPER], 0.0)
+    under = max(J[i, J_LOWER] - qi, 0.0)
+    tau = -k * over + k * under
+    tau -= b * (max(vi, 0.0) if over > 0.0 else 0.0)
+    tau -= b * (min(vi, 0.0) if under > 0.0 else 0.0)
+    return tau
+
+
+@njit(cache=True)
+def acceleration(D, J, S, X, Mbuf, t, q, qd, tau, out):
+    """q̈ of (M + J_m) q̈ = τ + d(t) − b(q̇) + τ_stop − C q̇ − g in free space (Huo 2.6)."""
+    n = q.shape[0]
+    total = X[X_TOTAL]
+    for i in range(n):
+        total[i] = tau[i]
+    if S[S_DISTURBANCE] > 0.0:
+        w = 2.0 * np.pi * S[S_FREQUENCY] * t
+        for i in range(n):
+            total[i] = tau[i] + J[i, J_AMPLITUDE] * np.sin(w + J[i, J_PHASE])
+    if S[S_FRICTION] > 0.0:
+        for i in range(n):
+            total[i] = total[i] - friction_torque(J, i, qd[i])
+    if S[S_LIMITS] > 0.0:
+        for i in range(n):
+            total[i] = total[i] + stop_torque(J, S, i, q[i], qd[i])
+    if S[S_ARMATURE] > 0.0:
+        bias = X[X_BIAS]
+        K.inverse_dynamics_kernel(D, q, qd, X[X_ZERO], None, bias)  # h = C q̇ + g
+        K.mass_matrix_kernel(D, q, Mbuf)
+        for i in range(n):
+            Mbuf[i, i] += J[i, J_ARMATURE]
+            total[i] = total[i] - bias[i]
+        cholesky_in_place(Mbuf)
+        solve_factored(Mbuf, total, out)
+    else:
+        K.forward_dynamics_kernel(D, q, qd, total, None, out)
+
+
+@njit(cache=True)
+def rk4_step(D, J, S, X, Mbuf, t, q, qd, qdd, tau):
+    """Classical fourth-order Runge–Kutta on x = (q, q̇) (the integrator Huo recommends)."""
+    n = q.shape[0]
+    h = S[S_DT]
+    q2, v2, q3, v3, q4, v4 = X[X_Q2], X[X_V2], X[X_Q3], X[X_V3], X[X_Q4], X[X_V4]
+    a2, a3, a4 = X[X_A2], X[X_A3], X[X_A4]
+    acceleration(D, J, S, X, Mbuf, t, q, qd, tau, qdd)  # a1
+    for i in range(n):
+        q2[i] = q[i] + 0.5 * h * qd[i]
+        v2[i] = qd[i] + 0.5 * h * qdd[i]
+    acceleration(D, J, S, X, Mbuf, t + 0.5 * h, q2, v2, tau, a2)
+    for i in range(n):
+        q3[i] = q[i] + 0.5 * h * v2[i]
+        v3[i] = qd[i] + 0.5 * h * a2[i]
+    acceleration(D, J, S, X, Mbuf, t + 0.5 * h, q3, v3, tau, a3)
+    for i in range(n):
+        q4[i] = q[i] + h * v3[i]
+        v4[i] = qd[i] + h * a3[i]
+    acceleration(D, J, S, X, Mbuf, t + h, q4, v4, tau, a4)
+    for i in range(n):
+        q[i] = q[i] + h / 6.0 * (qd[i] + 2.0 * v2[i] + 2.0 * v3[i] + v4[i])
+        qd[i] = qd[i] + h / 6.0 * (qdd[i] + 2.0 * a2[i] + 2.0 * a3[i] + a4[i])
+
+
+@njit(cache=True)
+def semi_implicit_euler_step(D, J, S, X, Mbuf, t, q, qd, qdd, tau):
+    """Symplectic Euler: q̇⁺ = q̇ + q̈h, q⁺ = q + q̇⁺h."""
+    h = S[S_DT]
+    acceleration(D, J, S, X, Mbuf, t, q, qd, tau, qdd)
+    for i in range(q.shape[0]):
+        qd[i] = qd[i] + h * qdd[i]
+        q[i] = q[i] + h * qd[i]
+
+
+@njit(cache=True)
+def huo_step(D, J, S, X, Mbuf, t, q, qd, qdd, tau):
+    """Huo's step (2-107): q̇⁺ = q̇ + q̈Δt, q⁺ = q + q̇Δt + ½q̈Δt²."""
+    h = S[S_DT]
+    acceleration(D, J, S, X, Mbuf, t, q, qd, tau, qdd)
+    for i in range(q.shape[0]):
+        q[i] = q[i] + h * qd[i] + 0.5 * h * h * qdd[i]
+        qd[i] = qd[i] + h * qdd[i]
+
+
+@njit(cache=True)
+def saturate(J, S, tau, applied, saturated):
+    """applied = τ clipped to the effort limits (when saturation is on); flags the clipped joints."""
+    for i in range(tau.shape[0]):
+        e = J[i, J_EFFORT]
+        x = tau[i]
+        if S[S_SATURATE] > 0.0:
+            saturated[i] = abs(x) > e
+            x = -e if x < -e else (e if x > e else x)
+        else:
+            saturated[i] = False
+        applied[i] = x
+
+
+@njit(cache=True)
+def hold(D, J, S, X, Mbuf, t, steps, q, qd, qdd, tau):
+    """Integrate ``steps`` physics steps under the held torque τ; returns the new time.
+
+    q, q̇ are advanced in place and q̈ holds the last step's acceleration (RK4: its first stage).
+    Time advances by repeated addition of the step, exactly as ``Plant.step`` does.
+    """
+    code = int(S[S_INTEGRATOR])
+    h = S[S_DT]
+    for _ in range(steps):
+        if code == RK4:
+            rk4_step(D, J, S, X, Mbuf, t, q, qd, qdd, tau)
+        elif code == SEMI_IMPLICIT_EULER:
+            semi_implicit_euler_step(D, J, S, X, Mbuf, t, q, qd, qdd, tau)
+        else:
+            huo_step(D, J, S, X, Mbuf, t, q, qd, qdd, tau)
+        t += h
+    return t
+
+
+@njit(cache=True)
+def all_finite(x):
+    """Every entry of x is finite."""
+    for i in range(x.shape[0]):
+        if not np.isfinite(x[i]):
+            return False
+    return True

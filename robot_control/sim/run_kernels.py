@@ -1,0 +1,61 @@
+"""The offline control loop compiled: many control periods in one call (sim.simulate).
+
+Each period k does what ``simulate.run``'s Python loop does — sense (q, q̇) with the seeded
+noise, sample the reference at t_k, compute τ_k with a compiled law (control.compiled), log,
+saturate and hold τ_k over the period (plant_kernels.hold) — in the same order and arithmetic.
+"""
+
+from __future__ import annotations
+
+from numba import njit
+
+from robot_control.control.compiled import law_torque
+from robot_control.sim import plant_kernels as PK
+from robot_control.trajectory.sampling import sample_into
+
+
+@njit(cache=True)
+def run_periods(k0, k1, steps, tick_ns, substeps, D, J, S, X, Mbuf, state, clock, noise, sigma,
+                kind, LD, G, E, knots, rows, first, last, work, t_log, q_log, qd_log, ref_log,
+                tau_log, qm_log, qdm_log, cmd_log):
+    """Control periods k0 … k1−1; returns −1, or the period whose hold made the state non-finite.
+
+    ``state`` rows are the plant's q, q̇, q̈ and ``clock[0]`` its time, both advanced in place;
+    ``noise`` holds the standard-normal draws of these periods (position first, then velocity,
+    for those with σ > 0) and ``work`` the measured state, reference, torques and flags.
+    """
+    n = state.shape[1]
+    q, qd, qdd = state[0], state[1], state[2]
+    qm, qdm, tau, applied, sat = work[0], work[1], work[2], work[3], work[4]
+    ref = work[5:8]
+    for k in range(k0, k1):
+        t = k * tick_ns * 1e-9
+        z = 0
+        for i in range(n):
+            qm[i] = q[i]
+            qdm[i] = qd[i]
+        if sigma[0] > 0.0:
+            for i in range(n):
+                qm[i] = qm[i] + (0.0 + sigma[0] * noise[k - k0, z, i])
+            z += 1
+        if sigma[1] > 0.0:
+            for i in range(n):
+                qdm[i] = qdm[i] + (0.0 + sigma[1] * noise[k - k0, z, i])
+        sample_into(knots, rows, first, last, t, ref)
+        law_torque(kind, LD, G, E, qm, qdm, ref[0], ref[1], ref[2], tau)
+        t_log[k] = t
+        for i in range(n):
+            q_log[k, i] = q[i]
+            qd_log[k, i] = qd[i]
+            ref_log[k, i] = ref[0, i]
+            qm_log[k, i] = qm[i]
+            qdm_log[k, i] = qdm[i]
+            cmd_log[k, i] = tau[i]
+        PK.saturate(J, S, tau, applied, sat)
+        for i in range(n):
+            tau_log[k, i] = applied[i]
+        if k < steps:
+            clock[0] = PK.hold(D, J, S, X, Mbuf, clock[0], substeps, q, qd, qdd, applied)
+            if not (PK.all_finite(q) and PK.all_finite(qd)):
+                return k
+    return -1

@@ -1,0 +1,166 @@
+"""The compiled offline loop and batch runs give the numbers of the Python loop, to the bit."""
+
+import copy
+
+import numpy as np
+import pytest
+
+from robot_control.control import Reference, State
+from robot_control.sim.batch import parameter_grid, simulate_batch, with_overrides
+from robot_control.sim.plant import Plant
+from robot_control.sim.scenario import load_scenario
+from robot_control.sim.simulate import make_controller, run
+
+SERIES = ("t", "q", "qd", "q_ref", "tau", "wrench")
+
+PERTURBED_PLANT = {
+    "noise": {"position": 1e-4, "velocity": 1e-3, "seed": 3},
+    "disturbance": {"amplitude": 0.3, "frequency": 2.0, "seed": 5},
+    "friction": {"viscous": 0.2, "coulomb": 0.1},
+    "inertia_scale": 1.1,
+}
+
+
+def doc(law: str, params: dict, plant: dict | None = None, duration: float = 0.4) -> dict:
+    return {"robot": "ddarm", "duration": duration, "rate": 1000, "physics_dt": 5e-4,
+            "initial": {"q": [-0.1, 1.5, 1.0]},
+            "trajectory": {"type": "named", "name": "huo_intended"},
+            "controller": {"type": law, "params": params}, "plant": dict(plant or {})}
+
+
+LAWS = [
+    ("pd", {"kp": [100, 100, 100], "kd": [20, 20, 20]}),
+    ("pd_gravity", {"kp": [100, 100, 100], "kd": [20, 20, 20]}),
+    ("pd_fixed_gravity", {"kp": [100, 100, 100], "kd": [20, 20, 20]}),
+    ("computed_torque", {"kp": [50, 50, 50], "kd": [10, 10, 10]}),
+    ("passivity", {"lambda": [4, 4, 5], "kd": [100, 20, 10]}),
+]
+
+
+def assert_same_run(a, b) -> None:
+    for key in SERIES:
+        assert np.array_equal(getattr(a, key), getattr(b, key)), key
+    assert a.diagnostics == b.diagnostics
+    strip = ("wall_time_s", "realtime_factor")
+    assert ({k: v for k, v in a.summary.items() if k not in strip}
+            == {k: v for k, v in b.summary.items() if k not in strip})
+
+
+@pytest.mark.parametrize("law,params", LAWS)
+@pytest.mark.parametrize("plant", [{}, PERTURBED_PLANT, {"actuator_inertia": 0.05,
+                                                         "integrator": "huo_2_107"},
+                                   {"integrator": "semi_implicit_euler",
+                                    "joint_limits": {"stiffness": 5e3}}])
+def test_compiled_run_equals_the_python_loop_bit_for_bit(law, params, plant):
+    scenario = doc(law, params, plant)
+    assert make_controller(load_scenario(copy.deepcopy(scenario))).compiled() is not None
+    compiled = run(load_scenario(copy.deepcopy(scenario)))
+    stepwise = run(load_scenario(copy.deepcopy(scenario)), compiled=False)
+    assert_same_run(compiled, stepwise)
+
+
+@pytest.mark.parametrize("law,params", LAWS)
+def test_compiled_law_torque_equals_update(law, params):
+    from robot_control.control.compiled import law_torque
+
+    sc = load_scenario(doc(law, params))
+    python_law, spec_law = make_controller(sc), make_controller(sc)
+    spec = spec_law.compiled()
+    rng = np.random.default_rng(1)
+    tau = np.empty(3)
+    for k in range(20):
+        q, qd, qr, qdr, qddr = (rng.uniform(-1, 1, 3) for _ in range(5))
+        expected = python_law.update(0.001 * k, State(0.001 * k, q, qd), Reference(qr, qdr, qddr))
+        law_torque(spec.kind, spec.data, spec.gains, spec.errors, q, qd, qr, qdr, qddr, tau)
+        assert np.array_equal(tau, expected)
+
+
+def test_laws_without_a_compiled_form_run_in_python_with_the_same_results():
+    sc = doc("sliding_mode", {"scheme": "vs2", "lambda": [5, 5, 5], "boundary_layer": [0.05] * 3},
+             PERTURBED_PLANT)
+    assert make_controller(load_scenario(copy.deepcopy(sc))).compiled() is None
+    assert_same_run(run(load_scenario(copy.deepcopy(sc))),
+                    run(load_scenario(copy.deepcopy(sc)), compiled=False))
+
+
+def test_a_subclass_that_changes_compute_is_not_compiled():
+    from robot_control.control.computed_torque import ComputedTorque
+
+    class Doubled(ComputedTorque):
+        def compute(self, t, state, reference):
+            return 2.0 * super().compute(t, state, reference)
+
+    sc = load_scenario(doc(*LAWS[3]))
+    law = Doubled()
+    law.configure(sc.controller_model, sc.controller_params)
+    assert law.compiled() is None
+
+
+def test_compiled_plant_step_keeps_the_plants_public_state():
+    sc = load_scenario(doc("pd", {}, PERTURBED_PLANT))
+    plant = Plant(sc.robot, sc.plant, 1e-3)
+    plant.reset(sc.q0)
+    q_before = plant.q
+    applied = plant.step(np.array([1e3, -1e3, 0.5]), 2e-3)
+    assert plant.compiled and plant.t == pytest.approx(2e-3)
+    assert q_before is not plant.q and np.array_equal(q_before, sc.q0)  # fresh arrays, as before
+    assert np.array_equal(applied, np.clip([1e3, -1e3, 0.5], -plant._effort, plant._effort))
+    assert plant.saturated.tolist() == [True, True, False]
+    with pytest.raises(ValueError):
+        plant.step(np.zeros(2), 1e-3)
+
+
+def test_batch_runs_equal_one_by_one_runs():
+    base = doc("computed_torque", {"kp": [50, 50, 50], "kd": [10, 10, 10]}, PERTURBED_PLANT, 0.3)
+    grid = parameter_grid({"controller.params.kd": [[10, 10, 10], [20, 20, 20]],
+                           "plant.noise.seed": [3, 4]})
+    sliding = doc("sliding_mode", {"scheme": "vs2", "lambda": [5, 5, 5],
+                                   "boundary_layer": [0.05] * 3}, None, 0.2)
+    batch = simulate_batch([base, sliding], grid, workers=2)
+    assert len(batch) == 2 * len(grid)
+    singles = [run(load_scenario(with_overrides(d, ov))) for d in (base, sliding) for ov in grid]
+    for a, b in zip(batch, singles, strict=True):
+        assert_same_run(a, b)
+    assert not np.array_equal(batch[0].tau, batch[1].tau)  # the sweep did change the runs
+
+
+def test_a_failing_batch_run_reports_which_one():
+    from robot_control.sim.scenario import ScenarioError
+
+    bad = doc("sliding_mode", {"scheme": "vs3"}, None, 0.1)  # vs3 needs parameter bounds
+    with pytest.raises(ScenarioError, match="parameter_bound"):
+        simulate_batch([bad, bad], workers=2)
+
+
+class _Terminal:
+    """A stand-in stderr that says it is a terminal and keeps what is written."""
+
+    def __init__(self, tty: bool) -> None:
+        self.tty, self.text = tty, ""
+
+    def isatty(self) -> bool:
+        return self.tty
+
+    def write(self, s: str) -> int:
+        self.text += s
+        return len(s)
+
+    def flush(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("tty", [True, False])
+def test_progress_bar_only_on_a_terminal(monkeypatch, tty):
+    import sys
+
+    from robot_control.sim import progress
+
+    err = _Terminal(tty)
+    monkeypatch.setattr(sys, "stderr", err)
+    monkeypatch.setattr(progress, "DELAY_S", 0.0)  # show at once instead of after 2 s
+    run(load_scenario(doc(*LAWS[3], duration=0.2)), progress=True)
+    assert ("/0.20 s" in err.text) == tty  # tqdm drew the bar of a 0.2 s run
+    quiet = _Terminal(True)
+    monkeypatch.setattr(sys, "stderr", quiet)
+    run(load_scenario(doc(*LAWS[3], duration=0.2)), progress=False)
+    assert quiet.text == ""
