@@ -63,6 +63,7 @@ setup(
             "controller = robot_control.nodes.controller_node:main",
             "trajectory_generator = robot_control.nodes.trajectory_node:main",
             "dynamics_server = robot_control.nodes.dynamics_server_node:main",
+            "lifecycle_manager = robot_control.nodes.lifecycle_manager:main",
         ],
         # the built-in laws, declared the way a third-party package adds its own
         "robot_control.controllers": [

@@ -18,6 +18,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "param": ("robot_control.cli_bus",
               "list, get, set, describe and dump node parameters (like ros2 param)"),
     "service": ("robot_control.cli_bus", "list and call services (like ros2 service)"),
+    "lifecycle": ("robot_control.cli_lifecycle",
+                  "list managed nodes, get and change their states (like ros2 lifecycle)"),
     "identify": ("robot_control.identification.cli_identify",
                  "estimate a robot's dynamic parameters from a recorded run (rosbag2)"),
     "bag": ("robot_control.recording.cli",

@@ -181,7 +181,8 @@ def run_plan(plan: LaunchPlan, options: RunOptions, stream: IO[str] = sys.stdout
         if options.monitor:
             from robot_control.launch_summary import StackMonitor
 
-            monitor = StackMonitor()
+            tracking = [n.fqn for n in plan.nodes if n.executable == "trajectory_generator"]
+            monitor = StackMonitor(tracking_node=tracking[0] if tracking else None)
         refuse_name_clashes(plan, names_on_domain(monitor), domain)
         for node in plan.nodes:
             procs.append(NodeProcess(node, env, out))
@@ -262,6 +263,7 @@ class Watch:
         self.stalls: list[dict[str, object]] = []
         self.faults: dict[str, str] = {}
         self.clashes: list[str] = []
+        self.loop_closed_s: float | None = None  # from the nodes' start to the closed loop
         self._next_graph_check = 0.0
 
     def run(self, procs: list[NodeProcess], monitor, stop: _StopRequest
@@ -277,8 +279,8 @@ class Watch:
             now = time.monotonic()
             if needs_loop and monitor.running and not announced:
                 announced = True
-                self.log(f"control loop running ({monitor.running_since - started:.1f} s after "
-                         "start)")
+                self.loop_closed_s = monitor.running_since - started
+                self.log(f"control loop running ({self.loop_closed_s:.1f} s after start)")
             crashed = [p for p in procs if p.returncode not in (None, 0)]
             if stop.count:
                 return "interrupted", {}
@@ -349,7 +351,7 @@ class Watch:
         now = time.monotonic()
         stalls = self.stalls + [{"node": n, "silent_s": round(now - t, 3), "at_end": True}
                                 for n, t in self.stalled.items()]
-        out: dict[str, object] = {"stalls": stalls}
+        out: dict[str, object] = {"loop_closed_s": self.loop_closed_s, "stalls": stalls}
         if self.faults:
             out["faults"] = dict(self.faults)
         if self.clashes:

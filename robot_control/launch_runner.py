@@ -41,6 +41,7 @@ EXECUTABLES = {
     "controller": "robot_control.nodes.controller_node",
     "trajectory_generator": "robot_control.nodes.trajectory_node",
     "dynamics_server": "robot_control.nodes.dynamics_server_node",
+    "lifecycle_manager": "robot_control.nodes.lifecycle_manager",
 }
 
 NODE_KEYS = {"pkg", "exec", "name", "namespace", "output", "param", "remap", "ros_args", "args",

@@ -4,10 +4,12 @@ A :class:`StackMonitor` is a :class:`~robot_control.bus.client.BusClient` in the
 (a tool participant, not a node) watching two topics of the bus contract: the plant's
 ``/diagnostics`` (steps, commands applied and rejected, missed deadlines, state-to-command latency
 percentiles — the plant measures these where they happen) and ``/controller/state`` (position =
-e = q_d − q), from which it accumulates the tracking error per joint. The control loop counts as
-running from the first ``/controller/state`` message; errors and the achieved rate are taken over
-that window. Every node's status on /diagnostics is its heartbeat: the monitor keeps the time,
-level and message of the last one per node, from which the runner judges liveness and faults.
+e = q_d − q), from which it accumulates the tracking error per joint — only while the trajectory
+generator is active (its ``transition_event`` topic says when), not while the controller merely
+holds the arm during bring-up. The control loop counts as running from the first
+``/controller/state`` message; the achieved rate is taken over that window. Every node's status
+on /diagnostics is its heartbeat: the monitor keeps the time, level and message of the last one
+per node, from which the runner judges liveness and faults.
 
 The summary is standard JSON: a figure that is not a finite number (the RMS error of a run whose
 error overflowed) is written as null, and ``non_finite`` says which and what it was.
@@ -117,12 +119,17 @@ class ErrorStatistics:
 class StackMonitor:
     """Collects the launch summary from the bus while the stack runs (threads, one per topic)."""
 
-    def __init__(self, client_factory: Callable[[], object] | None = None) -> None:
+    def __init__(self, client_factory: Callable[[], object] | None = None,
+                 tracking_node: str | None = None) -> None:
         if client_factory is None:
             from robot_control.bus.client import BusClient
 
             client_factory = BusClient
         self.client = client_factory()
+        # errors count while this managed node (the trajectory generator) is active; with none
+        # to watch, from the first sample on
+        self.tracking = tracking_node is None
+        self.tracking_since: float | None = None
         self._stop = threading.Event()
         # discovery (the client's graph) is used by one thread at a time; reading samples is not
         self._graph_lock = threading.Lock()
@@ -139,6 +146,10 @@ class StackMonitor:
             threading.Thread(target=self._watch, args=(TOPIC_DIAGNOSTICS, self._on_diagnostics),
                              daemon=True, name="monitor-diagnostics"),
         ]
+        if tracking_node is not None:
+            self._threads.append(threading.Thread(
+                target=self._watch_events, args=(f"{tracking_node}/transition_event",),
+                daemon=True, name="monitor-tracking"))
         for t in self._threads:
             t.start()
 
@@ -167,10 +178,36 @@ class StackMonitor:
             finally:
                 samples.close()
 
+    def _watch_events(self, topic: str) -> None:
+        """Follow a managed node's lifecycle_msgs/TransitionEvent topic: one reader for the whole
+        run (the events are volatile and rare: a reader made again could miss one)."""
+        from cyclonedds.internal import InvalidSample
+
+        from robot_control.bus import dds_config
+        from robot_control.bus.dds_context import delete_entity
+        from robot_control.bus.messages import dds_topic_name
+
+        reader = self.client.context.reader(dds_topic_name(topic),
+                                            "lifecycle_msgs/msg/TransitionEvent", dds_config.DEFAULT)
+        self.client.graph.hide(reader)
+        try:
+            while not self._stop.wait(0.01):
+                for event in reader.take(N=64):
+                    if not isinstance(event, InvalidSample):
+                        self._on_tracking_event(event)
+        finally:
+            delete_entity(reader)
+
+    def _on_tracking_event(self, event) -> None:
+        self.tracking = event.goal_state.label == "active"
+        if self.tracking and self.tracking_since is None:
+            self.tracking_since = time.monotonic()
+
     def _on_state(self, msg) -> None:
         if self.running_since is None:
             self.running_since = time.monotonic()
-        self.errors.add(list(msg.name), np.asarray(msg.position, dtype=float))
+        if self.tracking:
+            self.errors.add(list(msg.name), np.asarray(msg.position, dtype=float))
 
     def _on_diagnostics(self, msg) -> None:
         now = time.monotonic()
@@ -226,6 +263,7 @@ class StackMonitor:
         until = time.monotonic() if until is None else until
         out: dict[str, object] = {
             "duration_s": None if self.running_since is None else until - self.running_since,
+            "tracking_s": None if self.tracking_since is None else until - self.tracking_since,
         }
         plant = self.diagnostics[-1][1] if self.diagnostics else {}
         out["rate_hz"] = self._achieved_rate(plant)

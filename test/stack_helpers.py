@@ -50,14 +50,16 @@ def messages_within(client, topic: str, within_s: float, discovery_s: float = 20
 
 
 class Stack:
-    """Node processes started with --ros-args; stopped with SIGINT (then killed) on exit."""
+    """Node processes started with --ros-args; stopped with SIGINT (then killed) on exit. Each
+    brings itself up (``autostart``: configured and activated at start, in the order the test
+    starts them), as a managed node run on its own does."""
 
     def __init__(self, env: dict[str, str], nodes: dict[str, list[str]]) -> None:
         self.env = env
         self.procs: dict[str, subprocess.Popen] = {}
         for name, params in nodes.items():
             args = [sys.executable, "-m", NODES[name], "--ros-args"]
-            for p in params:
+            for p in ["autostart:=true", *params]:
                 args += ["-p", p]
             self.procs[name] = subprocess.Popen(args, env=env, stdout=subprocess.PIPE,
                                                 stderr=subprocess.STDOUT, text=True)

@@ -32,23 +32,32 @@ from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 from robot_control.bus import dds_config as cfg
 from robot_control.bus import messages as m
 
-# The rcl_interfaces services as the Jazzy .srv files define them: (request, response).
+# The services as the Jazzy .srv files define them: (request, response). An empty request is
+# the struct rosidl generates for it (one uint8 placeholder member, on the wire and in the hash).
+EMPTY = "uint8 structure_needs_at_least_one_member"
 SRV_DEFINITIONS = {
-    "GetParameters": ("string[] names", "rcl_interfaces/ParameterValue[] values"),
-    "SetParameters": (
+    "rcl_interfaces/srv/GetParameters": ("string[] names",
+                                         "rcl_interfaces/ParameterValue[] values"),
+    "rcl_interfaces/srv/SetParameters": (
         "rcl_interfaces/Parameter[] parameters",
         "rcl_interfaces/SetParametersResult[] results",
     ),
-    "SetParametersAtomically": (
+    "rcl_interfaces/srv/SetParametersAtomically": (
         "rcl_interfaces/Parameter[] parameters",
         "rcl_interfaces/SetParametersResult result",
     ),
-    "ListParameters": (
+    "rcl_interfaces/srv/ListParameters": (
         "uint64 DEPTH_RECURSIVE=0\nstring[] prefixes\nuint64 depth",
         "rcl_interfaces/ListParametersResult result",
     ),
-    "DescribeParameters": ("string[] names", "rcl_interfaces/ParameterDescriptor[] descriptors"),
-    "GetParameterTypes": ("string[] names", "uint8[] types"),
+    "rcl_interfaces/srv/DescribeParameters": ("string[] names",
+                                              "rcl_interfaces/ParameterDescriptor[] descriptors"),
+    "rcl_interfaces/srv/GetParameterTypes": ("string[] names", "uint8[] types"),
+    "lifecycle_msgs/srv/ChangeState": ("lifecycle_msgs/Transition transition", "bool success"),
+    "lifecycle_msgs/srv/GetState": (EMPTY, "lifecycle_msgs/State current_state"),
+    "lifecycle_msgs/srv/GetAvailableStates": (EMPTY, "lifecycle_msgs/State[] available_states"),
+    "lifecycle_msgs/srv/GetAvailableTransitions": (
+        EMPTY, "lifecycle_msgs/TransitionDescription[] available_transitions"),
 }
 REQUEST_HEADER = "uint64 guid\nint64 seq\n"  # rmw_cyclonedds' cdds_request_header_t
 # rmw_dds_common as rosidl sees it: `char` in a .msg becomes IDL uint8 (rosbags keeps `char`,
@@ -90,8 +99,12 @@ REQUIRED_TYPES = [
     "rmw_dds_common/msg/Gid",
     "rmw_dds_common/msg/NodeEntitiesInfo",
     "rmw_dds_common/msg/ParticipantEntitiesInfo",
+    "lifecycle_msgs/msg/State",
+    "lifecycle_msgs/msg/Transition",
+    "lifecycle_msgs/msg/TransitionDescription",
+    "lifecycle_msgs/msg/TransitionEvent",
 ] + [
-    f"rcl_interfaces/srv/{srv}_{part}"
+    f"{srv}_{part}"
     for srv in SRV_DEFINITIONS
     for part in ("Request", "Response")
 ]
@@ -107,8 +120,9 @@ ENDPOINT_TYPES = [
     "rcl_interfaces/msg/Log",
     "rcl_interfaces/msg/ParameterEvent",
     "rmw_dds_common/msg/ParticipantEntitiesInfo",
+    "lifecycle_msgs/msg/TransitionEvent",
 ] + [
-    f"rcl_interfaces/srv/{srv}_{part}"
+    f"{srv}_{part}"
     for srv in SRV_DEFINITIONS
     for part in ("Request", "Response")
 ]
@@ -154,7 +168,7 @@ def _wire_store():
     store = get_typestore(Stores.ROS2_JAZZY)
     for srv, (request, response) in SRV_DEFINITIONS.items():
         for part, text in (("Request", request), ("Response", response)):
-            _register(store, REQUEST_HEADER + text, f"rcl_interfaces/srv/{srv}_{part}")
+            _register(store, REQUEST_HEADER + text, f"{srv}_{part}")
     return store
 
 
@@ -163,7 +177,7 @@ def _hash_stores():
     store = get_typestore(Stores.ROS2_JAZZY)
     for srv, (request, response) in SRV_DEFINITIONS.items():
         for part, text in (("Request", request), ("Response", response)):
-            _register(store, text, f"rcl_interfaces/srv/{srv}_{part}")
+            _register(store, text, f"{srv}_{part}")
     rmw = get_typestore(Stores.EMPTY)
     for name, text in RMW_DDS_COMMON.items():
         _register(rmw, text, name)

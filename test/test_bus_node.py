@@ -271,6 +271,7 @@ def test_spin_returns_after_shutdown_from_a_callback(make_node):
 def test_ctrl_c_ends_a_node_process_cleanly(signals):
     """Ctrl-C under a launcher reaches a node twice (from the terminal and from the launcher)."""
     code, output = exit_after_ctrl_c(
-        [sys.executable, "-m", "robot_control.nodes.plant_node", "--ros-args", "-p", "rate:=100.0"],
+        [sys.executable, "-m", "robot_control.nodes.plant_node", "--ros-args", "-p", "rate:=100.0",
+         "-p", "autostart:=true"],
         {**os.environ, **bus_env("node-ctrl-c")}, r"\[plant\]: plant '", signals)
     assert code == 0 and "Traceback" not in output, output

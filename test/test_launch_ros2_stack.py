@@ -1,6 +1,7 @@
 """The stack as a ROS 2 user runs it: the installed package's ``control.launch.yaml`` under
 launch_pytest (launch_ros starts the four node executables; on a sourced ROS 2 they use rclpy).
-The nodes come up; /joint_states arrives at the requested rate; ``ros2 param set`` swaps the law
+The nodes come up, managed, and ``ros2 lifecycle`` sees them brought up in order by the
+lifecycle_manager; /joint_states arrives at the requested rate; ``ros2 param set`` swaps the law
 and a refused value comes back with its reason; ``ros2 bag record`` records the stack.
 
 The rate is checked at a modest 250 Hz (four Python nodes and this test share two cores with
@@ -76,6 +77,18 @@ def test_the_four_nodes_come_up(running):
 
 
 @pytest.mark.launch(fixture=stack)
+def test_ros2_lifecycle_sees_four_managed_nodes_brought_up_in_order(running):
+    env = cli_env(DOMAIN)
+    assert set(ros2(env, "lifecycle", "nodes", "--no-daemon").split()) == NODES
+    states = ros2(env, "lifecycle", "get", "--no-daemon")
+    assert all(f"{node}: active [3]" in states for node in NODES), states
+    assert "- deactivate [4]" in ros2(env, "lifecycle", "list", "/controller", "--no-daemon")
+    assert wait_for(lambda: running.logged("lifecycle_manager", "stack active"), 30)
+    # the motion started once the loop was closed
+    assert running.logged("lifecycle_manager", "loop closed")
+
+
+@pytest.mark.launch(fixture=stack)
 def test_joint_states_arrive_at_the_requested_rate(running):
     arrivals = []
     lock = threading.Lock()
@@ -137,5 +150,5 @@ def test_ros2_bag_records_the_launched_stack(running, tmp_path):
 def test_every_node_exits_cleanly_when_launch_stops():
     """launch_pytest stops the launch after the tests: SIGINT to each node, as Ctrl-C does."""
     assert sorted(name.rsplit("-", 1)[0] for name in EXITS) == sorted(
-        n.lstrip("/") for n in NODES), EXITS
+        [n.lstrip("/") for n in NODES] + ["lifecycle_manager"]), EXITS
     assert set(EXITS.values()) == {0}, EXITS

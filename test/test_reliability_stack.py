@@ -61,10 +61,12 @@ def sent(output: str) -> int:
 
 def launch_file(tmp_path: Path, nodes: list[str], robot: str = "ddarm",
                 q0: list[float] = DDARM_Q0) -> Path:
-    """A launch file with some of the stack's nodes (fewer processes on a busy machine)."""
+    """A launch file with some of the stack's nodes (fewer processes on a busy machine), each
+    bringing itself up (``autostart``) instead of a lifecycle_manager."""
     entities = []
     for name in nodes:
-        params = [{"name": "robot", "value": f"'{robot}'"}, {"name": "rate", "value": RATE}]
+        params = [{"name": "robot", "value": f"'{robot}'"}, {"name": "rate", "value": RATE},
+                  {"name": "autostart", "value": True}]
         if name == "plant":
             params.append({"name": "initial_q", "value": str(q0)})
         entities.append({"node": {"pkg": "robot_control", "exec": name, "name": name,

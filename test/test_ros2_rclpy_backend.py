@@ -281,6 +281,7 @@ def test_shutdown_from_a_callback_or_another_thread_ends_spin(make_node):
 def test_ctrl_c_ends_a_node_process_cleanly(signals):
     """Ctrl-C under ros2 launch reaches a node twice (from the terminal and from launch)."""
     code, output = exit_after_ctrl_c(
-        [sys.executable, "-m", "robot_control.nodes.plant_node", "--ros-args", "-p", "rate:=100.0"],
+        [sys.executable, "-m", "robot_control.nodes.plant_node", "--ros-args", "-p", "rate:=100.0",
+         "-p", "autostart:=true"],
         {**os.environ, "ROBOT_CONTROL_BUS": "rclpy"}, r"\[plant\]: plant '", signals)
     assert code == 0 and "Traceback" not in output, output

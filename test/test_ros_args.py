@@ -61,6 +61,17 @@ def test_store_validates_types_ranges_and_is_atomic():
     assert store.get("rate") == 500.0 and store.get("kp") == [1.0, 2.0]  # nothing changed
 
 
+def test_an_empty_list_fits_any_array_parameter():
+    store = ParameterStore("lifecycle_manager")
+    store.overrides = {"names": []}  # -p names:=[]
+    assert store.declare("names", ["a", "b"]) == []
+    store.set({"names": ["c"]})
+    store.set({"names": []})
+    assert store.get("names") == []
+    with pytest.raises(ParameterError, match="type"):
+        store.set({"names": [1.0]})
+
+
 def test_params_file_matches_node_and_wildcard(tmp_path):
     f = tmp_path / "p.yaml"
     f.write_text("/**:\n  ros__parameters:\n    rate: 250\n"

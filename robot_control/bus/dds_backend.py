@@ -4,7 +4,8 @@ installed (design.md, "ROS 2 wire details").
 Each node: topics ``rt/<fully qualified name>`` with rmw_cyclonedds' types and QoS and the type
 hash in USER_DATA; its readers and writers announced on ``ros_discovery_info`` (via the
 process's DdsContext); the six standard parameter services and /parameter_events
-(dds_parameters); a logger that also publishes rcl_interfaces/Log on /rosout; and one
+(dds_parameters); for a managed node the lifecycle_msgs services and transition_event
+(dds_lifecycle); a logger that also publishes rcl_interfaces/Log on /rosout; and one
 executor thread for all its callbacks (dds_executor). Like ``ros2 node list``, a node warns when
 another participant announces a node with its exact name (two stacks on one domain).
 """
@@ -33,13 +34,17 @@ from robot_control.bus.dds_context import (
 )
 from robot_control.bus.dds_executor import Executor
 from robot_control.bus.dds_graph import DISCOVERY_READER, participant_names
+from robot_control.bus.dds_lifecycle import LifecycleServer
 from robot_control.bus.dds_parameters import ParameterServer
+from robot_control.bus.dds_services import ServiceClient, ServiceError
+from robot_control.bus.lifecycle import CallbackReturn, LifecycleHooks
 from robot_control.bus.messages import ROS_DISCOVERY_TOPIC
 from robot_control.bus.msg.rcl_interfaces import Log
 from robot_control.bus.node import (
     Logger,
     Node,
     QosSpec,
+    ServiceCallError,
     as_range,
     interrupts_ignored,
     node_identity,
@@ -146,12 +151,40 @@ class DdsSubscription:
         self._node._drop_endpoint(reader=self.reader)
 
 
+class DdsClient:
+    """A node's client of one service (dds_services.ServiceClient, announced as the node's)."""
+
+    def __init__(self, node: DdsNode, srv_type: str, service: str):
+        self._node = node
+        self.srv_name = service
+        self._client = ServiceClient(node._context, srv_type, service, dds_config.SERVICES_DEFAULT)
+        node._context.associate(node._node_key, reader=self._client.reader,
+                                writer=self._client.writer)
+
+    def request(self, **fields):
+        return self._client.request_type(**fields)
+
+    def wait_for_service(self, timeout_s: float) -> bool:
+        return self._client.wait_for_service(timeout_s)
+
+    def call(self, request, timeout_s: float = 5.0):
+        try:
+            return self._client.call(request, timeout_s)
+        except ServiceError as exc:
+            raise ServiceCallError(str(exc)) from None
+
+    def destroy(self) -> None:
+        self._node._context.dissociate(self._node._node_key, reader=self._client.reader,
+                                       writer=self._client.writer)
+        self._client.destroy()
+
+
 class DdsNode(Node):
     """A ROS 2 node on plain Cyclone DDS (see the module docstring)."""
 
     backend = "dds"
 
-    def __init__(self, default_name: str, argv: Sequence[str]):
+    def __init__(self, default_name: str, argv: Sequence[str], *, managed: bool = False):
         args = parse_args_for(default_name, argv)
         name, namespace = node_identity(default_name, args)
         super().__init__(name, namespace)
@@ -160,6 +193,7 @@ class DdsNode(Node):
         self._context = acquire_context()
         self._node_key = self._context.add_node(self.namespace, self.name)
         self._endpoints: list[tuple[object, str]] = []
+        self._clients: list[DdsClient] = []
         self._shutdown = threading.Event()
         self._spinning = False
         self._destroyed = False
@@ -178,6 +212,12 @@ class DdsNode(Node):
         self._graph_reader = self._context.reader(ROS_DISCOVERY_TOPIC, DISCOVERY_TYPE,
                                                   DISCOVERY_READER)
         self._executor.add_reader(self._graph_reader, self._on_graph_info, "ros_discovery_info")
+        self._lifecycle_server: LifecycleServer | None = None
+        if managed:
+            self._hooks = LifecycleHooks(self._logger)
+            self._lifecycle_server = LifecycleServer(self._context, self._executor,
+                                                     self._node_key, self.fqn, self._hooks,
+                                                     self._logger)
 
     # -- messages and topics
     def msg(self, ros_type: str) -> type:
@@ -211,6 +251,11 @@ class DdsNode(Node):
         self._endpoints.append((reader, "reader"))
         key = self._executor.add_reader(reader, callback, f"subscription {fq}")
         return DdsSubscription(self, reader, key, fq)
+
+    def create_client(self, srv_type: str, service: str) -> DdsClient:
+        client = DdsClient(self, srv_type, self.resolve(service))
+        self._clients.append(client)
+        return client
 
     def create_serialized_reader(self, ros_type: str, topic: str, profile: QosProfile):
         """A reader owned by this node (it shows in the graph) that the caller takes serialized
@@ -279,6 +324,13 @@ class DdsNode(Node):
         if "use_sim_time" in new:
             self._use_sim_time(bool(new["use_sim_time"]))
 
+    # -- lifecycle: robot_control.bus.lifecycle's state machine behind dds_lifecycle's services
+    def _lifecycle_state_id(self) -> int:
+        return self._lifecycle_server.machine.current
+
+    def _change_state(self, transition_id: int) -> CallbackReturn | None:
+        return self._lifecycle_server.machine.change_state(transition_id)
+
     # -- logging
     def get_logger(self) -> Logger:
         return self._logger
@@ -316,6 +368,7 @@ class DdsNode(Node):
             for sig, handler in restore:
                 signal.signal(sig, handler)
             with interrupts_ignored():
+                self._finish_lifecycle()
                 self._destroy()
 
     def _install_signal_handlers(self) -> list:
@@ -333,6 +386,7 @@ class DdsNode(Node):
         self._shutdown.set()
         self._executor.wake()
         if not self._spinning:
+            self._finish_lifecycle()
             self._destroy()
 
     @property
@@ -351,6 +405,10 @@ class DdsNode(Node):
         self._executor.close()
         delete_entity(self._graph_reader)
         self._params.destroy()
+        if self._lifecycle_server is not None:
+            self._lifecycle_server.destroy()
+        for client in self._clients:
+            client.destroy()
         for entity, _kind in self._endpoints:
             delete_entity(entity)
         self._endpoints.clear()

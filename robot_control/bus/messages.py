@@ -19,6 +19,7 @@ import numpy as np
 import yaml
 from cyclonedds.idl import IdlStruct
 
+from robot_control.bus.msg import lifecycle_msgs as lc
 from robot_control.bus.msg import rcl_interfaces as rcl
 from robot_control.bus.msg import rmw_dds_common as rmw
 from robot_control.bus.msg.standard import (
@@ -80,6 +81,18 @@ MESSAGE_TYPES: dict[str, type[IdlStruct]] = {
     "rcl_interfaces/srv/DescribeParameters_Response": rcl.DescribeParametersResponse,
     "rcl_interfaces/srv/GetParameterTypes_Request": rcl.GetParameterTypesRequest,
     "rcl_interfaces/srv/GetParameterTypes_Response": rcl.GetParameterTypesResponse,
+    "lifecycle_msgs/msg/State": lc.State,
+    "lifecycle_msgs/msg/Transition": lc.Transition,
+    "lifecycle_msgs/msg/TransitionDescription": lc.TransitionDescription,
+    "lifecycle_msgs/msg/TransitionEvent": lc.TransitionEvent,
+    "lifecycle_msgs/srv/ChangeState_Request": lc.ChangeStateRequest,
+    "lifecycle_msgs/srv/ChangeState_Response": lc.ChangeStateResponse,
+    "lifecycle_msgs/srv/GetState_Request": lc.GetStateRequest,
+    "lifecycle_msgs/srv/GetState_Response": lc.GetStateResponse,
+    "lifecycle_msgs/srv/GetAvailableStates_Request": lc.GetAvailableStatesRequest,
+    "lifecycle_msgs/srv/GetAvailableStates_Response": lc.GetAvailableStatesResponse,
+    "lifecycle_msgs/srv/GetAvailableTransitions_Request": lc.GetAvailableTransitionsRequest,
+    "lifecycle_msgs/srv/GetAvailableTransitions_Response": lc.GetAvailableTransitionsResponse,
     "rmw_dds_common/msg/Gid": rmw.Gid,
     "rmw_dds_common/msg/NodeEntitiesInfo": rmw.NodeEntitiesInfo,
     "rmw_dds_common/msg/ParticipantEntitiesInfo": rmw.ParticipantEntitiesInfo,
@@ -94,6 +107,10 @@ SERVICE_TYPES: dict[str, tuple[type[IdlStruct], type[IdlStruct]]] = {
         "rcl_interfaces/srv/ListParameters",
         "rcl_interfaces/srv/DescribeParameters",
         "rcl_interfaces/srv/GetParameterTypes",
+        "lifecycle_msgs/srv/ChangeState",
+        "lifecycle_msgs/srv/GetState",
+        "lifecycle_msgs/srv/GetAvailableStates",
+        "lifecycle_msgs/srv/GetAvailableTransitions",
     )
 }
 

@@ -8,6 +8,12 @@ field names of the ``.msg`` (sequence fields may arrive as lists or arrays), cal
 at a time in the thread that calls ``spin()``, parameters are typed, ranged and validated by the
 node's validators, and ``--ros-args`` (``-p``, ``--params-file``, ``-r``, ``__node:=``,
 ``__ns:=``, ``--log-level``) work as in rclpy.
+
+``create_node(…, managed=True)`` makes a managed (lifecycle) node, as rclpy's LifecycleNode:
+it starts unconfigured, serves the lifecycle_msgs services (``<node>/change_state``, …) and
+publishes ``<node>/transition_event``; the node's code installs its hooks with
+``set_lifecycle_hooks(on_configure=…, on_activate=…)`` and publishes what must stop while the
+node is not active through ``create_lifecycle_publisher`` (robot_control.bus.lifecycle).
 """
 
 from __future__ import annotations
@@ -22,11 +28,20 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 
+from robot_control.bus.lifecycle import (
+    TRANSITION_GRAPH,
+    CallbackReturn,
+    LifecycleError,
+    LifecycleHooks,
+    LifecycleState,
+    ManagedPublisher,
+    lifecycle_state,
+)
 from robot_control.bus.parameters import ParameterError, ParameterStore, load_params_file
 from robot_control.bus.ros_args import RosArgs, parse_ros_args, resolve_name
 
-__all__ = ["BACKEND_ENV", "Logger", "Node", "ParameterError", "QosSpec", "choose_backend",
-           "create_node"]
+__all__ = ["BACKEND_ENV", "Logger", "Node", "ParameterError", "QosSpec", "ServiceCallError",
+           "choose_backend", "create_node"]
 
 BACKEND_ENV = "ROBOT_CONTROL_BUS"
 BACKENDS = ("rclpy", "dds")
@@ -38,6 +53,10 @@ _SEVERITY_NAMES = {10: "DEBUG", 20: "INFO", 30: "WARN", 40: "ERROR", 50: "FATAL"
 LogSink = Callable[[int, str, str, str, int], None]  # (level, message, file, function, line)
 Validator = Callable[[dict[str, object]], str | None]
 Listener = Callable[[dict[str, object], dict[str, object]], None]
+
+
+class ServiceCallError(RuntimeError):
+    """A service call without an answer (no server, or no response in time)."""
 
 
 class Logger:
@@ -115,6 +134,7 @@ class Node(ABC):
         self._name = name
         self._namespace = namespace if namespace.startswith("/") else "/" + namespace
         self._store = ParameterStore(self.fqn)
+        self._hooks: LifecycleHooks | None = None  # set by the backend for a managed node
 
     # -- identity
     @property
@@ -143,6 +163,13 @@ class Node(ABC):
     def create_subscription(self, ros_type: str, topic: str, callback: Callable[[object], None],
                             qos: QosSpec = "default"):
         """Call callback(msg) in the executor thread for every message received."""
+
+    @abstractmethod
+    def create_client(self, srv_type: str, service: str):
+        """A client of a service (``"lifecycle_msgs/srv/GetState"``, name resolved like a topic):
+        ``request(**fields)`` builds a request, ``wait_for_service(timeout_s)`` says whether a
+        server is there, ``call(request, timeout_s)`` returns the response or raises
+        ServiceCallError. ``call`` blocks: use it from a thread other than the one spinning."""
 
     @abstractmethod
     def create_timer(self, period_s: float, callback: Callable[[], None]):
@@ -187,6 +214,65 @@ class Node(ABC):
     def add_parameter_listener(self, fn: Listener) -> None:
         """fn(new_values, old_values) after every accepted change."""
         self._store.listeners.append(fn)
+
+    # -- managed (lifecycle) nodes
+    @property
+    def managed(self) -> bool:
+        return self._hooks is not None
+
+    def _lifecycle(self) -> LifecycleHooks:
+        if self._hooks is None:
+            raise LifecycleError(f"{self.fqn} is not a managed node (create_node(…, managed=True))")
+        return self._hooks
+
+    def set_lifecycle_hooks(self, **hooks) -> None:
+        """Install transition hooks: ``on_configure``, ``on_cleanup``, ``on_activate``,
+        ``on_deactivate``, ``on_shutdown``, ``on_error``; each is called with the state the
+        transition started from (a LifecycleState) and returns a CallbackReturn."""
+        self._lifecycle().set(**hooks)
+
+    def create_lifecycle_publisher(self, ros_type: str, topic: str, qos: QosSpec = "default"):
+        """A publisher whose ``publish`` only publishes while the node is active."""
+        return ManagedPublisher(self.create_publisher(ros_type, topic, qos), self._lifecycle())
+
+    @property
+    def is_active(self) -> bool:
+        """True while a managed node is active (an unmanaged node always is)."""
+        return self._hooks is None or self._hooks.active
+
+    @property
+    def lifecycle_state(self) -> LifecycleState:
+        self._lifecycle()
+        return lifecycle_state(self._lifecycle_state_id())
+
+    def trigger_transition(self, transition: str | int) -> CallbackReturn | None:
+        """Run a transition by label (``"configure"``, ``"shutdown"``, …) or id from the current
+        state, in the calling thread; the hook's result, None if the state has no such one."""
+        self._lifecycle()
+        current = self._lifecycle_state_id()
+        edge = next((t for t in TRANSITION_GRAPH if t.start == current and t.id < 10
+                     and transition in (t.label, t.id)), None)
+        return None if edge is None else self._change_state(edge.id)
+
+    def fail(self, reason: str) -> None:
+        """A fault met while running (the caller logs it): take the node to errorprocessing
+        (on_error decides what follows) by the path rcl's graph has
+        (LifecycleHooks.fault_transition); the hooks see ``reason`` as ``hooks.fault``."""
+        hooks = self._lifecycle()
+        transition = hooks.fault_transition(self._lifecycle_state_id(), reason)
+        if transition is not None:
+            self._change_state(transition)
+
+    def _finish_lifecycle(self) -> None:
+        """Before a managed node is released: the shutdown transition, if it is not finalized."""
+        if self._hooks is not None and self.lifecycle_state.label != "finalized":
+            self.trigger_transition("shutdown")
+
+    def _lifecycle_state_id(self) -> int:
+        raise LifecycleError(f"the {self.backend} backend has no managed nodes")
+
+    def _change_state(self, transition_id: int) -> CallbackReturn | None:
+        raise LifecycleError(f"the {self.backend} backend has no managed nodes")
 
     # -- logging and life cycle
     @abstractmethod
@@ -278,16 +364,17 @@ def choose_backend(backend: str | None = None) -> str:
 
 
 def create_node(default_name: str, argv: Sequence[str] | None = None, *,
-                backend: str | None = None) -> Node:
-    """A node named ``default_name`` (unless ``__node:=`` renames it) on the chosen backend."""
+                backend: str | None = None, managed: bool = False) -> Node:
+    """A node named ``default_name`` (unless ``__node:=`` renames it) on the chosen backend;
+    ``managed``: a lifecycle node, starting unconfigured."""
     argv = list(sys.argv if argv is None else argv)
     if choose_backend(backend) == "rclpy":
         from robot_control.bus.rclpy_backend import RclpyNode
 
-        return RclpyNode(default_name, argv)
+        return RclpyNode(default_name, argv, managed=managed)
     from robot_control.bus.dds_backend import DdsNode
 
-    return DdsNode(default_name, argv)
+    return DdsNode(default_name, argv, managed=managed)
 
 
 def parse_args_for(default_name: str, argv: Sequence[str]) -> RosArgs:

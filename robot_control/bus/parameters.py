@@ -70,11 +70,16 @@ def type_of(value: object) -> int:
     raise ParameterError(f"unsupported parameter value {value!r}")
 
 
+EMPTY_LIST_TYPES = (BOOL_ARRAY, INTEGER_ARRAY, DOUBLE_ARRAY, STRING_ARRAY)
+
+
 def coerce(value: object, ptype: int, name: str) -> object:
     """Convert value to the declared type where ROS 2 would accept it (integer → double)."""
     vtype = type_of(value)
     if vtype == ptype:
         return list(value) if isinstance(value, tuple) else value
+    if isinstance(value, list | tuple) and not value and ptype in EMPTY_LIST_TYPES:
+        return []  # ``-p names:=[]``: an empty list has no element type of its own
     if ptype == DOUBLE and vtype == INTEGER:
         return float(value)
     if ptype == DOUBLE_ARRAY and vtype == INTEGER_ARRAY:

@@ -7,13 +7,18 @@ override from ``-p`` / ``--params-file`` is applied (and an integer coerced to a
 store, declared into rclpy with ``ignore_override``, and every later change — ``ros2 param
 set`` or ``node.set_parameters`` — passes the store's checks and validators in rclpy's
 on-set-parameters callback, whose SetParametersResult carries the reason of a refusal.
+A managed node is an rclpy.lifecycle.LifecycleNode: rcl's state machine runs the transitions
+and rclpy serves the lifecycle_msgs services and transition_event; its on_configure, … callbacks
+run the hooks through robot_control.bus.lifecycle, as the DDS backend does.
 Importing this module imports rclpy; nothing else in robot_control.bus does.
 """
 
 from __future__ import annotations
 
 import array
+import functools
 import importlib
+import threading
 import traceback
 from collections.abc import Callable, Sequence
 
@@ -30,9 +35,22 @@ from rclpy.node import Node as RclNode
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
 
+from robot_control.bus.lifecycle import (
+    ACTIVATING,
+    CLEANINGUP,
+    CONFIGURING,
+    DEACTIVATING,
+    ERRORPROCESSING,
+    SHUTTINGDOWN,
+    TRANSITION_GRAPH,
+    CallbackReturn,
+    LifecycleHooks,
+    LifecycleState,
+)
 from robot_control.bus.node import (
     Node,
     QosSpec,
+    ServiceCallError,
     as_range,
     interrupts_ignored,
     parameter_overrides,
@@ -60,16 +78,88 @@ def _plain(value: object) -> object:
     return list(value) if isinstance(value, array.array | tuple) else value
 
 
+@functools.cache
+def _managed_node_class() -> type:
+    """rclpy's LifecycleNode whose transition callbacks run the bus node's hooks (imported only
+    when a managed node is made)."""
+    from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
+
+    class ManagedRclNode(LifecycleNode):
+        hooks: LifecycleHooks | None = None
+
+        def _run(self, transition_state: int, previous) -> TransitionCallbackReturn:
+            result = self.hooks.run(transition_state,
+                                    LifecycleState(previous.label, previous.state_id))
+            return getattr(TransitionCallbackReturn, result.name)
+
+        def on_configure(self, state):
+            return self._run(CONFIGURING, state)
+
+        def on_cleanup(self, state):
+            return self._run(CLEANINGUP, state)
+
+        def on_activate(self, state):
+            return self._run(ACTIVATING, state)
+
+        def on_deactivate(self, state):
+            return self._run(DEACTIVATING, state)
+
+        def on_shutdown(self, state):
+            return self._run(SHUTTINGDOWN, state)
+
+        def on_error(self, state):
+            return self._run(ERRORPROCESSING, state)
+
+    return ManagedRclNode
+
+
+_TRIGGERS = {"configure": "trigger_configure", "cleanup": "trigger_cleanup",
+             "activate": "trigger_activate", "deactivate": "trigger_deactivate",
+             "shutdown": "trigger_shutdown"}
+
+
+class RclpyClient:
+    """A node's rclpy client of one service, called synchronously from a non-spinning thread."""
+
+    def __init__(self, rcl_node, srv_class, service: str):
+        self._srv = srv_class
+        self._client = rcl_node.create_client(srv_class, service)
+        self.srv_name = self._client.srv_name
+
+    def request(self, **fields):
+        return self._srv.Request(**fields)
+
+    def wait_for_service(self, timeout_s: float) -> bool:
+        return self._client.wait_for_service(timeout_sec=timeout_s)
+
+    def call(self, request, timeout_s: float = 5.0):
+        if not self._client.wait_for_service(timeout_sec=timeout_s):
+            raise ServiceCallError(f"service {self.srv_name} is not available")
+        done = threading.Event()
+        future = self._client.call_async(request)
+        future.add_done_callback(lambda _: done.set())
+        if not done.wait(timeout_s):
+            self._client.remove_pending_request(future)
+            raise ServiceCallError(f"no reply from {self.srv_name} within {timeout_s} s")
+        return future.result()
+
+    def destroy(self) -> None:
+        self._client.destroy()
+
+
 class RclpyNode(Node):
     """The bus Node interface on an rclpy node."""
 
     backend = "rclpy"
 
-    def __init__(self, default_name: str, argv: Sequence[str]):
+    def __init__(self, default_name: str, argv: Sequence[str], *, managed: bool = False):
         if not rclpy.ok():
             rclpy.init(args=list(argv))
-        self._node = RclNode(default_name)  # rclpy applies __node:=, __ns:= and -r itself
+        # rclpy applies __node:=, __ns:= and -r itself
+        self._node = _managed_node_class()(default_name) if managed else RclNode(default_name)
         super().__init__(self._node.get_name(), self._node.get_namespace())
+        if managed:
+            self._hooks = self._node.hooks = LifecycleHooks(self._node.get_logger())
         self._store.overrides = parameter_overrides(parse_args_for(default_name, argv), self.fqn)
         self._store.declare("use_sim_time", self._node.get_parameter("use_sim_time").value)
         self._node.add_on_set_parameters_callback(self._on_set_parameters)
@@ -106,6 +196,11 @@ class RclpyNode(Node):
         return self._node.create_subscription(
             self.msg(ros_type), topic, self._guarded(callback, f"callback for {topic}"),
             rclpy_qos(qos))
+
+    def create_client(self, srv_type: str, service: str) -> RclpyClient:
+        package, _, name = srv_type.split("/")
+        srv_class = getattr(importlib.import_module(f"{package}.srv"), name)
+        return RclpyClient(self._node, srv_class, service)
 
     def create_timer(self, period_s: float, callback: Callable[[], None]):
         return self._node.create_timer(period_s, self._guarded(callback, "timer callback"),
@@ -168,6 +263,23 @@ class RclpyNode(Node):
                 return SetParametersResult(successful=False, reason=str(exc))
         return SetParametersResult(successful=True, reason="")
 
+    # -- lifecycle: rcl's state machine, rclpy's services
+    def _lifecycle_state_id(self) -> int:
+        return self._node._state_machine.current_state[0]
+
+    def _finish_lifecycle(self) -> None:
+        """The shutdown transition; if Ctrl-C already shut rclpy down (rcl can no longer publish
+        the transition events), the node's on_shutdown hook still runs."""
+        if self._hooks is None or rclpy.ok():
+            super()._finish_lifecycle()
+        elif self.lifecycle_state.label in ("unconfigured", "inactive", "active"):
+            self._hooks.run(SHUTTINGDOWN, self.lifecycle_state)
+
+    def _change_state(self, transition_id: int) -> CallbackReturn | None:
+        edge = next(t for t in TRANSITION_GRAPH if t.id == transition_id)
+        result = getattr(self._node, _TRIGGERS[edge.label])()
+        return CallbackReturn[result.name]
+
     # -- logging and life cycle
     def get_logger(self):
         return self._node.get_logger()
@@ -190,6 +302,7 @@ class RclpyNode(Node):
         finally:
             self._spinning = False
             with interrupts_ignored():
+                self._finish_lifecycle()
                 self._release()
 
     @property
@@ -198,7 +311,8 @@ class RclpyNode(Node):
 
     def shutdown(self) -> None:
         self._running = False
-        if not self._spinning:
+        if not self._spinning and not self._released:
+            self._finish_lifecycle()
             self._release()
 
     def _release(self) -> None:

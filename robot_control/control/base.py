@@ -228,6 +228,12 @@ class Controller(ABC):
         """Law-specific re-initialisation (estimates, filters)."""
         return None
 
+    def continue_from(self, last_tau) -> None:
+        """Make the next torque equal ``last_tau``, decaying into the law's own as after a
+        bumpless reset, but keep the law's state (estimates, filters): for a gain change."""
+        self._require_configured()
+        self._jump = np.array(last_tau, dtype=float).reshape(self.n)
+
     def update(self, t: float, state: State, reference: Reference) -> Array:
         """τ for the measured ``state`` and desired ``reference`` at time ``t``."""
         self._require_configured()

@@ -1,5 +1,7 @@
 """Rigid-body dynamics on a RobotModel: Newton–Euler, composite bodies, articulated bodies, …"""
 
+# first: it tells numba where to cache before any kernel is decorated
+from robot_control.dynamics import compile_cache  # noqa: F401
 from robot_control.dynamics.constrained import (
     constrained_forward_dynamics,
     constrained_hybrid_dynamics,

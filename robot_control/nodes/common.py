@@ -1,9 +1,15 @@
-"""Pieces every node shares: loading the robot / scenario named by parameters, latency statistics."""
+"""Pieces every node shares: loading the robot / scenario named by parameters, latency
+statistics, compiling kernels before a node runs, and ``run_node``: the four nodes are managed
+(lifecycle) nodes whose logic objects provide the transition hooks."""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+
 import numpy as np
 
+from robot_control.bus.lifecycle import HOOK_NAMES, CallbackReturn
 from robot_control.model import load_robot
 
 
@@ -62,6 +68,41 @@ class LatencyStats:
                 "max": float(s.max())}
 
 
+def warm_up(log, kernel: str, call: Callable[[], object]) -> None:
+    """Run ``call`` once so the kernels it needs are compiled (or loaded from the cache) now,
+    holding the machine-wide lock of ``kernel``: nodes starting together compile it once."""
+    from robot_control.dynamics.compile_cache import compiling
+
+    start = time.perf_counter()
+    with compiling(kernel):
+        call()
+    log.debug(f"{kernel} ready in {time.perf_counter() - start:.2f} s")
+
+
+def configure_failure(log, what: str, exc: Exception) -> CallbackReturn:
+    """A configuration the node cannot run (bad parameters, model, scenario): log it, FAILURE
+    (the node stays unconfigured, as rclcpp's nodes do)."""
+    log.error(f"cannot configure {what}: {exc}")
+    return CallbackReturn.FAILURE
+
+
+def install_hooks(node, logic) -> None:
+    """The node's lifecycle hooks are the logic object's methods of the same names."""
+    node.set_lifecycle_hooks(**{name: getattr(logic, name) for name in HOOK_NAMES
+                                if hasattr(logic, name)})
+
+
+def autostart(node) -> bool:
+    """Configure and activate now if the ``autostart`` parameter says so; False if it failed."""
+    if not node.declare_parameter(
+            "autostart", False, "configure and activate at start, for a node run on its own "
+            "(a launch file leaves it to the lifecycle_manager, which brings the stack up in "
+            "order)", read_only=True):
+        return True
+    return all(node.trigger_transition(t) == CallbackReturn.SUCCESS
+               for t in ("configure", "activate"))
+
+
 def node_usage(default_name: str, node_class) -> str:
     """``--help`` text of a node executable: how to pass ROS arguments, then its module's doc."""
     import sys
@@ -71,8 +112,11 @@ def node_usage(default_name: str, node_class) -> str:
             f"[-r FROM:=TO] [--log-level LEVEL]]\n\n{doc}\n")
 
 
-def run_node(default_name: str, node_class, argv: list[str] | None) -> int:
-    """The ``main`` of every node: create it on the bus, build its logic, spin until shutdown.
+def run_node(default_name: str, node_class, argv: list[str] | None, managed: bool = True) -> int:
+    """The ``main`` of every node: create it on the bus, build its logic, spin until shutdown;
+    the exit status is the logic's ``exit_code`` (0 if it has none). A managed node starts
+    unconfigured: its logic's methods on_configure … are the transition hooks, and the
+    lifecycle_manager (or ``ros2 lifecycle set``, or ``autostart``) drives it.
 
     A node that cannot start says why in one line and exits 2. SIGINT or SIGTERM before the node
     spins (Ctrl-C during start-up) ends it quietly with 0 once the step under way is done; a
@@ -93,25 +137,28 @@ def run_node(default_name: str, node_class, argv: list[str] | None) -> int:
     if stop.requested:
         return 0
     try:
-        node = create_node(default_name, argv)
+        node = create_node(default_name, argv, managed=managed)
     except (ValueError, ParameterError) as exc:
         print(f"[ERROR] [{default_name}]: cannot start: {exc}", file=sys.stderr, flush=True)
         return 2
+    logic = None
     try:
         if not stop.requested:
-            node_class(node)
+            logic = node_class(node)
+            if managed:
+                install_hooks(node, logic)
     except (ValueError, ParameterError) as exc:
         node.get_logger().error(f"cannot start: {exc}")
         node.shutdown()
         return 2
-    if stop.requested:
+    if stop.requested or (managed and not autostart(node)):
         node.shutdown()
-        return 0
+        return 0 if stop.requested else 2
     node.spin()  # from here the node's own handlers turn a signal into a clean shutdown
     # the process is ending: a second Ctrl-C (a launcher passes on the one the terminal sent to
     # the node too) must not kill it while the interpreter shuts down
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    return 0
+    return getattr(logic, "exit_code", 0)
 
 
 class _StartupStop:

@@ -11,6 +11,14 @@ reference, wrench or model-terms message of the wrong size or names, with a non-
 implausible value, is dropped and counted (``dropped <topic>`` on /diagnostics) and the last good
 one is kept. If the law's own state turns non-finite it resets to its initial estimate (the law
 does that, control/base.py); the node logs it as an error and counts it (``recoveries``).
+
+A managed node: configuring makes the law and compiles what its update needs; only while active
+does it command (/joint_command and /controller/state are lifecycle publishers). Activation is
+bumpless: the law starts from the torque the plant reports applying (its hold), and in real time
+the reference is re-anchored at the measured state — the tracked reference starts at (q, q̇) and
+joins the published one along a quintic over ``reference_blend_time`` — so a controller activated
+mid-motion (after a deactivation) resumes without a jump in error or torque. A gain change is
+bumpless too: the torque continues from the last one and decays into the law's new one.
 """
 
 from __future__ import annotations
@@ -20,12 +28,13 @@ import sys
 import numpy as np
 
 from robot_control.bus import ParameterError
+from robot_control.bus.lifecycle import CallbackReturn
 from robot_control.control.base import Reference, State
 from robot_control.control.model_terms import ExternalModelTerms
 from robot_control.control.parameters import MAGNITUDE_MAX
 from robot_control.control.parameters import ParameterError as LawParameterError
 from robot_control.control.registry import available, create
-from robot_control.nodes.common import declare_common, run_node
+from robot_control.nodes.common import configure_failure, declare_common, run_node, warm_up
 from robot_control.nodes.convert import Messages, read_terms, read_wrench, seconds, stamp_ns
 from robot_control.nodes.health import OK, NodeHealth
 from robot_control.nodes.validation import (
@@ -35,6 +44,7 @@ from robot_control.nodes.validation import (
     check_terms,
     check_wrench,
 )
+from robot_control.trajectory import Quintic
 
 SOURCES = ("local", "server")
 TRIGGERS = ("state", "timer")
@@ -87,13 +97,18 @@ class ControllerNode:
                                  + ", ".join(available()))
         self.terms = ExternalModelTerms(self.n, with_coriolis_matrix=True) \
             if self.source == "server" else None
-        self.law = self._make_law(self.law_name, self._law_params(self.law_name))
-        self._warm_up()
+        self.blend_time = node.declare_parameter(
+            "reference_blend_time", 1.0, "on activation (real time) the tracked reference starts "
+            "at the measured state and joins the published one over this time, s",
+            floating_point_range=(1e-3, 60.0))
+        self.law = None  # made by on_configure
         node.add_parameter_validator(self._validate)
         node.add_parameter_listener(self._changed)
         self.m = Messages(node)
-        self.pub_cmd = node.create_publisher("sensor_msgs/msg/JointState", "/joint_command")
-        self.pub_state = node.create_publisher("sensor_msgs/msg/JointState", "/controller/state")
+        self.pub_cmd = node.create_lifecycle_publisher("sensor_msgs/msg/JointState",
+                                                       "/joint_command")
+        self.pub_state = node.create_lifecycle_publisher("sensor_msgs/msg/JointState",
+                                                         "/controller/state")
         node.create_subscription("sensor_msgs/msg/JointState", "/joint_states", self._on_state)
         node.create_subscription("trajectory_msgs/msg/JointTrajectory", "/joint_reference",
                                  self._on_reference)
@@ -107,17 +122,67 @@ class ControllerNode:
         self.wrench = np.zeros(6)
         self.pending: tuple[int, np.ndarray, np.ndarray] | None = None
         self.references: dict[int, Reference] = {}
-        self.latest_reference: Reference | None = None
+        self.latest_reference: Reference | None = None  # the trajectory generator's, real time
+        self.hold_reference: Reference | None = None  # until there is one: hold
         self.terms_stamp = -1
         self.last_tau = np.zeros(self.n)
         self.last_state: State | None = None
+        self.measured_tau: np.ndarray | None = None  # the plant's applied τ (JointState effort)
+        self.takeover: str | None = None  # "activate", "swap" or "gains": see _take_over
+        self.anchor: Quintic | None = None  # reference offset decaying after an activation
+        self.anchor_pending = False
+        self.rate = common["rate"]
+        self.timer = None
         self.updates = 0
         self.recoveries = 0
-        if self.trigger == "timer":
-            node.create_timer(1.0 / common["rate"], self._on_timer)
         self.health = NodeHealth(node, "controller", self._status, self.drops)
+
+    # -------------------------------------------------------------- lifecycle
+    def on_configure(self, previous) -> CallbackReturn:
+        """Make the law and compile what its update needs."""
+        try:
+            self.law = self._make_law(self.law_name, self._law_params(self.law_name))
+        except (LawParameterError, ValueError) as exc:
+            return configure_failure(self.log, f"'{self.law_name}'", exc)
+        self._warm_up(self.law, self.law_name)
+        self.health.clear()
         self.log.info(f"controller '{self.law_name}' on '{self.model.name}' "
-                      f"(terms: {self.source}, trigger: {self.trigger})")
+                      f"(terms: {self.source}, trigger: {self.trigger}): configured")
+        return CallbackReturn.SUCCESS
+
+    def on_activate(self, previous) -> CallbackReturn:
+        """Take over bumplessly from the torque the plant applies now (see the module doc)."""
+        self.takeover = "activate"
+        self.anchor, self.anchor_pending = None, not self.lockstep
+        # real time: track only references published from now on (the generator's, re-anchored
+        # at the measured state), holding the measured position until one comes
+        self.latest_reference = self.hold_reference = None
+        self.pending = None  # answer only states measured from now on
+        if self.trigger == "timer":
+            self.timer = self.node.create_timer(1.0 / self.rate, self._on_timer)
+        return CallbackReturn.SUCCESS
+
+    def on_deactivate(self, previous) -> CallbackReturn:
+        """Stop commanding: the plant's safe behaviour takes over once commands stop."""
+        self._stop_timer()
+        return CallbackReturn.SUCCESS
+
+    def on_cleanup(self, previous) -> CallbackReturn:
+        self.law = None
+        return CallbackReturn.SUCCESS
+
+    def on_shutdown(self, previous) -> CallbackReturn:
+        self._stop_timer()
+        return CallbackReturn.SUCCESS
+
+    def on_error(self, previous) -> CallbackReturn:
+        self._stop_timer()
+        return CallbackReturn.SUCCESS
+
+    def _stop_timer(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
 
     # ------------------------------------------------------------- parameters
     def _declare_law(self, law: str, overrides: dict) -> None:
@@ -150,17 +215,26 @@ class ControllerNode:
         instance.configure(self.model, params, self.terms)
         return instance
 
-    def _warm_up(self) -> None:
-        """One throw-away update: loading compiled kernels must not stall the first real tick."""
+    def _warm_up(self, law, name: str) -> None:
+        """One throw-away update: loading compiled kernels must not stall the first real tick
+        (Newton–Euler first, under its shared lock: the plant's hold needs it too)."""
         if self.source == "server":
             return  # terms arrive from the bus; nothing to compile here
+        from robot_control import dynamics as dyn
+
         q = np.clip(np.zeros(self.n), self.model.lower, self.model.upper)
-        try:
-            self.law.update(0.0, State(0.0, q, np.zeros(self.n), wrench=np.zeros(6)),
-                            Reference(q))
-        except (ValueError, np.linalg.LinAlgError) as exc:
-            self.log.debug(f"warm-up skipped: {exc}")
-        self.law.reset()
+        zeros = np.zeros(self.n)
+        warm_up(self.log, "inverse_dynamics",
+                lambda: dyn.inverse_dynamics(self.model, q, zeros, zeros))
+
+        def update() -> None:
+            try:
+                law.update(0.0, State(0.0, q, zeros, wrench=np.zeros(6)), Reference(q))
+            except (ValueError, np.linalg.LinAlgError) as exc:
+                self.log.debug(f"warm-up skipped: {exc}")
+
+        warm_up(self.log, f"law.{name}", update)
+        law.reset()
 
     def _validate(self, changes: dict) -> str | None:
         """Let the law(s) touched by a change decide; a refusal names the law's reason."""
@@ -179,15 +253,19 @@ class ControllerNode:
 
     def _changed(self, new: dict, old: dict) -> None:
         law = new.get("controller", self.law_name)
+        if self.law is None:  # unconfigured: configure makes the law from the parameters
+            self.law_name = law
+            return
         if law != self.law_name:
             fresh = self._make_law(law, self._law_params(law))
-            fresh.reset(self.last_state, self.last_tau)  # bumpless: start from the last τ
+            self._warm_up(fresh, law)  # compile before it takes over, not in its first tick
             self.log.info(f"controller swapped: {self.law_name} → {law}")
-            self.law, self.law_name = fresh, law
+            self.law, self.law_name, self.takeover = fresh, law, "swap"
             return
         gains = {k[len(law) + 1:]: v for k, v in new.items() if k.startswith(law + ".")}
         if gains:  # the running law keeps its state (estimates, filters)
             self.law.set_parameters(gains)
+            self.takeover = self.takeover or "gains"
             self.log.info(f"{law}: parameters updated {sorted(gains)}")
 
     # ----------------------------------------------------------------- inputs
@@ -240,10 +318,13 @@ class ControllerNode:
     def _on_state(self, msg) -> None:
         try:
             q, qd = self.joints.state(msg)
+            tau = self.joints.optional(msg.effort, self.joints.order(msg.name), "effort")
         except Rejected as exc:
             self.drops.drop("/joint_states", str(exc))
             return
         self.pending = (stamp_ns(msg.header.stamp), q, qd)
+        if tau is not None:
+            self.measured_tau = tau
         if self.trigger == "state":
             self._try_compute()
 
@@ -252,7 +333,7 @@ class ControllerNode:
 
     # ---------------------------------------------------------------- compute
     def _try_compute(self) -> None:
-        if self.pending is None:
+        if self.pending is None or not self.node.is_active:
             return
         ns, q, qd = self.pending
         if self.lockstep:
@@ -261,15 +342,20 @@ class ControllerNode:
                 return
         else:
             ref = self.latest_reference
-            if ref is None:  # nothing to track yet: hold where the robot is
-                ref = Reference(q.copy(), wrench=self.force_reference)
-                self.latest_reference = ref
+            if ref is None:  # nothing to track yet: hold where the robot was at activation
+                if self.hold_reference is None:
+                    self.hold_reference = Reference(q.copy(), wrench=self.force_reference)
+                ref = self.hold_reference
         if self.source == "server" and self.terms_stamp != ns:
             return
         if self.force_reference is not None:
             ref.wrench = self.force_reference
         t = seconds(ns)
+        if ref is self.latest_reference and (self.anchor_pending or self.anchor is not None):
+            ref = self._anchored(t, ref, q, qd)
         state = State(t, q, qd, wrench=self.wrench.copy())
+        if self.takeover is not None:
+            self._take_over(state)
         try:
             tau = self.law.update(t, state, ref)
         except (ValueError, np.linalg.LinAlgError) as exc:
@@ -285,6 +371,38 @@ class ControllerNode:
         e = ref.q - q
         self.pub_state.publish(self.m.joint_state(ns, self.names, e, ref.qd - qd, tau))
 
+    def _take_over(self, state: State) -> None:
+        """Make the law's first torque (after an activation, a swap, a gain change) the one the
+        plant is applying now (the effort of this joint state), decaying into the law's own.
+
+        In lockstep a first activation leaves the law as configured (the offline simulation's
+        start), and a swap or gain change continues from this node's last command."""
+        kind, self.takeover = self.takeover, None
+        if self.lockstep:
+            tau = None if kind == "activate" else self.last_tau
+        else:
+            tau = self.measured_tau if self.measured_tau is not None else \
+                (self.last_tau if self.updates else None)
+        if kind == "gains":
+            if tau is not None:
+                self.law.continue_from(tau)
+        else:
+            self.law.reset(state, tau)
+
+    def _anchored(self, t: float, ref: Reference, q: np.ndarray, qd: np.ndarray) -> Reference:
+        """The reference minus an offset that starts at (q_d − q, q̇_d − q̇) at the first state
+        after an activation and goes to rest along a quintic over ``reference_blend_time``."""
+        zero = np.zeros(self.n)
+        if self.anchor_pending:
+            qd_d = zero if ref.qd is None else ref.qd
+            self.anchor = Quintic(ref.q - q, zero, self.blend_time, qd0=qd_d - qd, start_time=t)
+            self.anchor_pending = False
+        o, od, odd = self.anchor.sample(t)
+        if t >= self.anchor.end_time:
+            self.anchor = None
+        return Reference(ref.q - o, (zero if ref.qd is None else ref.qd) - od,
+                         (zero if ref.qdd is None else ref.qdd) - odd, wrench=ref.wrench)
+
     def _report_recovery(self) -> None:
         """Log (as an error) and count a reset the law made because its state turned non-finite."""
         if self.law.recoveries:
@@ -294,6 +412,8 @@ class ControllerNode:
 
     def _status(self):
         d = {"law": self.law_name, "updates": self.updates, "recoveries": self.recoveries}
+        if self.law is None or not self.node.is_active:
+            return OK, self.node.lifecycle_state.label, d
         try:
             d.update({k: v for k, v in self.law.diagnostics().items()
                       if isinstance(v, int | float | str | bool)})

@@ -3,6 +3,11 @@
 The terms (M(q), C(q,q̇)q̇, g(q), C(q,q̇)) carry the stamp of the state they were computed at, so a
 controller in ``dynamics_source: server`` mode pairs each state with its own terms. A joint
 state that fails the checks of nodes/validation.py is dropped and counted, never computed on.
+
+A managed node: configuring publishes /robot_description; while active it computes the terms of
+each state only if someone subscribes to /dynamics/terms (compiling what they need is the first
+such computation's job, or configure's when a subscriber is already there): a stack whose
+controller uses its own model compiles nothing here.
 """
 
 from __future__ import annotations
@@ -12,8 +17,9 @@ import sys
 import numpy as np
 
 from robot_control import dynamics as dyn
+from robot_control.bus.lifecycle import CallbackReturn
 from robot_control.model.urdf_export import robot_description
-from robot_control.nodes.common import declare_common, run_node
+from robot_control.nodes.common import declare_common, run_node, warm_up
 from robot_control.nodes.convert import Messages, stamp_ns
 from robot_control.nodes.health import OK, NodeHealth
 from robot_control.nodes.validation import DropLog, JointVectors, Rejected
@@ -29,20 +35,33 @@ class DynamicsServerNode:
         self.model = common["model"]
         self.n = self.model.nq
         self.joints = JointVectors(self.model)
-        self._terms(np.zeros(self.n), np.zeros(self.n))  # load the compiled kernels now: a first
-        # state must not stall the node (and its heartbeat) for seconds
         self.drops = DropLog(self.log)
         self.served = 0
+        self.compiled = False
         self.m = Messages(node)
-        self.pub_terms = node.create_publisher("std_msgs/msg/Float64MultiArray", "/dynamics/terms")
-        desc = node.create_publisher("std_msgs/msg/String", "/robot_description",
-                                     qos="transient_local")
-        desc.publish(self.m.String(data=robot_description(self.model)))
+        self.pub_terms = node.create_lifecycle_publisher("std_msgs/msg/Float64MultiArray",
+                                                         "/dynamics/terms")
+        self.pub_description = node.create_publisher("std_msgs/msg/String", "/robot_description",
+                                                     qos="transient_local")
         node.create_subscription("sensor_msgs/msg/JointState", "/joint_states", self._on_state)
-        self.health = NodeHealth(node, "dynamics_server",
-                                 lambda: (OK, "serving", {"terms_published": self.served}),
-                                 self.drops)
-        self.log.info(f"dynamics of '{self.model.name}' served on /dynamics/terms")
+        self.health = NodeHealth(node, "dynamics_server", self._status, self.drops)
+
+    def _status(self):
+        state = "serving" if self.node.is_active else self.node.lifecycle_state.label
+        return OK, state, {"terms_published": self.served}
+
+    def on_configure(self, previous) -> CallbackReturn:
+        self.pub_description.publish(self.m.String(data=robot_description(self.model)))
+        if self.pub_terms.get_subscription_count():
+            self._compile()
+        self.log.info(f"dynamics of '{self.model.name}' served on /dynamics/terms: configured")
+        return CallbackReturn.SUCCESS
+
+    def _compile(self) -> None:
+        """Load (or compile) the kernels of the terms; a subscriber needs them now."""
+        zeros = np.zeros(self.n)
+        warm_up(self.log, "dynamics_terms", lambda: self._terms(zeros, zeros))
+        self.compiled = True
 
     def _on_state(self, msg) -> None:
         try:
@@ -50,6 +69,11 @@ class DynamicsServerNode:
         except Rejected as exc:
             self.drops.drop("/joint_states", str(exc))
             return
+        if not self.node.is_active or not self.pub_terms.get_subscription_count():
+            return
+        if not self.compiled:
+            self.log.info("a subscriber to /dynamics/terms: compiling the terms")
+            self._compile()
         M, C, g = self._terms(q, qd)
         self.pub_terms.publish(self.m.terms(stamp_ns(msg.header.stamp), M, C @ qd, g, C))
         self.served += 1

@@ -4,7 +4,9 @@ Every node publishes a DiagnosticStatus named ``<fqn>: <role>`` twice a second (
 launch runner watches for liveness) with the node's own figures and what it dropped.
 ``fault(reason)`` is the single entry point into the error state: the reason is logged once as
 an error, every later heartbeat reports level ERROR with it, and the node stops doing its job
-(each node checks ``faulted``). Lifecycle nodes can map it to ErrorProcessing.
+(each node checks ``faulted``). A managed node is then taken to ErrorProcessing (``node.fail``:
+active → deactivating → errorprocessing, whose on_error leaves it unconfigured); configuring it
+again clears the fault. The heartbeat runs in every lifecycle state and says which one.
 """
 
 from __future__ import annotations
@@ -44,12 +46,21 @@ class NodeHealth:
         if self.fault_reason is not None:
             return
         self.fault_reason = reason
-        self.node.get_logger().error(f"fault: {reason}; {self.role} stopped until restarted")
+        self.node.get_logger().error(f"fault: {reason}; {self.role} stopped until configured "
+                                     "again")
         self.publish()
+        if self.node.managed:
+            self.node.fail(reason)
+
+    def clear(self) -> None:
+        """Leave the error state (a fresh configuration)."""
+        self.fault_reason = None
 
     def publish(self) -> None:
         level, message, values = self.status()
         values = {**values, **self.drops.diagnostics()}
+        if self.node.managed:
+            values["lifecycle_state"] = self.node.lifecycle_state.label
         if self.fault_reason is not None:
             level, message = ERROR, f"fault: {self.fault_reason}"
         self.pub.publish(self.m.diagnostics(

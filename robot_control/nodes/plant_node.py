@@ -1,10 +1,15 @@
 """The ``plant`` node: simulates the robot, publishes /joint_states, applies /joint_command.
 
-Real-time mode: a timer at ``rate`` steps the plant one period with the latest valid command
-(zero-order hold) and publishes the new state. Lockstep mode: the plant publishes /clock and the
-state for t_k, then waits; the command stamped t_k steps it to t_{k+1}. When commands stop for
-``command_timeout`` the plant holds (gravity compensation plus damping) or applies zero torque,
-and says so on /diagnostics and in the log; it resumes when commands return.
+A managed node: configuring builds the plant at its initial state and compiles what its step
+and its hold need; only while active does it step, publish states and apply commands (inactive,
+the simulated robot is frozen). Real-time mode: a timer at ``rate`` steps the plant one period
+with the latest valid command (zero-order hold) and publishes the new state. Lockstep mode: the
+plant publishes /clock and the state for t_k, then waits; the command stamped t_k steps it to
+t_{k+1}. When commands stop for ``command_timeout`` (a controller deactivated or gone) the plant
+holds (gravity compensation plus damping) or applies zero torque, blending from the last applied
+torque over ``safe_blend_time`` so the switch is bumpless, and says so on /diagnostics and in the
+log; it resumes when commands return. ``commands_applied`` counts the periods in which a command,
+not the safe behaviour, was applied.
 
 It behaves as a drive, not a punching bag:
 
@@ -20,8 +25,9 @@ It behaves as a drive, not a punching bag:
   the log, the safe behaviour until every joint is back under half its limit, then commands
   apply again; stops are counted;
 - a state that diverges (non-finite or implausible) is a fault (``NodeHealth.fault``): the plant
-  stops stepping and publishing states and reports level ERROR on /diagnostics, which makes
-  ``robot-control launch`` stop and exit non-zero.
+  stops stepping and publishing states, reports level ERROR on /diagnostics, which makes
+  ``robot-control launch`` stop and exit non-zero, and goes through ErrorProcessing to
+  unconfigured (configure again to restart from the initial state).
 """
 
 from __future__ import annotations
@@ -33,7 +39,14 @@ import numpy as np
 
 from robot_control import dynamics as dyn
 from robot_control.bus import ParameterError
-from robot_control.nodes.common import LatencyStats, declare_common, run_node
+from robot_control.bus.lifecycle import CallbackReturn
+from robot_control.nodes.common import (
+    LatencyStats,
+    configure_failure,
+    declare_common,
+    run_node,
+    warm_up,
+)
 from robot_control.nodes.convert import Messages, period_ns, seconds, stamp_ns
 from robot_control.nodes.health import OK, WARN, NodeHealth
 from robot_control.nodes.validation import (
@@ -83,33 +96,46 @@ class PlantNode:
         self.overspeed = node.declare_parameter(
             "overspeed_factor", 1.2, "safety stop when a joint moves faster than this many times "
             "its velocity limit (range [1, 10])", floating_point_range=(1.0, 10.0))
+        self.blend_time = node.declare_parameter(
+            "safe_blend_time", 0.05, "entering the safe behaviour when commands stop, the "
+            "applied torque blends into it with this time constant, s (0: switch at once)",
+            floating_point_range=(0.0, 10.0))
         node.add_parameter_validator(self._validate)
         node.add_parameter_listener(self._changed)
         if len(q0) != self.model.nq:
             raise ParameterError(f"initial_q has {len(q0)} values, robot has {self.model.nq}")
-        plant_cfg = sc.plant if sc is not None else {}
-        self.plant = Plant(self.model, plant_cfg, dt)
-        qd0 = sc.qd0 if sc is not None else None
-        self.plant.reset(np.asarray(q0, dtype=float), qd0)
+        self.q0 = np.asarray(q0, dtype=float)
+        self.qd0 = sc.qd0 if sc is not None else None
+        self.plant_cfg = sc.plant if sc is not None else {}
+        self.dt = dt
+        self.plant: Plant | None = None
         self.names = self.model.joint_names
         self.joints = JointVectors(self.model)
         self.velocity_limit = self.model.velocity_limit
-        self.effort_limit = self.plant.model.effort_limit
         self.drops = DropLog(self.log)
         self.gate = SenderGate(self.log, "/joint_command")
         self.m = Messages(node)
-        self.pub_state = node.create_publisher("sensor_msgs/msg/JointState", "/joint_states")
-        self.pub_wrench = None
-        if self.plant.environment is not None:
-            self.pub_wrench = node.create_publisher("geometry_msgs/msg/WrenchStamped", "/wrench")
+        self.pub_state = node.create_lifecycle_publisher("sensor_msgs/msg/JointState",
+                                                         "/joint_states")
+        self.pub_wrench = None  # made at the first configuration of a plant with an environment
         self.pub_clock = None
         if self.lockstep:
-            self.pub_clock = node.create_publisher("rosgraph_msgs/msg/Clock", "/clock")
+            self.pub_clock = node.create_lifecycle_publisher("rosgraph_msgs/msg/Clock", "/clock")
+            # start only when the state has listeners: a lost first sample would stall the loop
+            self.start_subscribers = node.declare_parameter(
+                "lockstep_start_subscribers", 2, "lockstep: /joint_states subscribers to wait for "
+                "before the first state (controller + trajectory generator)",
+                integer_range=(0, 100), read_only=True)
         sub = node.create_subscription("sensor_msgs/msg/JointState", "/joint_command",
                                        self._on_command, qos=COMMAND_DEPTH)
         if hasattr(sub, "set_sender_filter"):  # DDS backend: drop a quarantined sender undecoded
             sub.set_sender_filter(self.gate.admit)
-        # bookkeeping
+        self._reset_bookkeeping()
+        self.timers: list = []
+        self.health = NodeHealth(node, "plant", self._status, self.drops)
+
+    def _reset_bookkeeping(self) -> None:
+        """Counters and command state of a fresh configuration."""
         self.k = 0
         self.stamp = 0  # ns stamp of the last published state
         self.recent: dict[int, float] = {}  # stamps published within ANSWER_WINDOW_S -> wall time
@@ -117,36 +143,87 @@ class PlantNode:
         self.command: np.ndarray | None = None
         self.command_stamp = -1
         self.last_command_wall = -np.inf
-        self.applied = 0
+        self.applied = 0  # periods stepped (ticks)
+        self.commanded = 0  # of those, the ones that applied a command
         self.rejected = 0
         self.foreign = 0
         self.duplicates = 0
         self.stale = 0
         self.missed = 0
         self.in_safe_mode = False
+        self.blend: tuple[float, np.ndarray] | None = None  # (start, τ offset) into the safe torque
         self.latency = LatencyStats()
         self.started_wall = time.perf_counter()
+        self.activated_at = self.started_wall
+        self.active_wall = 0.0  # seconds spent active before the current activation
         self.saturation_events = 0
         self.tick_origin: float | None = None
         self.late_ticks = 0
         self.limit_events = 0
         self.velocity_stops = 0
         self.stopping = False  # a safety stop is active
-        self.health = NodeHealth(node, "plant", self._status, self.drops)
+        self.started = False  # lockstep: the first state went out
+
+    # -------------------------------------------------------------- lifecycle
+    def on_configure(self, previous) -> CallbackReturn:
+        """Build the plant at its initial state; compile its step and its hold torque."""
+        try:
+            self.plant = Plant(self.model, self.plant_cfg, self.dt)
+            self.plant.reset(self.q0, self.qd0)
+        except ValueError as exc:
+            return configure_failure(self.log, "the plant", exc)
+        self.effort_limit = self.plant.model.effort_limit
+        if self.plant.environment is not None and self.pub_wrench is None:
+            self.pub_wrench = self.node.create_lifecycle_publisher(
+                "geometry_msgs/msg/WrenchStamped", "/wrench")
+        period = seconds(self.period_ns)
+        zeros = np.zeros(self.model.nq)
+        warm_up(self.log, f"plant_step.{self.model.name}",
+                lambda: Plant(self.model, self.plant_cfg, self.dt).step(zeros, period))
+        warm_up(self.log, "inverse_dynamics", lambda: self._hold_torque(self.q0, zeros))
+        self._reset_bookkeeping()
+        self.health.clear()
+        self.log.info(f"plant '{self.model.name}' ({self.model.nq} joints) at "
+                      f"{1e9 / self.period_ns:.0f} Hz, "
+                      f"{'lockstep' if self.lockstep else 'real-time'}: configured")
+        return CallbackReturn.SUCCESS
+
+    def on_activate(self, previous) -> CallbackReturn:
+        """Start stepping (real time: publish the state now, then every period)."""
+        self.command, self.blend, self.tick_origin = None, None, None
+        self.activated_at = time.perf_counter()
         if self.lockstep:
-            # start only when the state has listeners: a lost first sample would stall the loop
-            self.start_subscribers = node.declare_parameter(
-                "lockstep_start_subscribers", 2, "lockstep: /joint_states subscribers to wait for "
-                "before the first state (controller + trajectory generator)",
-                integer_range=(0, 100), read_only=True)
-            self.started = False
-            node.create_timer(0.05, self._lockstep_start)
-            node.create_timer(0.2, self._lockstep_watchdog)
+            self.started = False  # (re)publish the state that awaits its command
+            self.timers = [self.node.create_timer(0.05, self._lockstep_start),
+                           self.node.create_timer(0.2, self._lockstep_watchdog)]
         else:
             self._publish_state()
-            node.create_timer(seconds(self.period_ns), self._tick)
-        self.log.info(f"plant '{self.model.name}' ({self.model.nq} joints) at "
-                      f"{1e9 / self.period_ns:.0f} Hz, {'lockstep' if self.lockstep else 'real-time'}")
+            self.timers = [self.node.create_timer(seconds(self.period_ns), self._tick)]
+        return CallbackReturn.SUCCESS
+
+    def on_deactivate(self, previous) -> CallbackReturn:
+        """Freeze the simulation: no more steps or states until activated again."""
+        self._stop_timers()
+        self.active_wall += time.perf_counter() - self.activated_at
+        return CallbackReturn.SUCCESS
+
+    def on_cleanup(self, previous) -> CallbackReturn:
+        self.plant = None
+        return CallbackReturn.SUCCESS
+
+    def on_shutdown(self, previous) -> CallbackReturn:
+        self._stop_timers()
+        return CallbackReturn.SUCCESS
+
+    def on_error(self, previous) -> CallbackReturn:
+        """After a fault: stopped (no timers); unconfigured until configured again."""
+        self._stop_timers()
+        return CallbackReturn.SUCCESS
+
+    def _stop_timers(self) -> None:
+        for timer in self.timers:
+            timer.cancel()
+        self.timers = []
 
     # ------------------------------------------------------------- parameters
     def _validate(self, changes: dict) -> str | None:
@@ -172,8 +249,8 @@ class PlantNode:
         return stamp, tau
 
     def _on_command(self, msg) -> None:
-        if self.health.faulted:
-            return
+        if self.health.faulted or not self.node.is_active:
+            return  # inactive, a drive applies nothing
         sender = sender_of(msg)
         try:
             stamp, tau = self._read_command(msg)
@@ -204,12 +281,26 @@ class PlantNode:
             self._advance(tau)
 
     # ------------------------------------------------------------------ steps
+    def _hold_torque(self, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        """τ = g(q) − d M(q) q̇: one Newton–Euler pass at zero velocity with q̈ = −d q̇ (Kim
+        Table 2), so the hold needs the same compiled kernel as the controller's laws."""
+        return dyn.inverse_dynamics(self.model, q, np.zeros_like(qd), -self.hold_damping * qd)
+
     def _safe_torque(self) -> np.ndarray:
         if self.safe == "zero_torque":
             return np.zeros(self.model.nq)
-        q, qd = self.plant.q, self.plant.qd
-        return dyn.gravity_torques(self.model, q) - self.hold_damping * (
-            dyn.mass_matrix(self.model, q) @ qd)
+        return self._hold_torque(self.plant.q, self.plant.qd)
+
+    def _blended_safe_torque(self, now: float) -> np.ndarray:
+        """The safe torque, plus what is left of the offset from the last applied torque."""
+        tau = self._safe_torque()
+        if self.blend is None:
+            if self.command is None or self.blend_time <= 0.0:
+                return tau
+            self.blend = (now, self.plant.applied - tau)  # from the torque applied so far
+        start, offset = self.blend
+        return tau + offset * np.exp(-(now - start) / self.blend_time) \
+            if self.blend_time > 0.0 else tau
 
     def _tick(self) -> None:
         """Real-time period: pick the torque to hold, integrate to now, publish the state."""
@@ -223,26 +314,31 @@ class PlantNode:
         due = int((now - self.tick_origin) / seconds(self.period_ns))
         periods = max(1, due - self.k)
         self.late_ticks += periods - 1
-        if self.command is None or now - self.last_command_wall > self.timeout:
+        commanded = not (self.command is None or now - self.last_command_wall > self.timeout)
+        if not commanded:
             if not self.in_safe_mode and self.command is not None:
                 self.log.warn(f"no valid /joint_command for {self.timeout:.3f} s: "
                               f"safe behaviour '{self.safe}'")
             self.in_safe_mode = self.command is not None or self.in_safe_mode
-            tau = self._safe_torque()
+            tau = self._blended_safe_torque(now)
             if self.command is None:
                 self.in_safe_mode = False  # not yet started: waiting is not a fault
         else:
+            self.blend = None
             if self.command_stamp != self.stamp:
                 self.missed += 1  # the answer to the last state did not arrive within a period
             tau = self.command
-        self._advance(tau, periods)
+        self._advance(tau, periods, command=commanded)
 
-    def _advance(self, tau: np.ndarray, periods: int = 1) -> None:
+    def _advance(self, tau: np.ndarray, periods: int = 1, command: bool = True) -> None:
         """Step the plant under τ period by period (the safe torque from a safety stop on),
-        checking each period as a drive would, then publish the state."""
+        checking each period as a drive would, then publish the state. ``command``: τ is a
+        controller's command (counted in commands_applied), not the safe behaviour."""
         saturated = limited = False
+        applied_command = False
         for _ in range(periods):
             commanded = not self.stopping
+            applied_command |= command and commanded
             if self.stopping:
                 tau = self._safe_torque()
             try:
@@ -259,6 +355,7 @@ class PlantNode:
             self._watch_velocity()
             self.k += 1
         self.applied += 1
+        self.commanded += applied_command
         self.saturation_events += saturated
         self.limit_events += limited
         self.last_applied = applied
@@ -335,11 +432,13 @@ class PlantNode:
 
     # ------------------------------------------------------------ diagnostics
     def stats(self) -> dict:
-        elapsed = time.perf_counter() - self.started_wall
+        elapsed = self.active_wall + (time.perf_counter() - self.activated_at
+                                      if self.node.is_active and self.timers else 0.0)
         lat = self.latency.summary()
         return {
-            # control ticks executed; sim_periods also counts periods a late tick caught up on
-            "steps": self.applied, "sim_periods": self.k, "commands_applied": self.applied,
+            # control ticks executed while active; sim_periods also counts periods a late tick
+            # caught up on; commands_applied only the ticks that applied a command
+            "steps": self.applied, "sim_periods": self.k, "commands_applied": self.commanded,
             "commands_rejected": self.rejected, "commands_foreign": self.foreign,
             "commands_ignored": self.gate.ignored, "duplicate_answers": self.duplicates,
             "stale_commands": self.stale, "missed_deadlines": self.missed,
@@ -355,7 +454,9 @@ class PlantNode:
     def _status(self):
         s = self.stats()
         level, message = OK, "running"
-        if self.stopping:
+        if not self.node.is_active:
+            message = self.node.lifecycle_state.label  # not stepping
+        elif self.stopping:
             level, message = WARN, f"safety stop (overspeed): safe behaviour '{self.safe}'"
         elif self.in_safe_mode:
             level, message = WARN, f"no commands: safe behaviour '{self.safe}'"

@@ -7,6 +7,11 @@ the reference stays continuous; a goal that breaks the joint limits is refused b
 In lockstep the reference for t_k is published when the state for t_k arrives. A joint state
 that fails the checks of nodes/validation.py is dropped and counted (it could otherwise anchor
 the motion at a NaN); so is a goal with a non-finite or implausible value.
+
+A managed node: configuring checks the motion's parameters; activating starts the motion from
+the position measured at the next joint state (the lifecycle_manager activates it once the
+loop is closed, so the arm is held there), or the scenario's trajectory from t = 0; only while
+active does it publish (and accept goals).
 """
 
 from __future__ import annotations
@@ -17,7 +22,8 @@ import time
 import numpy as np
 
 from robot_control.bus import ParameterError
-from robot_control.nodes.common import declare_common, run_node
+from robot_control.bus.lifecycle import CallbackReturn
+from robot_control.nodes.common import configure_failure, declare_common, run_node, warm_up
 from robot_control.nodes.convert import Messages, seconds, stamp_ns
 from robot_control.nodes.health import OK, NodeHealth
 from robot_control.nodes.validation import (
@@ -54,7 +60,8 @@ class TrajectoryNode:
                                               floating_point_range=(0.05, 600.0), read_only=True)
         self.loop = node.declare_parameter("loop", True, "repeat the sweep", read_only=True)
         self.m = Messages(node)
-        self.pub = node.create_publisher("trajectory_msgs/msg/JointTrajectory", "/joint_reference")
+        self.pub = node.create_lifecycle_publisher("trajectory_msgs/msg/JointTrajectory",
+                                                   "/joint_reference")
         node.create_subscription("sensor_msgs/msg/JointState", "/joint_states", self._on_state)
         node.create_subscription("trajectory_msgs/msg/JointTrajectory",
                                  "/trajectory_generator/goal", self._on_goal)
@@ -67,14 +74,52 @@ class TrajectoryNode:
                     type(self.scenario.trajectory).__name__ == "CartesianPath":
                 raise ParameterError("the trajectory_generator publishes joint references; "
                                      "this scenario's trajectory is Cartesian")
-            self.trajectory = self.scenario.trajectory
-        if not self.lockstep:
-            node.create_timer(1.0 / common["rate"], self._tick)
+        self.rate = common["rate"]
+        self.timer = None
         self.health = NodeHealth(node, "trajectory_generator", self._status, self.drops)
 
     def _status(self):
-        running = "waiting for the first joint state" if self.trajectory is None else "running"
+        if not self.node.is_active:
+            running = self.node.lifecycle_state.label
+        else:
+            running = "waiting for a joint state" if self.trajectory is None else "running"
         return OK, running, {"motion": self.motion, "goals_accepted": self.goals}
+
+    # -------------------------------------------------------------- lifecycle
+    def on_configure(self, previous) -> CallbackReturn:
+        """Check the motion's parameters (a named trajectory for this robot, the waypoints)."""
+        try:
+            trial = self._default_trajectory(np.clip(np.zeros(self.n), self.model.lower,
+                                                     self.model.upper))
+        except (ValueError, KeyError) as exc:
+            return configure_failure(self.log, f"the motion '{self.motion}'", exc)
+        warm_up(self.log, "trajectory_sample", lambda: trial.sample(0.0))
+        return CallbackReturn.SUCCESS
+
+    def on_activate(self, previous) -> CallbackReturn:
+        """Start the motion: the scenario's from t = 0, else from the next measured position."""
+        self.trajectory = self.scenario.trajectory if self.scenario is not None else None
+        self.t0_wall, self.last, self.looping = None, None, False
+        if not self.lockstep:
+            self.timer = self.node.create_timer(1.0 / self.rate, self._tick)
+        return CallbackReturn.SUCCESS
+
+    def on_deactivate(self, previous) -> CallbackReturn:
+        self._stop_timer()
+        return CallbackReturn.SUCCESS
+
+    def on_shutdown(self, previous) -> CallbackReturn:
+        self._stop_timer()
+        return CallbackReturn.SUCCESS
+
+    def on_error(self, previous) -> CallbackReturn:
+        self._stop_timer()
+        return CallbackReturn.SUCCESS
+
+    def _stop_timer(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
 
     # ---------------------------------------------------------------- motions
     def _default_trajectory(self, q_start: np.ndarray):
@@ -106,8 +151,8 @@ class TrajectoryNode:
 
     # ----------------------------------------------------------------- inputs
     def _on_state(self, msg) -> None:
-        if self.trajectory is not None and not self.lockstep:
-            return  # real time: only the first state matters (it anchors the motion)
+        if not self.node.is_active or (self.trajectory is not None and not self.lockstep):
+            return  # real time: only the first state after activation matters (the anchor)
         try:
             q, _ = self.joints.state(msg)
         except Rejected as exc:
@@ -122,6 +167,11 @@ class TrajectoryNode:
             self._publish(ns, seconds(ns))
 
     def _on_goal(self, msg) -> None:
+        if not self.node.is_active:
+            self.log.error(f"refused goal: {self.node.fqn} is {self.node.lifecycle_state.label}, "
+                           "not active")
+            self.drops.counts["/trajectory_generator/goal"] += 1
+            return
         try:
             traj = self._goal_trajectory(msg)
         except ValueError as exc:

@@ -1,0 +1,157 @@
+"""The ``lifecycle_manager`` node: brings the managed nodes of the stack up in order.
+
+Real-time bring-up: every node of ``node_names`` is configured (all at once: each loads its model
+and compiles its kernels); then they are activated in that order, except those listed in
+``start_after_loop_closed``, which are activated once the loop is closed — the first message on
+``loop_topic`` (the controller's /controller/state) — so the trajectory generator starts its
+motion from the measured position of a held arm. In lockstep the ``clock_node`` (the plant, whose
+first state starts the clock) is activated last and nothing waits: the reference must exist from
+t = 0, as in the offline simulation.
+
+It is a client of the standard lifecycle_msgs services, like nav2's lifecycle_manager (with
+``autostart``) and ros2_control's spawners, so the same node brings the stack up under
+``ros2 launch`` (rclpy nodes) and ``robot-control launch`` (DDS nodes). Afterwards it stays up and
+logs a managed node that leaves the active state. If a transition fails, it says which and exits
+with status 1 (the launch then stops).
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from robot_control.bus.node import ServiceCallError
+from robot_control.nodes.common import run_node
+from robot_control.nodes.health import OK, NodeHealth
+
+STACK = ["dynamics_server", "plant", "controller", "trajectory_generator"]
+
+
+class BringUpError(RuntimeError):
+    """A node that did not come up, with the reason."""
+
+
+class LifecycleManager:
+    """Drives the managed nodes' transitions from a worker thread (calls block)."""
+
+    def __init__(self, node) -> None:
+        self.node = node
+        self.log = node.get_logger()
+        self.started = time.monotonic()
+        self.names = node.declare_parameter("node_names", list(STACK),
+                                            "managed nodes, in activation order", read_only=True)
+        self.after_loop = node.declare_parameter(
+            "start_after_loop_closed", ["trajectory_generator"], "nodes activated only once "
+            "loop_topic carries a message (real-time mode)", read_only=True)
+        self.loop_topic = node.declare_parameter(
+            "loop_topic", "/controller/state", "the topic whose first message says the loop is "
+            "closed", read_only=True)
+        loop_type = node.declare_parameter("loop_topic_type", "sensor_msgs/msg/JointState",
+                                           "its message type", read_only=True)
+        self.lockstep = node.declare_parameter(
+            "lockstep", False, "lockstep: clock_node is activated last, nothing waits for the "
+            "loop", read_only=True)
+        self.clock_node = node.declare_parameter(
+            "clock_node", "plant", "lockstep: the node whose first state starts the clock",
+            read_only=True)
+        self.timeout = node.declare_parameter(
+            "transition_timeout", 120.0, "s a transition may take (configure compiles)",
+            floating_point_range=(1.0, 3600.0), read_only=True)
+        self.autostart = node.declare_parameter("autostart", True, "bring the nodes up at start",
+                                                read_only=True)
+        unknown = set(self.after_loop) - set(self.names)
+        if unknown:
+            raise ValueError(f"start_after_loop_closed names nodes not in node_names: "
+                             f"{sorted(unknown)}")
+        self.loop_closed = threading.Event()
+        node.create_subscription(loop_type, self.loop_topic, lambda msg: self.loop_closed.set())
+        self.clients = {name: node.create_client("lifecycle_msgs/srv/ChangeState",
+                                                 f"/{name.lstrip('/')}/change_state")
+                        for name in self.names}
+        self.Transition = node.msg("lifecycle_msgs/msg/Transition")
+        for name in self.names:
+            node.create_subscription("lifecycle_msgs/msg/TransitionEvent",
+                                     f"/{name.lstrip('/')}/transition_event",
+                                     lambda msg, name=name: self._on_event(name, msg))
+        self.up = False
+        self.phase = "waiting for the nodes"
+        self.health = NodeHealth(node, "lifecycle_manager",
+                                 lambda: (OK, self.phase, {"nodes": ", ".join(self.names)}))
+        self.exit_code = 0
+        # the transitions block on service calls: a worker makes them while the node spins
+        threading.Thread(target=self.run, daemon=True, name="bring-up").start()
+
+    # ------------------------------------------------------------ transitions
+    def change(self, name: str, label: str) -> None:
+        """Run one transition of one node; BringUpError if it is refused or fails."""
+        client = self.clients[name]
+        if not client.wait_for_service(self.timeout):
+            raise BringUpError(f"{name}: no lifecycle services within {self.timeout:g} s")
+        t = time.monotonic()
+        try:
+            response = client.call(client.request(transition=self.Transition(label=label)),
+                                   self.timeout)
+        except ServiceCallError as exc:
+            raise BringUpError(f"{name}: {label}: {exc}") from None
+        if not response.success:
+            raise BringUpError(f"{name}: {label} failed (see its log)")
+        self.log.info(f"{name}: {label}d in {time.monotonic() - t:.2f} s")
+
+    def bring_up(self) -> None:
+        """Configure all, then activate in order (see the module docstring)."""
+        self.phase = "configuring"
+        with ThreadPoolExecutor(max_workers=len(self.names)) as pool:
+            for future in [pool.submit(self.change, n, "configure") for n in self.names]:
+                future.result()
+        self.log.info(f"all configured ({self._elapsed()})")
+        self.phase = "activating"
+        if self.lockstep:
+            order = [n for n in self.names if n != self.clock_node] + \
+                [n for n in self.names if n == self.clock_node]
+            for name in order:
+                self.change(name, "activate")
+        else:
+            for name in self.names:
+                if name not in self.after_loop:
+                    self.change(name, "activate")
+            if self.after_loop:
+                if not self.loop_closed.wait(self.timeout):
+                    raise BringUpError(f"nothing on {self.loop_topic} within {self.timeout:g} s "
+                                       "of activation: the loop did not close")
+                self.log.info(f"loop closed ({self._elapsed()})")
+                for name in self.after_loop:
+                    self.change(name, "activate")
+        self.up = True
+        self.phase = "stack active"
+        self.log.info(f"stack active: {', '.join(self.names)} ({self._elapsed()})")
+
+    def run(self) -> None:
+        """The worker: bring up (if autostart); on failure exit_code 1 and shut the node down."""
+        if not self.autostart:
+            return
+        try:
+            self.bring_up()
+        except BringUpError as exc:
+            self.phase = f"bring-up failed: {exc}"
+            self.log.error(f"bring-up failed: {exc}")
+            self.exit_code = 1
+            self.node.shutdown()
+
+    def _on_event(self, name: str, msg) -> None:
+        """Say when a node of the stack leaves the active state (an error if by a fault)."""
+        if self.up and msg.start_state.label == "active":
+            level = self.log.error if msg.goal_state.label == "errorprocessing" else self.log.info
+            level(f"{name} left the active state: {msg.goal_state.label}")
+
+    def _elapsed(self) -> str:
+        return f"{time.monotonic() - self.started:.1f} s after start"
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run_node("lifecycle_manager", LifecycleManager, argv, managed=False)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

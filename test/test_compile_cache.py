@@ -1,0 +1,86 @@
+"""Where the compiled kernels are cached: the user cache directory (XDG rules), NUMBA_CACHE_DIR
+when set, and a read-only install that still caches (the second process loads, not compiles)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from robot_control.dynamics import compile_cache as cc
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_user_cache_dir_follows_xdg_and_the_platforms():
+    assert cc.user_cache_dir({"HOME": "/h"}, "linux") == Path("/h/.cache/robot_control")
+    assert cc.user_cache_dir({"HOME": "/h", "XDG_CACHE_HOME": "/x"}, "linux") == \
+        Path("/x/robot_control")
+    # the XDG spec: a relative path is invalid and ignored
+    assert cc.user_cache_dir({"HOME": "/h", "XDG_CACHE_HOME": "rel"}, "linux") == \
+        Path("/h/.cache/robot_control")
+    assert cc.user_cache_dir({"HOME": "/h"}, "darwin") == Path("/h/Library/Caches/robot_control")
+    assert cc.user_cache_dir({"HOME": "/h", "LOCALAPPDATA": "C:/L"}, "win32") == \
+        Path("C:/L/robot_control/Cache")
+
+
+def test_numba_cache_dir_prefers_numba_cache_dir_and_needs_a_writable_place(tmp_path):
+    assert cc.numba_cache_dir({"NUMBA_CACHE_DIR": "/given"}) == Path("/given")
+    assert cc.numba_cache_dir({"HOME": str(tmp_path)}) == tmp_path / ".cache/robot_control/numba"
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(stat.S_IRUSR | stat.S_IXUSR)
+    try:
+        if os.access(locked, os.W_OK):
+            pytest.skip("running as a user who can write anywhere (root)")
+        assert cc.numba_cache_dir({"HOME": str(locked)}) is None
+    finally:
+        locked.chmod(stat.S_IRWXU)
+
+
+PROBE = """
+import time, numpy as np
+from robot_control.dynamics import compile_cache
+from robot_control.model import load_robot
+from robot_control import dynamics as dyn
+m = load_robot("one_axis")
+t = time.perf_counter()
+with compile_cache.compiling("rnea"):
+    dyn.inverse_dynamics(m, np.zeros(1), np.zeros(1), np.zeros(1))
+print(compile_cache.CACHE_DIR, time.perf_counter() - t)
+"""
+
+
+@pytest.mark.slow
+def test_a_read_only_install_caches_in_the_user_cache_dir(tmp_path):
+    install = tmp_path / "install"
+    shutil.copytree(ROOT / "robot_control", install / "robot_control",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    for share in ("config", "urdf"):
+        shutil.copytree(ROOT / share, install / share)
+    shutil.copy(ROOT / "package.xml", install)
+    for path in [install, *install.rglob("*")]:
+        path.chmod(path.stat().st_mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env.update(PYTHONPATH=str(install), XDG_CACHE_HOME=str(tmp_path / "cache"),
+               PYTHONDONTWRITEBYTECODE="1")
+    try:
+        runs = [subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True,
+                               text=True, timeout=240, cwd=tmp_path) for _ in range(2)]
+    finally:
+        for path in [install, *install.rglob("*")]:
+            path.chmod(path.stat().st_mode | stat.S_IWUSR)
+    for run in runs:
+        assert run.returncode == 0, run.stderr
+    where = [line.split()[0] for line in (r.stdout.strip() for r in runs)]
+    assert where == [str(tmp_path / "cache/robot_control/numba")] * 2
+    assert not list(install.rglob("*.nbi"))  # nothing written into the install
+    cached = list((tmp_path / "cache/robot_control/numba").rglob("*.nbi"))
+    assert any("rnea" in p.name for p in cached)
+    first, second = (float(r.stdout.split()[1]) for r in runs)
+    assert second < first  # loaded, not compiled again (figures in bench/loop.py, not here)
