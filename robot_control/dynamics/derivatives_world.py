@@ -70,8 +70,7 @@ _CACHE = True
 
 @njit(cache=_CACHE, inline="always")
 def forward_step(P, g, i, q, qd, qdd, fext, W, tmp):
-    """Body i's pose, J_i, v_i, a_i, wrench, Coriolis factor and joint columns ∂v/∂q_i, ∂a/∂q_i,
-    ∂a/∂q̇_i (Carpentier & Mansard 2018, forward pass of the RNEA derivatives)."""
+    """Body i's J_i, v_i, a_i, f_i, Ẏ_i/2 and columns ∂v/∂q_i, ∂a/∂q_i, ∂a/∂q̇_i (C&M 2018, forward pass)."""
     R = tmp[0:9]
     p = tmp[9:12]
     vp = tmp[12:18]
@@ -123,8 +122,7 @@ def forward_step(P, g, i, q, qd, qdd, fext, W, tmp):
 
 @njit(cache=_CACHE)
 def rnea_derivatives_world(P, g, q, qd, qdd, fext, W, dtau_dq, dtau_dqd, M):
-    """∂τ/∂q, ∂τ/∂q̇ and M = ∂τ/∂q̈ of τ = RNEA(q, q̇, q̈) in one forward and one backward pass
-    over base-coordinate quantities (Carpentier & Mansard 2018, the RNEA derivatives)."""
+    """∂τ/∂q, ∂τ/∂q̇ and M = ∂τ/∂q̈ of the RNEA in base coordinates (Carpentier & Mansard 2018)."""
     n = P.shape[0]
     check_length(q, n)
     check_length(qd, n)
@@ -191,12 +189,11 @@ def inverse_dynamics_derivatives_kernel(D, q, qd, qdd, fext, J):
 
 @njit(cache=_CACHE)
 def forward_dynamics_derivatives_kernel(D, q, qd, tau, fext, J):
-    """J = (∂q̈/∂q, ∂q̈/∂q̇, M⁻¹) with ∂FD = −M⁻¹ ∂ID at q̈ = ABA(q, q̇, τ) (Carpentier & Mansard
-    2018), M⁻¹ applied by Cholesky solves on the M of the same pass."""
+    """J = (∂q̈/∂q, ∂q̈/∂q̇, M⁻¹): ∂FD = −M⁻¹ ∂ID at q̈ = ABA(q, q̇, τ) (C&M 2018), by Cholesky."""
     g = D[0, GRAVITY : GRAVITY + 3]
     qdd = D[:, W_QDD]
     aba(D, g, q, qd, tau, fext, D, qdd)
-    L = J[2]
+    L = J[2]  # M from the derivative pass, factored, then inverted in place
     rnea_derivatives_world(D, g, q, qd, qdd, fext, D, J[0], J[1], L)
     cholesky_in_place(L)
     solve_factored_columns(L, J[0], -1.0)
