@@ -1,4 +1,4 @@
-"""Time Kim's analytic derivatives and constrained forward dynamics against Pinocchio.
+"""Time the analytic derivatives and constrained forward dynamics against Pinocchio.
 
     python bench/dynamics_derivatives.py [--robots ur5 panda] [--repeat N] [--json out.json]
 
@@ -6,9 +6,12 @@ For UR5 and Panda (example-robot-data URDFs, loaded by both libraries; Panda has
 fingers included) it prints, per algorithm, our per-call time in µs through the public
 Python API, Pinocchio's, their ratio, and the largest difference between the two results:
 
-- inverse_dynamics_derivatives (Kim Table 5 + composite-body M) vs computeRNEADerivatives;
+- inverse_dynamics_derivatives, method "carpentier" (the default: Carpentier & Mansard's one
+  forward and one backward pass in base coordinates, what Pinocchio does) and method "kim"
+  (Kim Table 5 + composite-body M) vs computeRNEADerivatives;
 - forward_dynamics_derivatives, method "kim" (Table 6, the ABA's own tangent recursion) and
-  method "rnea" (−M⁻¹ ∂ID at q̈ = FD, what Pinocchio does) vs computeABADerivatives;
+  method "rnea" (the default: −M⁻¹ ∂ID at q̈ = FD with Cholesky solves, as Pinocchio) vs
+  computeABADerivatives;
 - hybrid_dynamics_derivatives with every other joint prescribed (Table 7; Pinocchio has no
   hybrid dynamics, so it is timed against computeABADerivatives for scale);
 - constrained_forward_dynamics with a 3-D point contact on the last link (constraint rows,
@@ -118,8 +121,8 @@ def bench_robot(name: str, path: Path, repeat: int) -> list[dict]:
     def sym(M):
         return np.triu(M) + np.triu(M, 1).T
 
-    def diff_rnea():
-        ours = inverse_dynamics_derivatives(model, q, qd, qdd)
+    def diff_rnea(method):
+        ours = inverse_dynamics_derivatives(model, q, qd, qdd, method=method)
         theirs = pin.computeRNEADerivatives(pm, pd, q, qd, qdd)
         return max(np.abs(ours[0] - theirs[0]).max(), np.abs(ours[1] - theirs[1]).max(),
                    np.abs(ours[2] - sym(theirs[2])).max())
@@ -139,9 +142,12 @@ def bench_robot(name: str, path: Path, repeat: int) -> list[dict]:
         return np.abs(ours - theirs).max()
 
     cases = [
-        ("inverse_dynamics_derivatives", "computeRNEADerivatives",
+        ("inverse_dynamics_derivatives[carpentier]", "computeRNEADerivatives",
          lambda: inverse_dynamics_derivatives(model, q, qd, qdd),
-         lambda: pin.computeRNEADerivatives(pm, pd, q, qd, qdd), diff_rnea),
+         lambda: pin.computeRNEADerivatives(pm, pd, q, qd, qdd), lambda: diff_rnea("carpentier")),
+        ("inverse_dynamics_derivatives[kim]", "computeRNEADerivatives",
+         lambda: inverse_dynamics_derivatives(model, q, qd, qdd, method="kim"),
+         lambda: pin.computeRNEADerivatives(pm, pd, q, qd, qdd), lambda: diff_rnea("kim")),
         ("forward_dynamics_derivatives[kim]", "computeABADerivatives",
          lambda: forward_dynamics_derivatives(model, q, qd, tau, method="kim"),
          lambda: pin.computeABADerivatives(pm, pd, q, qd, tau), lambda: diff_aba("kim")),

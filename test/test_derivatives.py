@@ -2,7 +2,9 @@
 
 Every Jacobian is checked against central differences on UR5, Panda, a random branching tree
 with general screws and the five-bar tree, and against Pinocchio's computeRNEADerivatives /
-computeABADerivatives on UR5 and Panda (joint-space Jacobians need no reordering). A numpy
+computeABADerivatives on UR5 and Panda (joint-space Jacobians need no reordering), for both
+methods (Carpentier–Mansard in base coordinates and Kim's tangent recursions), which also agree
+with each other on every bundled robot. A numpy
 transcription of Tables 6–7 here reproduces the compiled kernels when corrected and misses the
 finite differences when the printed forms are used: ∂h_λ(i) in Table 6's ∂q̈, and q̇, ∂q̇ where
 q̈, ∂q̈ belong in Table 7's ∂β_u and ∂V̇.
@@ -16,6 +18,7 @@ from model_samples import pinocchio_twin
 from test_hybrid import dense_mass_matrix, load
 
 from robot_control import dynamics as dyn
+from robot_control.dynamics.cholesky import cholesky_in_place, inverse_from_factor_in_place
 from robot_control.dynamics.derivatives import (
     forward_dynamics_derivatives,
     hybrid_dynamics_derivatives,
@@ -23,6 +26,7 @@ from robot_control.dynamics.derivatives import (
     linearize,
 )
 from robot_control.dynamics.hybrid import hybrid_dynamics
+from robot_control.model import bundled_robots
 from robot_control.spatial import Ad, ad, inverse_transform, screw_exp
 
 ROBOTS = ["ur5", "panda", "random_screw_tree", "five_bar"]
@@ -56,10 +60,11 @@ def assert_close(actual, expected, rel: float, what: str) -> None:
 
 
 # ----------------------------------------------------------------------------- vs differences
-def test_inverse_dynamics_derivatives_match_central_differences(model):
+@pytest.mark.parametrize("method", ["carpentier", "kim"])
+def test_inverse_dynamics_derivatives_match_central_differences(model, method):
     q, qd, qdd, _ = state(model, 1)
     f_ext = np.random.default_rng(1).normal(size=(model.nq, 6))
-    dq, dqd, M = inverse_dynamics_derivatives(model, q, qd, qdd, f_ext)
+    dq, dqd, M = inverse_dynamics_derivatives(model, q, qd, qdd, f_ext, method=method)
     assert_close(dq, central(lambda x: dyn.inverse_dynamics(model, x, qd, qdd, f_ext), q), 1e-6,
                  "∂τ/∂q")
     assert_close(dqd, central(lambda x: dyn.inverse_dynamics(model, q, x, qdd, f_ext), qd), 1e-6,
@@ -128,6 +133,64 @@ def test_linearize_is_the_state_space_jacobian():
     assert_close(B_kim, B, 1e-12, "B (Kim Table 6)")
 
 
+# ----------------------------------------------------------------------------- the two methods
+def shipped_and_test_robots() -> list[str]:
+    return sorted(bundled_robots()) + ["ur5", "panda", "random_screw_tree"]
+
+
+@pytest.mark.parametrize("robot", shipped_and_test_robots())
+def test_base_frame_and_kim_derivatives_agree(robot):
+    """Carpentier–Mansard in base coordinates and Kim's body-frame tangents are the same numbers."""
+    model = load(robot)
+    rng = np.random.default_rng(60)
+    for seed in range(3):
+        q, qd, qdd, tau = state(model, 60 + seed)
+        f_ext = None if seed == 0 else rng.normal(size=(model.nq, 6))
+        for got, ref, what in zip(
+                inverse_dynamics_derivatives(model, q, qd, qdd, f_ext),
+                inverse_dynamics_derivatives(model, q, qd, qdd, f_ext, method="kim"),
+                ("∂τ/∂q", "∂τ/∂q̇", "M")):
+            assert_close(got, ref, 1e-12, f"{what}, seed {seed}")
+        for got, ref, what in zip(
+                forward_dynamics_derivatives(model, q, qd, tau, f_ext),
+                forward_dynamics_derivatives(model, q, qd, tau, f_ext, method="kim"),
+                ("∂q̈/∂q", "∂q̈/∂q̇", "M⁻¹")):
+            # both solve with M, which amplifies rounding by up to its condition number
+            assert_close(got, ref, 1e-12 * np.linalg.cond(dense_mass_matrix(model, q)),
+                         f"{what}, seed {seed}")
+
+
+def test_inverse_from_cholesky_factor_is_the_inverse():
+    rng = np.random.default_rng(61)
+    for n in (1, 2, 5, 9):
+        A = rng.normal(size=(n, n))
+        M = A @ A.T + n * np.eye(n)
+        L = M.copy()
+        cholesky_in_place(L)
+        inverse_from_factor_in_place(L)
+        np.testing.assert_allclose(L, np.linalg.inv(M), rtol=0, atol=1e-13)
+
+
+def test_unknown_method_is_refused():
+    model = load("five_bar")
+    z = np.zeros(model.nq)
+    with pytest.raises(ValueError, match="carpentier"):
+        inverse_dynamics_derivatives(model, z, z, z, method="pinocchio")
+    with pytest.raises(ValueError, match="rnea"):
+        forward_dynamics_derivatives(model, z, z, z, method="carpentier")
+
+
+def test_wrong_length_is_refused_by_the_base_frame_kernels():
+    model = load("five_bar")
+    z = np.zeros(model.nq)
+    with pytest.raises(ValueError, match="length"):
+        inverse_dynamics_derivatives(model, z, z, np.zeros(model.nq + 1))
+    with pytest.raises(ValueError, match="length"):
+        forward_dynamics_derivatives(model, z[:-1], z, z)
+    with pytest.raises(ValueError):
+        inverse_dynamics_derivatives(model, np.zeros((model.nq, 1)), z, z)
+
+
 # ----------------------------------------------------------------------------- vs Pinocchio
 @pytest.mark.parametrize("robot", ["ur5", "panda"])
 def test_agree_with_pinocchio(robot):
@@ -136,12 +199,13 @@ def test_agree_with_pinocchio(robot):
     pm, pd = pinocchio_twin(robot, model)
     for seed in range(5):
         q, qd, qdd, tau = state(model, 40 + seed)
-        dq, dqd, M = inverse_dynamics_derivatives(model, q, qd, qdd)
         pq, pv, pa = pin.computeRNEADerivatives(pm, pd, q, qd, qdd)
         pa = np.triu(pa) + np.triu(pa, 1).T  # Pinocchio fills the upper triangle
-        assert_close(dq, pq, 1e-10, "∂τ/∂q")
-        assert_close(dqd, pv, 1e-10, "∂τ/∂q̇")
-        assert_close(M, pa, 1e-10, "M")
+        for method in ("carpentier", "kim"):
+            dq, dqd, M = inverse_dynamics_derivatives(model, q, qd, qdd, method=method)
+            assert_close(dq, pq, 1e-10, f"∂τ/∂q ({method})")
+            assert_close(dqd, pv, 1e-10, f"∂τ/∂q̇ ({method})")
+            assert_close(M, pa, 1e-10, f"M ({method})")
         aq, av, ai = pin.computeABADerivatives(pm, pd, q, qd, tau)
         ai = np.triu(ai) + np.triu(ai, 1).T
         for method in ("kim", "rnea"):

@@ -49,3 +49,26 @@ def solve_factored_columns(L, B, scale):
         solve_factored(L, col, col)
         for i in range(B.shape[0]):
             B[i, c] *= scale
+
+
+@njit(cache=True)
+def inverse_from_factor_in_place(L):
+    """M⁻¹ = L⁻ᵀ L⁻¹ written over both triangles of L, from M = L Lᵀ in its lower one (LAPACK potri)."""
+    n = L.shape[0]
+    # X = L⁻¹ over the lower triangle, row by row: X_ij = −X_ii Σ_{j≤k<i} L_ik X_kj
+    for i in range(n):
+        d = 1.0 / L[i, i]
+        for j in range(i):
+            s = 0.0
+            for k in range(j, i):
+                s += L[i, k] * L[k, j]
+            L[i, j] = -d * s
+        L[i, i] = d
+    # (Xᵀ X)_ij = Σ_{k≥i} X_ki X_kj for j ≤ i: row i of X is last read here, its diagonal last of all
+    for i in range(n):
+        for j in range(i + 1):
+            s = 0.0
+            for k in range(i, n):
+                s += L[k, i] * L[k, j]
+            L[i, j] = s
+            L[j, i] = s

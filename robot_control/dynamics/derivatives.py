@@ -1,28 +1,34 @@
-"""Analytic derivatives of the dynamics (Kim §4) as full Jacobians, and linearisation.
+"""Analytic derivatives of the dynamics as full Jacobians, and linearisation.
 
-- ``inverse_dynamics_derivatives``: ∂τ/∂q, ∂τ/∂q̇ by Kim Table 5, and ∂τ/∂q̈ = M;
-- ``forward_dynamics_derivatives``: ∂q̈/∂q, ∂q̈/∂q̇ by Kim Table 6 (corrected), ∂q̈/∂τ = M⁻¹;
-  or, with ``method="rnea"``, by the identity ∂FD/∂x = −M⁻¹ ∂ID/∂x at q̈ = FD (what
-  Pinocchio's computeABADerivatives does) — same numbers, fewer 6×6 products;
+- ``inverse_dynamics_derivatives``: ∂τ/∂q, ∂τ/∂q̇ and ∂τ/∂q̈ = M, by default in one forward and
+  one backward pass in base coordinates (Carpentier & Mansard 2018, ``derivatives_world.py``,
+  what Pinocchio's computeRNEADerivatives does), or with ``method="kim"`` by Kim Table 5, one
+  tangent recursion per coordinate, and M by composite bodies;
+- ``forward_dynamics_derivatives``: ∂q̈/∂q, ∂q̈/∂q̇ and ∂q̈/∂τ = M⁻¹, by default by the identity
+  ∂FD/∂x = −M⁻¹ ∂ID/∂x at q̈ = FD (method "rnea", as Pinocchio's computeABADerivatives), with
+  M⁻¹ applied by Cholesky solves; or by Kim Table 6 (corrected), method "kim";
 - ``hybrid_dynamics_derivatives``: Kim Table 7 (corrected) for a prescribed set u;
 - ``linearize``: the continuous-time A, B of ẋ = f(x, τ), x = [q; q̇].
 
-The tangent recursions live in ``derivatives_kernels.py``; the workspaces are allocated
-once per model and cached on it.
+Kim's tangent recursions live in ``derivatives_kernels.py``; the world-frame passes work in the
+model's data array, Kim's in workspaces allocated once per model and cached on it.
 """
 
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
+from numba.core.errors import TypingError
 
 from robot_control.dynamics import derivatives_kernels as DK
+from robot_control.dynamics import derivatives_world as DW
 from robot_control.dynamics import kernels as K
-from robot_control.dynamics.cholesky import cholesky_in_place, solve_factored_columns
 from robot_control.dynamics.hybrid import HWORK, ZWORK, prescribed_mask
-from robot_control.dynamics.packing import array, kernel_data, wrenches
+from robot_control.dynamics.packing import array, kernel_data, not_vectors, wrenches
 
 Array = np.ndarray
+_ND = np.ndarray
+_empty = np.empty
 
 
 class DerivativeWork:
@@ -51,19 +57,43 @@ def derivative_work(model) -> DerivativeWork:
 
 
 @njit(cache=True)
-def _inverse_dynamics_derivatives(P, g, q, qd, qdd, fext, W, Mw, Rw, vec, scratch, J):
+def _inverse_dynamics_derivatives_kim(P, g, q, qd, qdd, fext, W, Mw, Rw, vec, scratch, J):
     K.crba(P, q, Mw, J[2])  # ∂τ/∂q̈ = M by composite bodies
     DK.rnea_derivatives(P, g, q, qd, qdd, fext, W, Rw, vec[1], J[0], J[1], scratch)
 
 
-def inverse_dynamics_derivatives(model, q, qd, qdd, f_ext=None) -> tuple[Array, Array, Array]:
-    """(∂τ/∂q, ∂τ/∂q̇, ∂τ/∂q̈ = M) of τ = RNEA(q, q̇, q̈) (Kim Table 5)."""
+def world_pass(kernel, model, q, qd, x, f_ext) -> tuple[Array, Array, Array]:
+    """The three n × n results of a ``derivatives_world`` kernel on the model's data array."""
+    d = model._kernel
+    if d is None or model.gravity is not d.gravity:
+        d = kernel_data(model)
+    if not (type(q) is _ND and type(qd) is _ND and type(x) is _ND):
+        q, qd, x = array(q), array(qd), array(x)
+    J = _empty((3, d.n, d.n))
+    try:
+        kernel(d.D, q, qd, x, None if f_ext is None else wrenches(f_ext, d), J)
+    except TypingError as exc:
+        raise not_vectors(exc) from exc
+    return J[0], J[1], J[2]
+
+
+def inverse_dynamics_derivatives(model, q, qd, qdd, f_ext=None,
+                                 method: str = "carpentier") -> tuple[Array, Array, Array]:
+    """(∂τ/∂q, ∂τ/∂q̇, ∂τ/∂q̈ = M) of τ = RNEA(q, q̇, q̈).
+
+    method "carpentier" (default): one forward and one backward pass in base coordinates
+    (Carpentier & Mansard 2018); method "kim": Kim Table 5, and M by composite bodies.
+    """
+    if method == "carpentier":
+        return world_pass(DW.inverse_dynamics_derivatives_kernel, model, q, qd, qdd, f_ext)
+    if method != "kim":
+        raise ValueError(f"method must be 'carpentier' or 'kim', got '{method}'")
     d = kernel_data(model)
     w = model._kernel_cache.get("kim_derivatives") or derivative_work(model)
     J = np.empty((3, d.n, d.n))
-    _inverse_dynamics_derivatives(d.P, model.gravity, array(q), array(qd), array(qdd),
-                                  None if f_ext is None else wrenches(f_ext, d), w.W, w.Mw,
-                                  w.Rw, w.vec, w.scratch, J)
+    _inverse_dynamics_derivatives_kim(d.P, model.gravity, array(q), array(qd), array(qdd),
+                                      None if f_ext is None else wrenches(f_ext, d), w.W, w.Mw,
+                                      w.Rw, w.vec, w.scratch, J)
     return J[0], J[1], J[2]
 
 
@@ -72,46 +102,24 @@ def _forward_dynamics_derivatives_kim(P, g, q, qd, tau, fext, H, Tw, none, vec, 
     DK.hybrid_derivatives(P, g, q, qd, vec[0], tau, none, fext, H, Tw, J[0], J[1], J[2])
 
 
-@njit(cache=True)
-def _forward_dynamics_derivatives_rnea(P, g, q, qd, tau, fext, W, Mw, Rw, vec, scratch, L, J):
-    n = P.shape[0]
-    qdd = vec[0]
-    K.aba(P, g, q, qd, tau, fext, W, qdd)  # q̈ = FD(q, q̇, τ)
-    DK.rnea_derivatives(P, g, q, qd, qdd, fext, W, Rw, vec[1], J[0], J[1], scratch)
-    K.crba(P, q, Mw, L)
-    cholesky_in_place(L)
-    # ∂FD/∂x = −M⁻¹ ∂ID/∂x at q̈ = FD, and ∂FD/∂τ = M⁻¹: Cholesky solves, no inverse formed
-    solve_factored_columns(L, J[0], -1.0)
-    solve_factored_columns(L, J[1], -1.0)
-    Minv = J[2]
-    for i in range(n):
-        for j in range(n):
-            Minv[i, j] = 1.0 if i == j else 0.0
-    solve_factored_columns(L, Minv, 1.0)
-
-
 def forward_dynamics_derivatives(model, q, qd, tau, f_ext=None,
                                  method: str = "rnea") -> tuple[Array, Array, Array]:
     """(∂q̈/∂q, ∂q̈/∂q̇, ∂q̈/∂τ = M⁻¹) of q̈ = ABA(q, q̇, τ).
 
-    method "rnea" (default): −M⁻¹ times the RNEA derivatives at q̈ (Kim §4 identity, what
-    Pinocchio's computeABADerivatives does), with M⁻¹ applied by Cholesky solves;
+    method "rnea" (default): −M⁻¹ times the RNEA derivatives at q̈ (Carpentier & Mansard 2018,
+    what Pinocchio's computeABADerivatives does), with M⁻¹ applied by Cholesky solves;
     method "kim": Kim Table 6 (corrected), the tangent recursion of the ABA itself.
     """
+    if method == "rnea":
+        return world_pass(DW.forward_dynamics_derivatives_kernel, model, q, qd, tau, f_ext)
+    if method != "kim":
+        raise ValueError(f"method must be 'kim' or 'rnea', got '{method}'")
     d = kernel_data(model)
     w = model._kernel_cache.get("kim_derivatives") or derivative_work(model)
-    fext = None if f_ext is None else wrenches(f_ext, d)
     J = np.empty((3, d.n, d.n))
-    if method == "rnea":
-        _forward_dynamics_derivatives_rnea(d.P, model.gravity, array(q), array(qd), array(tau),
-                                           fext, w.W, w.Mw, w.Rw, w.vec, w.scratch,
-                                           w.Mw[:, : d.n], J)
-    elif method == "kim":
-        _forward_dynamics_derivatives_kim(d.P, model.gravity, array(q), array(qd), array(tau),
-                                          d.fext0 if fext is None else fext, w.H, w.Tw, w.none,
-                                          w.vec, J)
-    else:
-        raise ValueError(f"method must be 'kim' or 'rnea', got '{method}'")
+    _forward_dynamics_derivatives_kim(d.P, model.gravity, array(q), array(qd), array(tau),
+                                      d.fext0 if f_ext is None else wrenches(f_ext, d), w.H,
+                                      w.Tw, w.none, w.vec, J)
     return J[0], J[1], J[2]
 
 

@@ -33,6 +33,7 @@ from robot_control.dynamics.kernels_spatial import (  # noqa: F401 (re-exported 
     W_IA,
     W_P,
     W_PA,
+    W_QDD,
     W_R,
     W_SD,
     W_TMP,

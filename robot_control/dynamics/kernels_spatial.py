@@ -23,6 +23,7 @@ ROW_PACKED = 73
 W_R, W_P, W_V, W_A, W_F, W_C, W_U, W_PA, W_IA, W_BC, W_SD = (
     ROW_PACKED + c for c in (0, 9, 12, 18, 24, 30, 36, 42, 48, 84, 120)
 )
+W_QDD = ROW_PACKED + 122  # q̈ handed from the ABA to a derivative pass (no kernel writes here)
 W_TMP = ROW_PACKED + 126  # row 0 only: scratch of the congruence transform (no allocation)
 WORK = ROW_PACKED + 198
 
