@@ -82,9 +82,13 @@ class Plant:
         S[PK.S_STIFFNESS], S[PK.S_DAMPING] = cfg.limit_stiffness, cfg.limit_damping
         S[PK.S_DISTURBANCE] = cfg.disturbance_amplitude is not None
         S[PK.S_FREQUENCY] = cfg.disturbance_frequency
-        S[PK.S_ARMATURE] = self._armature is not None
         S[PK.S_SATURATE] = cfg.saturate
         return J, S
+
+    @property
+    def mass_buffer(self) -> Array | None:
+        """Scratch for M + J_m in the compiled plant; None without actuator inertia (no M needed)."""
+        return self._M if self._armature is not None else None
 
     @property
     def compiled(self) -> bool:
@@ -166,7 +170,7 @@ class Plant:
         """q̈ of the plant's full model for a held (already saturated) torque."""
         if self.compiled:
             out = np.empty(self.n)
-            PK.acceleration(kernel_data(self.model).D, self._J, self._S, self._X, self._M, t,
+            PK.acceleration(kernel_data(self.model).D, self._J, self._S, self._X, self.mass_buffer, t,
                             self._joint_vector(q), self._joint_vector(qd),
                             self._joint_vector(tau), out)
             return out
@@ -197,8 +201,9 @@ class Plant:
         steps = max(1, int(round(duration / self.dt)))
         if self.compiled:
             q, qd, qdd = self.q.copy(), self.qd.copy(), np.empty(self.n)
-            self.t = PK.hold(kernel_data(self.model).D, self._J, self._S, self._X, self._M,
-                             self.t, steps, q, qd, qdd, tau)
+            hold = PK.HOLDS[int(self._S[PK.S_INTEGRATOR])]
+            self.t = hold(kernel_data(self.model).D, self._J, self._S, self._X, self.mass_buffer,
+                          self.t, steps, q, qd, qdd, tau)
             self.q, self.qd, self.qdd = q, qd, qdd
         else:
             integrate = _INTEGRATORS[self.config.integrator]

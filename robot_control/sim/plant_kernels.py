@@ -21,10 +21,12 @@ J_ARMATURE, J_EFFORT, J_LOWER, J_UPPER = 0, 1, 2, 3
 J_VISCOUS, J_COULOMB, J_STATIC, J_STRIBECK = 4, 5, 6, 7
 J_AMPLITUDE, J_PHASE = 8, 9
 JCOLS = 10
-# Scalar settings in S: physics step, integrator code, switches and their constants.
+# Scalar settings in S: physics step, integrator code, switches and their constants. Actuator
+# inertia is not a switch: ``Mbuf`` is None without it, so numba prunes (and never compiles) the
+# mass-matrix branch for a plant that does not need it.
 S_DT, S_INTEGRATOR, S_FRICTION, S_LIMITS, S_STIFFNESS, S_DAMPING = 0, 1, 2, 3, 4, 5
-S_DISTURBANCE, S_FREQUENCY, S_ARMATURE, S_SATURATE = 6, 7, 8, 9
-SCOLS = 10
+S_DISTURBANCE, S_FREQUENCY, S_SATURATE = 6, 7, 8
+SCOLS = 9
 #: integrator codes, in the order of plant_config.INTEGRATORS
 RK4, SEMI_IMPLICIT_EULER, HUO_2_107 = 0, 1, 2
 # Rows of the scratch X (n columns each): applied torque, RK4 stages, bias torque, zeros.
@@ -69,7 +71,9 @@ def acceleration(D, J, S, X, Mbuf, t, q, qd, tau, out):
     if S[S_LIMITS] > 0.0:
         for i in range(n):
             total[i] = total[i] + stop_torque(J, S, i, q[i], qd[i])
-    if S[S_ARMATURE] > 0.0:
+    if Mbuf is None:
+        K.forward_dynamics_kernel(D, q, qd, total, None, out)
+    else:
         bias = X[X_BIAS]
         K.inverse_dynamics_kernel(D, q, qd, X[X_ZERO], None, bias)  # h = C q̇ + g
         K.mass_matrix_kernel(D, q, Mbuf)
@@ -78,8 +82,6 @@ def acceleration(D, J, S, X, Mbuf, t, q, qd, tau, out):
             total[i] = total[i] - bias[i]
         cholesky_in_place(Mbuf)
         solve_factored(Mbuf, total, out)
-    else:
-        K.forward_dynamics_kernel(D, q, qd, total, None, out)
 
 
 @njit(cache=True)
@@ -142,23 +144,50 @@ def saturate(J, S, tau, applied, saturated):
 
 
 @njit(cache=True)
+def hold_rk4(D, J, S, X, Mbuf, t, steps, q, qd, qdd, tau):
+    """``steps`` RK4 steps under the held τ; returns the new time (see ``hold``)."""
+    for _ in range(steps):
+        rk4_step(D, J, S, X, Mbuf, t, q, qd, qdd, tau)
+        t += S[S_DT]
+    return t
+
+
+@njit(cache=True)
+def hold_semi_implicit_euler(D, J, S, X, Mbuf, t, steps, q, qd, qdd, tau):
+    """``steps`` semi-implicit Euler steps under the held τ; returns the new time (see ``hold``)."""
+    for _ in range(steps):
+        semi_implicit_euler_step(D, J, S, X, Mbuf, t, q, qd, qdd, tau)
+        t += S[S_DT]
+    return t
+
+
+@njit(cache=True)
+def hold_huo(D, J, S, X, Mbuf, t, steps, q, qd, qdd, tau):
+    """``steps`` of Huo's step (2-107) under the held τ; returns the new time (see ``hold``)."""
+    for _ in range(steps):
+        huo_step(D, J, S, X, Mbuf, t, q, qd, qdd, tau)
+        t += S[S_DT]
+    return t
+
+
+#: the hold of each integrator code: a live plant compiles only the one it is configured with
+HOLDS = (hold_rk4, hold_semi_implicit_euler, hold_huo)
+
+
+@njit(cache=True)
 def hold(D, J, S, X, Mbuf, t, steps, q, qd, qdd, tau):
     """Integrate ``steps`` physics steps under the held torque τ; returns the new time.
 
     q, q̇ are advanced in place and q̈ holds the last step's acceleration (RK4: its first stage).
-    Time advances by repeated addition of the step, exactly as ``Plant.step`` does.
+    Time advances by repeated addition of the step, exactly as ``Plant.step`` does. The
+    integrator is chosen at run time (the compiled offline loop serves any scenario).
     """
     code = int(S[S_INTEGRATOR])
-    h = S[S_DT]
-    for _ in range(steps):
-        if code == RK4:
-            rk4_step(D, J, S, X, Mbuf, t, q, qd, qdd, tau)
-        elif code == SEMI_IMPLICIT_EULER:
-            semi_implicit_euler_step(D, J, S, X, Mbuf, t, q, qd, qdd, tau)
-        else:
-            huo_step(D, J, S, X, Mbuf, t, q, qd, qdd, tau)
-        t += h
-    return t
+    if code == RK4:
+        return hold_rk4(D, J, S, X, Mbuf, t, steps, q, qd, qdd, tau)
+    if code == SEMI_IMPLICIT_EULER:
+        return hold_semi_implicit_euler(D, J, S, X, Mbuf, t, steps, q, qd, qdd, tau)
+    return hold_huo(D, J, S, X, Mbuf, t, steps, q, qd, qdd, tau)
 
 
 @njit(cache=True)

@@ -170,7 +170,7 @@ def run_compiled(sc: Scenario, plant: Plant, law, spec, sampling, tick_ns: int, 
         # the same draws, in the same order, as plant.measure() once per period
         noise = plant._noise.standard_normal((k1 - k0, draws, n))
         bad = RK.run_periods(k0, k1, steps, tick_ns, substeps, D, plant._J, plant._S, plant._X,
-                             plant._M, state, clock, noise, sigma, spec.kind, spec.data,
+                             plant.mass_buffer, state, clock, noise, sigma, spec.kind, spec.data,
                              spec.gains, spec.errors, knots, seg_rows, first, last, work, log.t,
                              log.q, log.qd, log.ref, log.tau, log.q_measured, log.qd_measured,
                              log.tau_command)
