@@ -87,8 +87,12 @@ class LifecycleManager:
     def change(self, name: str, label: str) -> None:
         """Run one transition of one node; BringUpError if it is refused or fails."""
         client = self.clients[name]
-        if not client.wait_for_service(self.timeout):
-            raise BringUpError(f"{name}: no lifecycle services within {self.timeout:g} s")
+        deadline = time.monotonic() + self.timeout
+        while not client.wait_for_service(0.1):  # in slices: Ctrl-C must not wait for the timeout
+            if not self.node.ok:
+                raise BringUpError(f"{name}: stopped before its lifecycle services appeared")
+            if time.monotonic() >= deadline:
+                raise BringUpError(f"{name}: no lifecycle services within {self.timeout:g} s")
         t = time.monotonic()
         try:
             response = client.call(client.request(transition=self.Transition(label=label)),
@@ -133,7 +137,11 @@ class LifecycleManager:
             return
         try:
             self.bring_up()
-        except BringUpError as exc:
+        except Exception as exc:
+            if not self.node.ok:
+                return  # shut down (Ctrl-C) under a transition: its entities are gone, not a fault
+            if not isinstance(exc, BringUpError):
+                raise
             self.phase = f"bring-up failed: {exc}"
             self.log.error(f"bring-up failed: {exc}")
             self.exit_code = 1
