@@ -17,39 +17,18 @@ import sys
 import threading
 import time
 
-import numpy as np
 import pytest
+from cell_helpers import ARMS, SCENARIO, TOPICS, check_equals_offline
 from test_launch_runner import Stack, stack_env
 
 from robot_control.bus.client import BusClient
 from robot_control.bus.lifecycle_client import get_state, managed_nodes
 from robot_control.bus.messages import dds_topic_name
 from robot_control.bus.qos import QosProfile
-from robot_control.nodes.convert import read_accel, read_pose, read_wrench, stamp_ns
-from robot_control.sim.cell_simulate import (
-    load_cell_scenario,
-    pose_error,
-    pressing_forces,
-    run_cell,
-    summarise_cell,
-)
+from robot_control.nodes.convert import stamp_ns
+from robot_control.sim.cell_simulate import load_cell_scenario, run_cell
 
 pytestmark = pytest.mark.slow
-SCENARIO = "huo_3_13_load_sharing"
-ARMS = ("arm1", "arm2")
-TOPICS = {
-    "/joint_states": "sensor_msgs/msg/JointState",
-    "/joint_command": "sensor_msgs/msg/JointState",
-    "/wrench": "geometry_msgs/msg/WrenchStamped",
-    "/arm1/wrench": "geometry_msgs/msg/WrenchStamped",
-    "/arm2/wrench": "geometry_msgs/msg/WrenchStamped",
-    "/arm1/joint_states": "sensor_msgs/msg/JointState",
-    "/object/accel": "geometry_msgs/msg/AccelStamped",
-    "/object/pose": "geometry_msgs/msg/PoseStamped",
-    "/object/reference": "geometry_msgs/msg/PoseStamped",
-}
-
-
 class Recorder:
     """Every message on TOPICS by header stamp (ns), read by one participant in a thread (deep
     reader histories: lockstep publishes as fast as the loop turns)."""
@@ -83,21 +62,6 @@ class Recorder:
         self.client.close()
 
 
-def bus_series(rec: Recorder, stamps: list[int], sc, shares: np.ndarray) -> dict:
-    """The offline run's series rebuilt from what the nodes published."""
-    s = rec.samples
-    normal = np.asarray(sc.plant["environment"]["normal"], dtype=float)
-    mass, gravity = sc.cell.object_inertia.mass, sc.cell.gravity
-    tau = np.array([s["/joint_command"][k].effort for k in stamps])
-    contact = np.array([read_wrench(s["/wrench"][k])[3:] @ normal for k in stamps])
-    e = np.array([pose_error(read_pose(s["/object/pose"][k]), read_pose(s["/object/reference"][k]))
-                  for k in stamps])
-    p = np.array([pressing_forces(
-        np.array([read_wrench(s[f"/{arm}/wrench"][k]) for arm in ARMS])[:, 3:], mass,
-        read_accel(s["/object/accel"][k])[1], gravity, normal, shares) for k in stamps])
-    return {"tau": tau, "contact_force": contact, "pose_error": e, "arm_forces": p}
-
-
 def test_lockstep_cell_stack_equals_the_offline_run(monkeypatch):
     sc = load_cell_scenario(SCENARIO)
     offline = run_cell(sc)
@@ -122,33 +86,15 @@ def test_lockstep_cell_stack_equals_the_offline_run(monkeypatch):
         done = {t: sum(k in got for k in stamps) for t, got in rec.samples.items()}
         assert rec.has(stamps), f"{done} of {len(stamps)}:\n" + "\n".join(stack.lines[-30:])
         assert code == 0, "\n".join(stack.lines[-30:])
-        shares = np.asarray(sc.controller_params["load_shares"], dtype=float)
-        bus = bus_series(rec, stamps, sc, shares)
         names = list(rec.samples["/joint_states"][0].name)
         arm1 = rec.samples["/arm1/joint_states"][period]
         whole = rec.samples["/joint_states"][period]
+        check_equals_offline(rec.samples, sc, offline)
     finally:
         rec.close()
-    # the same arithmetic in the same order: equal to the last bit, not just to a tolerance
     assert names == [f"{a}_joint{i}" for a in ARMS for i in range(1, 7)]
     assert list(arm1.name) == [f"joint{i}" for i in range(1, 7)]  # the arm's own names
     assert list(arm1.position) == list(whole.position)[:6]  # the same sample, split per arm
-    assert np.array_equal(bus["tau"], offline.tau)  # no saturation: τ applied = τ commanded
-    assert np.array_equal(bus["contact_force"], offline.contact_force)
-    assert np.array_equal(bus["arm_forces"], offline.arm_forces)
-    assert np.array_equal(bus["pose_error"][:, :3], offline.pose_error[:, :3])
-    assert np.allclose(bus["pose_error"][:, 3:], offline.pose_error[:, 3:], rtol=0, atol=1e-12)
-    fractions = np.array([offline.summary["force_shares"][a]["prescribed_fraction"]
-                          for a in ARMS])
-    summary = summarise_cell(sc, offline.t, bus["pose_error"], bus["contact_force"],
-                             offline.desired_force, bus["arm_forces"], bus["tau"], fractions,
-                             offline.summary["wall_time_s"])
-    for key in ("normal_force", "force_shares", "max_torque"):
-        assert summary[key] == offline.summary[key], key
-    assert summary["object_pose_error"]["position_m"] == \
-        offline.summary["object_pose_error"]["position_m"]
-    assert summary["object_pose_error"]["orientation_rad"] == pytest.approx(
-        offline.summary["object_pose_error"]["orientation_rad"], rel=1e-9)
 
 
 # --- real time -----------------------------------------------------------------------------------
