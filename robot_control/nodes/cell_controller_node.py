@@ -33,7 +33,7 @@ from robot_control.control.registry import available, create
 from robot_control.model.cell import arms_model
 from robot_control.nodes.common import configure_failure, declare_cell_common, run_node
 from robot_control.nodes.convert import Messages, read_wrench, seconds, stamp_ns
-from robot_control.nodes.health import OK, NodeHealth
+from robot_control.nodes.health import NodeHealth
 from robot_control.nodes.law_host import CONFIGURE_ERRORS, LawHost
 from robot_control.nodes.validation import DropLog, JointVectors, Rejected, check_wrench
 from robot_control.sim.cell_simulate import cell_path, cell_reference, initial_contact_pose
@@ -120,7 +120,7 @@ class CellControllerNode:
             return
         if tau is not None:
             self.measured_tau = tau
-        if self.node.is_active and self.laws.law is not None:
+        if self.laws.running:
             self._answer(stamp_ns(msg.header.stamp), q, qd)
 
     # ---------------------------------------------------------------- compute
@@ -140,16 +140,15 @@ class CellControllerNode:
         self.pub_state.publish(self.m.joint_state(ns, TASK_NAMES, self.laws.law.task_error))
 
     def _status(self):
-        active = self.laws.law is not None and self.node.is_active
-        d = self.laws.status(active)
-        if not active:
-            return OK, self.node.lifecycle_state.label, d
-        diag = self.laws.law.diagnostics()
-        for key, label in (("arm_normal_forces", "pressing_force_desired"),
-                           ("force_fractions", "pressing_fraction_desired")):
-            for arm, value in zip(self.scenario.cell.arm_names, diag.get(key, [])):
-                d[f"{arm}_{label}"] = value
-        return OK, f"running {self.laws.name}", d
+        """The law's status, with each arm's prescribed pressing force and fraction."""
+        level, message, d = self.laws.status()
+        if self.laws.running:
+            diag = self.laws.law.diagnostics()
+            for key, label in (("arm_normal_forces", "pressing_force_desired"),
+                               ("force_fractions", "pressing_fraction_desired")):
+                for arm, value in zip(self.scenario.cell.arm_names, diag.get(key, [])):
+                    d[f"{arm}_{label}"] = value
+        return level, message, d
 
 
 def main(argv: list[str] | None = None) -> int:

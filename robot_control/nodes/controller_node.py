@@ -34,7 +34,7 @@ from robot_control.control.model_terms import ExternalModelTerms
 from robot_control.control.registry import available
 from robot_control.nodes.common import configure_failure, declare_common, run_node
 from robot_control.nodes.convert import Messages, read_terms, read_wrench, seconds, stamp_ns
-from robot_control.nodes.health import OK, NodeHealth
+from robot_control.nodes.health import NodeHealth
 from robot_control.nodes.law_host import CONFIGURE_ERRORS, LawHost
 from robot_control.nodes.validation import (
     DropLog,
@@ -109,7 +109,7 @@ class ControllerNode:
         self.anchor_pending = False
         self.rate = common["rate"]
         self.timer = None
-        self.health = NodeHealth(node, "controller", self._status, self.drops)
+        self.health = NodeHealth(node, "controller", self.laws.status, self.drops)
 
     # -------------------------------------------------------------- lifecycle
     def on_configure(self, previous) -> CallbackReturn:
@@ -266,14 +266,6 @@ class ControllerNode:
             self.anchor = None
         return Reference(ref.q - o, (zero if ref.qd is None else ref.qd) - od,
                          (zero if ref.qdd is None else ref.qdd) - odd, wrench=ref.wrench)
-
-    def _status(self):
-        active = self.laws.law is not None and self.node.is_active
-        d = self.laws.status(active)
-        if not active:
-            return OK, self.node.lifecycle_state.label, d
-        return OK, f"running {self.laws.name}", d
-
 
 def main(argv: list[str] | None = None) -> int:
     return run_node("controller", ControllerNode, argv)

@@ -19,6 +19,7 @@ from robot_control.control.parameters import MAGNITUDE_MAX
 from robot_control.control.parameters import ParameterError as LawParameterError
 from robot_control.control.registry import create
 from robot_control.nodes.common import warm_up
+from robot_control.nodes.health import OK
 
 #: what a law refuses to configure with (bad parameters, a model it cannot drive)
 CONFIGURE_ERRORS = (LawParameterError, ValueError)
@@ -200,15 +201,21 @@ class LawHost:
             self.law.recoveries = 0
             self.log.error(self.law.last_recovery, throttle_duration_sec=1.0)
 
-    def status(self, active: bool) -> dict:
-        """Key/values for /diagnostics: the law, its updates and recoveries, its own figures."""
+    @property
+    def running(self) -> bool:
+        """A law is configured and the node is active."""
+        return self.law is not None and self.node.is_active
+
+    def status(self) -> tuple[int, str, dict]:
+        """The node's /diagnostics status: the law, its updates and recoveries and, while it
+        runs, its own scalar figures."""
         d = {"law": self.name, "updates": self.updates, "recoveries": self.recoveries}
-        if self.law is None or not active:
-            return d
+        if not self.running:
+            return OK, self.node.lifecycle_state.label, d
         try:
             d.update({k: v for k, v in self.law.diagnostics().items()
                       if isinstance(v, int | float | str | bool)})
         except Exception as exc:  # noqa: BLE001 - diagnostics must never stop control
             d["diagnostics_error"] = str(exc)
         d["recoveries"] = self.recoveries
-        return d
+        return OK, f"running {self.name}", d
