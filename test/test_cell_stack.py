@@ -158,12 +158,13 @@ node.shutdown()
 @pytest.fixture(scope="module")
 def realtime_run(tmp_path_factory):
     """The cell stack for 4 s of closed-loop control at RATE Hz, under a bad commander; the
-    lifecycle states seen on the bus meanwhile."""
+    lifecycle states seen on the bus meanwhile, and the answer to a bad gain."""
     out = tmp_path_factory.mktemp("cell") / "summary.json"
     env = stack_env("cell-realtime")
     stack = Stack(env, "cell.launch.yaml", f"rate:={RATE}", "--duration", "4", "--summary",
                   str(out))
     states: dict[str, tuple[int, str]] = {}
+    refusal: tuple[bool, str] = (True, "")
     commander = None
     try:
         assert stack.wait_for("control loop running", 120.0), "\n".join(stack.lines[-30:])
@@ -173,22 +174,29 @@ def realtime_run(tmp_path_factory):
                 mp.setenv(key, env[key])
             with BusClient(discovery_s=1.0) as client:
                 states = {n: get_state(client, n) for n in managed_nodes(client)}
+                refusal = client.param_set("/cell_controller", "load_sharing.kd", "[1.0, 2.0]")
         code = stack.finish(timeout_s=120.0)
     finally:
         if commander is not None:
             commander.wait(30)
         stack.stop()
-    return code, stack, json.loads(out.read_text()), states
+    return code, stack, json.loads(out.read_text()), states, refusal
 
 
 def test_lifecycle_states_of_the_cell_nodes_are_visible(realtime_run):
-    _, stack, _, states = realtime_run
+    _, stack, _, states, _ = realtime_run
     assert states == {"/cell_controller": (3, "active"), "/cell_plant": (3, "active")}, states
     assert any("stack active: cell_plant, cell_controller" in line for line in stack.lines)
 
 
+def test_the_cell_law_refuses_a_bad_gain_with_its_reason(realtime_run):
+    _, _, summary, _, (accepted, reason) = realtime_run
+    assert not accepted and "load_sharing: kd: wrong length 2: expected 6" in reason, reason
+    assert summary["node_status"]["/cell_controller"]["law"] == "load_sharing"
+
+
 def test_realtime_cell_stack_reaches_the_offline_figures_despite_bad_commands(realtime_run):
-    code, stack, summary, _ = realtime_run
+    code, stack, summary, _, _ = realtime_run
     assert code == 0, "\n".join(stack.lines[-40:])
     assert summary["stopped_by"] == "duration reached"
     plant = summary["plant"]
