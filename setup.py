@@ -64,6 +64,8 @@ setup(
             "trajectory_generator = robot_control.nodes.trajectory_node:main",
             "dynamics_server = robot_control.nodes.dynamics_server_node:main",
             "lifecycle_manager = robot_control.nodes.lifecycle_manager:main",
+            "cell_plant = robot_control.nodes.cell_plant_node:main",
+            "cell_controller = robot_control.nodes.cell_controller_node:main",
         ],
         # the built-in laws, declared the way a third-party package adds its own
         "robot_control.controllers": [

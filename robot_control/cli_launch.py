@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import IO
 
 from robot_control.launch_runner import (
+    CONTROLLERS,
     STOPPED_CODES,
     LaunchError,
     LaunchPlan,
@@ -272,7 +273,7 @@ class Watch:
         stall (strict), the duration, a startup timeout."""
         options, started = self.options, time.monotonic()
         # with a controller in the plan, "running" means the loop is closed (its state is flowing)
-        needs_loop = monitor is not None and any(n.executable == "controller"
+        needs_loop = monitor is not None and any(n.executable in CONTROLLERS
                                                  for n in self.plan.nodes)
         announced = False
         while True:

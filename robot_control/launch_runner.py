@@ -42,7 +42,11 @@ EXECUTABLES = {
     "trajectory_generator": "robot_control.nodes.trajectory_node",
     "dynamics_server": "robot_control.nodes.dynamics_server_node",
     "lifecycle_manager": "robot_control.nodes.lifecycle_manager",
+    "cell_plant": "robot_control.nodes.cell_plant_node",
+    "cell_controller": "robot_control.nodes.cell_controller_node",
 }
+#: executables whose /controller/state says the control loop is closed
+CONTROLLERS = ("controller", "cell_controller")
 
 NODE_KEYS = {"pkg", "exec", "name", "namespace", "output", "param", "remap", "ros_args", "args",
              "if", "unless"}

@@ -14,15 +14,15 @@ from rcl_interfaces.msg import Log
 from rclpy.executors import SingleThreadedExecutor
 
 
-def stack_launch(domain: int, **arguments: str) -> list:
-    """Actions that run ``launch/control.launch.yaml`` of the installed package with arguments,
-    on a private domain and loopback discovery."""
+def stack_launch(domain: int, file: str = "control.launch.yaml", /, **arguments: str) -> list:
+    """Actions that run a launch file of the installed package (``launch/control.launch.yaml``
+    unless told) with arguments, on a private domain and loopback discovery."""
     share = get_package_share_directory("robot_control")
     return [
         SetEnvironmentVariable("ROS_DOMAIN_ID", str(domain)),
         SetEnvironmentVariable("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST"),
         IncludeLaunchDescription(
-            AnyLaunchDescriptionSource(os.path.join(share, "launch", "control.launch.yaml")),
+            AnyLaunchDescriptionSource(os.path.join(share, "launch", file)),
             launch_arguments=list(arguments.items())),
     ]
 

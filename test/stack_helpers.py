@@ -27,6 +27,8 @@ NODES = {
     "controller": "robot_control.nodes.controller_node",
     "trajectory_generator": "robot_control.nodes.trajectory_node",
     "dynamics_server": "robot_control.nodes.dynamics_server_node",
+    "cell_plant": "robot_control.nodes.cell_plant_node",
+    "cell_controller": "robot_control.nodes.cell_controller_node",
 }
 
 

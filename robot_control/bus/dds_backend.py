@@ -305,12 +305,13 @@ class DdsNode(Node):
                           read_only: bool = False,
                           floating_point_range: Sequence[float] | None = None,
                           integer_range: Sequence[int] | None = None,
-                          additional_constraints: str = "") -> object:
+                          additional_constraints: str = "",
+                          ptype: int | None = None) -> object:
         value = self._store.declare(
             name, default, description, read_only=read_only,
             floating_point_range=as_range(floating_point_range, float),
             integer_range=as_range(integer_range, int),
-            additional_constraints=additional_constraints)
+            additional_constraints=additional_constraints, ptype=ptype)
         self._params.publish_event(new={name: value})
         if name == "use_sim_time" and self._store.descriptors[name].type == BOOL:
             self._use_sim_time(bool(value))

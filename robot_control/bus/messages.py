@@ -23,6 +23,8 @@ from robot_control.bus.msg import lifecycle_msgs as lc
 from robot_control.bus.msg import rcl_interfaces as rcl
 from robot_control.bus.msg import rmw_dds_common as rmw
 from robot_control.bus.msg.standard import (
+    Accel,
+    AccelStamped,
     Clock,
     DiagnosticArray,
     DiagnosticStatus,
@@ -35,6 +37,10 @@ from robot_control.bus.msg.standard import (
     KeyValue,
     MultiArrayDimension,
     MultiArrayLayout,
+    Point,
+    Pose,
+    PoseStamped,
+    Quaternion,
     String,
     Time,
     Vector3,
@@ -53,6 +59,12 @@ MESSAGE_TYPES: dict[str, type[IdlStruct]] = {
     "geometry_msgs/msg/Vector3": Vector3,
     "geometry_msgs/msg/Wrench": Wrench,
     "geometry_msgs/msg/WrenchStamped": WrenchStamped,
+    "geometry_msgs/msg/Point": Point,
+    "geometry_msgs/msg/Quaternion": Quaternion,
+    "geometry_msgs/msg/Pose": Pose,
+    "geometry_msgs/msg/PoseStamped": PoseStamped,
+    "geometry_msgs/msg/Accel": Accel,
+    "geometry_msgs/msg/AccelStamped": AccelStamped,
     "sensor_msgs/msg/JointState": JointState,
     "trajectory_msgs/msg/JointTrajectoryPoint": JointTrajectoryPoint,
     "trajectory_msgs/msg/JointTrajectory": JointTrajectory,

@@ -185,8 +185,12 @@ class Node(ABC):
                           read_only: bool = False,
                           floating_point_range: Sequence[float] | None = None,
                           integer_range: Sequence[int] | None = None,
-                          additional_constraints: str = "") -> object:
-        """Declare a typed parameter; a --params-file / -p override wins. Returns the value."""
+                          additional_constraints: str = "",
+                          ptype: int | None = None) -> object:
+        """Declare a typed parameter; a --params-file / -p override wins. Returns the value.
+
+        The type is the default's, or ``ptype`` (bus.parameters' type ids) where the default
+        cannot tell it (an empty list of strings)."""
 
     def get_parameter(self, name: str) -> object:
         return self._store.get(name)

@@ -214,11 +214,12 @@ class RclpyNode(Node):
                           read_only: bool = False,
                           floating_point_range: Sequence[float] | None = None,
                           integer_range: Sequence[int] | None = None,
-                          additional_constraints: str = "") -> object:
+                          additional_constraints: str = "",
+                          ptype: int | None = None) -> object:
         fp, ir = as_range(floating_point_range, float), as_range(integer_range, int)
         value = self._store.declare(name, default, description, read_only=read_only,
                                     floating_point_range=fp, integer_range=ir,
-                                    additional_constraints=additional_constraints)
+                                    additional_constraints=additional_constraints, ptype=ptype)
         ptype = Parameter.Type(self._store.descriptors[name].type)
         descriptor = ParameterDescriptor(
             name=name, type=ptype.value, description=description,

@@ -29,14 +29,40 @@ def declare_common(node, default_robot: str = "ddarm") -> dict:
                                            read_only=True),
     }
     scenario = load_scenario_param(values["scenario"])
-    default_rate = scenario.rate if scenario is not None else 1000.0
-    values["rate"] = node.declare_parameter("rate", default_rate, "control rate, Hz",
-                                            floating_point_range=(1.0, 10000.0), read_only=True)
-    values["lockstep"] = node.declare_parameter(
-        "lockstep", False, "deterministic mode: the plant steps only when the command for the "
-        "current state has arrived and publishes /clock", read_only=True)
+    values.update(_declare_timing(node, scenario.rate if scenario is not None else 1000.0))
     values["scenario_obj"] = scenario
     values["model"] = scenario.robot if scenario is not None else load_robot(values["robot"])
+    return values
+
+
+def _declare_timing(node, default_rate: float) -> dict:
+    """Declare ``rate`` and ``lockstep``."""
+    return {
+        "rate": node.declare_parameter("rate", default_rate, "control rate, Hz",
+                                       floating_point_range=(1.0, 10000.0), read_only=True),
+        "lockstep": node.declare_parameter(
+            "lockstep", False, "deterministic mode: the plant steps only when the command for "
+            "the current state has arrived and publishes /clock", read_only=True),
+    }
+
+
+#: the cell nodes' scenario unless told otherwise
+DEFAULT_CELL_SCENARIO = "huo_3_13_load_sharing"
+
+
+def declare_cell_common(node) -> dict:
+    """Declare a cell node's ``scenario`` (a cell scenario: the cell, the object's start, the
+    table, the path of E, the law and its gains), ``rate`` and ``lockstep``; return their values
+    and the loaded scenario (``scenario_obj``), so a bus run and an offline run of the same file
+    do the same thing."""
+    from robot_control.sim.cell_simulate import load_cell_scenario
+
+    values = {"scenario": node.declare_parameter(
+        "scenario", DEFAULT_CELL_SCENARIO, "cell scenario file or bundled name (config/"
+        "scenarios/): the cell, where the object starts, the table, the path of E, the law",
+        read_only=True)}
+    values["scenario_obj"] = scenario = load_cell_scenario(values["scenario"])
+    values.update(_declare_timing(node, scenario.rate))
     return values
 
 

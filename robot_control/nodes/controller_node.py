@@ -3,7 +3,7 @@
 Gains are parameters namespaced by law (``computed_torque.kp``); every change is validated by the
 law itself before it applies, so a refused value comes back with the law's reason and leaves the
 running law untouched. Changing ``controller`` swaps the law bumplessly (the new law starts from
-the last torque). In lockstep the node answers the state at t_k only once it also holds the
+the last torque; nodes/law_host.py). In lockstep the node answers the state at t_k only once it also holds the
 reference (and, with ``dynamics_source: server``, the model terms) stamped t_k.
 
 Every input is checked before it touches the node's state (nodes/validation.py): a joint state,
@@ -31,12 +31,11 @@ from robot_control.bus import ParameterError
 from robot_control.bus.lifecycle import CallbackReturn
 from robot_control.control.base import Reference, State
 from robot_control.control.model_terms import ExternalModelTerms
-from robot_control.control.parameters import MAGNITUDE_MAX
-from robot_control.control.parameters import ParameterError as LawParameterError
-from robot_control.control.registry import available, create
-from robot_control.nodes.common import configure_failure, declare_common, run_node, warm_up
+from robot_control.control.registry import available
+from robot_control.nodes.common import configure_failure, declare_common, run_node
 from robot_control.nodes.convert import Messages, read_terms, read_wrench, seconds, stamp_ns
-from robot_control.nodes.health import OK, NodeHealth
+from robot_control.nodes.health import NodeHealth
+from robot_control.nodes.law_host import CONFIGURE_ERRORS, LawHost
 from robot_control.nodes.validation import (
     DropLog,
     JointVectors,
@@ -48,17 +47,6 @@ from robot_control.trajectory import Quintic
 
 SOURCES = ("local", "server")
 TRIGGERS = ("state", "timer")
-
-
-def _declared_value(spec, value):
-    """A law parameter's value in the ROS type its spec names (1 → 1.0 for a double)."""
-    if spec.type == "double":
-        return float(value)
-    if spec.type == "double_array":
-        return [float(v) for v in value]
-    if spec.type == "integer":
-        return int(value)
-    return value
 
 
 class ControllerNode:
@@ -77,9 +65,6 @@ class ControllerNode:
         self.lockstep = bool(common["lockstep"])
         default_law = sc.controller_type if sc is not None else "computed_torque"
         scenario_params = dict(sc.controller_params) if sc is not None else {}
-        self.law_name = node.declare_parameter(
-            "controller", default_law, "control law by registry name: " + ", ".join(available()),
-            additional_constraints="one of: " + ", ".join(available()))
         self.source = node.declare_parameter(
             "dynamics_source", "local", "model terms from this node's model ('local') or from "
             "/dynamics/terms ('server')", read_only=True, additional_constraints="local | server")
@@ -89,21 +74,14 @@ class ControllerNode:
         if self.source not in SOURCES or self.trigger not in TRIGGERS:
             raise ParameterError(f"dynamics_source must be one of {SOURCES} and trigger one of "
                                  f"{TRIGGERS}")
-        self.specs: dict[str, dict] = {}
-        for law in available():
-            self._declare_law(law, scenario_params if law == default_law else {})
-        if self.law_name not in self.specs:
-            raise ParameterError(f"unknown controller '{self.law_name}'; available: "
-                                 + ", ".join(available()))
         self.terms = ExternalModelTerms(self.n, with_coriolis_matrix=True) \
             if self.source == "server" else None
+        self.laws = LawHost(node, self.model, available(), default_law, scenario_params,
+                            self.terms, self.lockstep)
         self.blend_time = node.declare_parameter(
             "reference_blend_time", 1.0, "on activation (real time) the tracked reference starts "
             "at the measured state and joins the published one over this time, s",
             floating_point_range=(1e-3, 60.0))
-        self.law = None  # made by on_configure
-        node.add_parameter_validator(self._validate)
-        node.add_parameter_listener(self._changed)
         self.m = Messages(node)
         self.pub_cmd = node.create_lifecycle_publisher("sensor_msgs/msg/JointState",
                                                        "/joint_command")
@@ -125,34 +103,29 @@ class ControllerNode:
         self.latest_reference: Reference | None = None  # the trajectory generator's, real time
         self.hold_reference: Reference | None = None  # until there is one: hold
         self.terms_stamp = -1
-        self.last_tau = np.zeros(self.n)
         self.last_state: State | None = None
         self.measured_tau: np.ndarray | None = None  # the plant's applied τ (JointState effort)
-        self.takeover: str | None = None  # "activate", "swap" or "gains": see _take_over
         self.anchor: Quintic | None = None  # reference offset decaying after an activation
         self.anchor_pending = False
         self.rate = common["rate"]
         self.timer = None
-        self.updates = 0
-        self.recoveries = 0
-        self.health = NodeHealth(node, "controller", self._status, self.drops)
+        self.health = NodeHealth(node, "controller", self.laws.status, self.drops)
 
     # -------------------------------------------------------------- lifecycle
     def on_configure(self, previous) -> CallbackReturn:
         """Make the law and compile what its update needs."""
         try:
-            self.law = self._make_law(self.law_name, self._law_params(self.law_name))
-        except (LawParameterError, ValueError) as exc:
-            return configure_failure(self.log, f"'{self.law_name}'", exc)
-        self._warm_up(self.law, self.law_name)
+            self.laws.configure()
+        except CONFIGURE_ERRORS as exc:
+            return configure_failure(self.log, f"'{self.laws.name}'", exc)
         self.health.clear()
-        self.log.info(f"controller '{self.law_name}' on '{self.model.name}' "
+        self.log.info(f"controller '{self.laws.name}' on '{self.model.name}' "
                       f"(terms: {self.source}, trigger: {self.trigger}): configured")
         return CallbackReturn.SUCCESS
 
     def on_activate(self, previous) -> CallbackReturn:
         """Take over bumplessly from the torque the plant applies now (see the module doc)."""
-        self.takeover = "activate"
+        self.laws.takeover = "activate"
         self.anchor, self.anchor_pending = None, not self.lockstep
         # real time: track only references published from now on (the generator's, re-anchored
         # at the measured state), holding the measured position until one comes
@@ -168,7 +141,7 @@ class ControllerNode:
         return CallbackReturn.SUCCESS
 
     def on_cleanup(self, previous) -> CallbackReturn:
-        self.law = None
+        self.laws.clear()
         return CallbackReturn.SUCCESS
 
     def on_shutdown(self, previous) -> CallbackReturn:
@@ -183,90 +156,6 @@ class ControllerNode:
         if self.timer is not None:
             self.timer.cancel()
             self.timer = None
-
-    # ------------------------------------------------------------- parameters
-    def _declare_law(self, law: str, overrides: dict) -> None:
-        instance = create(law)
-        defaults = instance.default_parameters(self.n)
-        self.specs[law] = {}
-        for spec in instance.declared_parameters():
-            value = overrides.get(spec.name, defaults.get(spec.name, spec.default))
-            if value is None:
-                continue
-            rng = None
-            if spec.type in ("double", "double_array"):
-                rng = (-MAGNITUDE_MAX if spec.lower is None else spec.lower,
-                       MAGNITUDE_MAX if spec.upper is None else spec.upper, 0.0)
-            if spec.type == "double_array" and len(value) == 0:
-                rng = None
-            self.node.declare_parameter(f"{law}.{spec.name}", _declared_value(spec, value),
-                                        spec.full_description, floating_point_range=rng)
-            self.specs[law][spec.name] = spec
-
-    def _law_params(self, law: str, changes: dict | None = None) -> dict:
-        values = self.node.get_parameters(law)
-        for name, value in (changes or {}).items():
-            if name.startswith(law + "."):
-                values[name[len(law) + 1:]] = value
-        return values
-
-    def _make_law(self, law: str, params: dict):
-        instance = create(law)
-        instance.configure(self.model, params, self.terms)
-        return instance
-
-    def _warm_up(self, law, name: str) -> None:
-        """One throw-away update: loading compiled kernels must not stall the first real tick
-        (Newton–Euler first, under its shared lock: the plant's hold needs it too)."""
-        if self.source == "server":
-            return  # terms arrive from the bus; nothing to compile here
-        from robot_control import dynamics as dyn
-
-        q = np.clip(np.zeros(self.n), self.model.lower, self.model.upper)
-        zeros = np.zeros(self.n)
-        warm_up(self.log, "inverse_dynamics",
-                lambda: dyn.inverse_dynamics(self.model, q, zeros, zeros))
-
-        def update() -> None:
-            try:
-                law.update(0.0, State(0.0, q, zeros, wrench=np.zeros(6)), Reference(q))
-            except (ValueError, np.linalg.LinAlgError) as exc:
-                self.log.debug(f"warm-up skipped: {exc}")
-
-        warm_up(self.log, f"law.{name}", update)
-        law.reset()
-
-    def _validate(self, changes: dict) -> str | None:
-        """Let the law(s) touched by a change decide; a refusal names the law's reason."""
-        law = changes.get("controller", self.law_name)
-        if law not in self.specs:
-            return f"unknown controller '{law}'; available: {', '.join(sorted(self.specs))}"
-        touched = {name.split(".", 1)[0] for name in changes if "." in name} | {law}
-        for name in touched:
-            if name not in self.specs:
-                continue
-            try:
-                self._make_law(name, self._law_params(name, changes))
-            except (LawParameterError, ValueError) as exc:
-                return f"{name}: {exc}"
-        return None
-
-    def _changed(self, new: dict, old: dict) -> None:
-        law = new.get("controller", self.law_name)
-        if self.law is None:  # unconfigured: configure makes the law from the parameters
-            self.law_name = law
-            return
-        if law != self.law_name:
-            fresh = self._make_law(law, self._law_params(law))
-            self._warm_up(fresh, law)  # compile before it takes over, not in its first tick
-            self.log.info(f"controller swapped: {self.law_name} → {law}")
-            self.law, self.law_name, self.takeover = fresh, law, "swap"
-            return
-        gains = {k[len(law) + 1:]: v for k, v in new.items() if k.startswith(law + ".")}
-        if gains:  # the running law keeps its state (estimates, filters)
-            self.law.set_parameters(gains)
-            self.takeover = self.takeover or "gains"
-            self.log.info(f"{law}: parameters updated {sorted(gains)}")
 
     # ----------------------------------------------------------------- inputs
     def _on_reference(self, msg) -> None:
@@ -354,40 +243,15 @@ class ControllerNode:
         if ref is self.latest_reference and (self.anchor_pending or self.anchor is not None):
             ref = self._anchored(t, ref, q, qd)
         state = State(t, q, qd, wrench=self.wrench.copy())
-        if self.takeover is not None:
-            self._take_over(state)
-        try:
-            tau = self.law.update(t, state, ref)
-        except (ValueError, np.linalg.LinAlgError) as exc:
-            self.log.error(f"{self.law_name} failed: {exc}", throttle_duration_sec=1.0)
+        tau = self.laws.update(t, state, ref, self.measured_tau)
+        if tau is None:
             return
-        finally:
-            self._report_recovery()
         self.pending = None
         self.references.pop(ns, None)
-        self.last_state, self.last_tau = state, tau
-        self.updates += 1
+        self.last_state = state
         self.pub_cmd.publish(self.m.joint_state(ns, self.names, tau=tau))
         e = ref.q - q
         self.pub_state.publish(self.m.joint_state(ns, self.names, e, ref.qd - qd, tau))
-
-    def _take_over(self, state: State) -> None:
-        """Make the law's first torque (after an activation, a swap, a gain change) the one the
-        plant is applying now (the effort of this joint state), decaying into the law's own.
-
-        In lockstep a first activation leaves the law as configured (the offline simulation's
-        start), and a swap or gain change continues from this node's last command."""
-        kind, self.takeover = self.takeover, None
-        if self.lockstep:
-            tau = None if kind == "activate" else self.last_tau
-        else:
-            tau = self.measured_tau if self.measured_tau is not None else \
-                (self.last_tau if self.updates else None)
-        if kind == "gains":
-            if tau is not None:
-                self.law.continue_from(tau)
-        else:
-            self.law.reset(state, tau)
 
     def _anchored(self, t: float, ref: Reference, q: np.ndarray, qd: np.ndarray) -> Reference:
         """The reference minus an offset that starts at (q_d − q, q̇_d − q̇) at the first state
@@ -402,26 +266,6 @@ class ControllerNode:
             self.anchor = None
         return Reference(ref.q - o, (zero if ref.qd is None else ref.qd) - od,
                          (zero if ref.qdd is None else ref.qdd) - odd, wrench=ref.wrench)
-
-    def _report_recovery(self) -> None:
-        """Log (as an error) and count a reset the law made because its state turned non-finite."""
-        if self.law.recoveries:
-            self.recoveries += self.law.recoveries
-            self.law.recoveries = 0
-            self.log.error(self.law.last_recovery, throttle_duration_sec=1.0)
-
-    def _status(self):
-        d = {"law": self.law_name, "updates": self.updates, "recoveries": self.recoveries}
-        if self.law is None or not self.node.is_active:
-            return OK, self.node.lifecycle_state.label, d
-        try:
-            d.update({k: v for k, v in self.law.diagnostics().items()
-                      if isinstance(v, int | float | str | bool)})
-        except Exception as exc:  # noqa: BLE001 - diagnostics must never stop control
-            d["diagnostics_error"] = str(exc)
-        d["recoveries"] = self.recoveries
-        return OK, f"running {self.law_name}", d
-
 
 def main(argv: list[str] | None = None) -> int:
     return run_node("controller", ControllerNode, argv)

@@ -10,11 +10,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from scipy.spatial.transform import Rotation
 
 from robot_control.clock import NS, period_ns, seconds
 
 Array = np.ndarray
-__all__ = ["NS", "Messages", "period_ns", "read_terms", "read_wrench", "seconds", "stamp_ns"]
+__all__ = ["NS", "Messages", "period_ns", "read_accel", "read_pose", "read_terms", "read_wrench",
+           "seconds", "stamp_ns"]
 
 #: /dynamics/terms: labelled blocks of one Float64MultiArray, in this order
 TERMS_LAYOUT = ("stamp", "mass_matrix", "coriolis_torque", "gravity_torque", "coriolis_matrix")
@@ -42,6 +44,12 @@ class Messages:
         self.WrenchStamped = m("geometry_msgs/msg/WrenchStamped")
         self.Wrench = m("geometry_msgs/msg/Wrench")
         self.Vector3 = m("geometry_msgs/msg/Vector3")
+        self.Point = m("geometry_msgs/msg/Point")
+        self.Quaternion = m("geometry_msgs/msg/Quaternion")
+        self.Pose = m("geometry_msgs/msg/Pose")
+        self.PoseStamped = m("geometry_msgs/msg/PoseStamped")
+        self.Accel = m("geometry_msgs/msg/Accel")
+        self.AccelStamped = m("geometry_msgs/msg/AccelStamped")
         self.Clock = m("rosgraph_msgs/msg/Clock")
         self.String = m("std_msgs/msg/String")
         self.DiagnosticArray = m("diagnostic_msgs/msg/DiagnosticArray")
@@ -74,6 +82,24 @@ class Messages:
             wrench=self.Wrench(force=self.Vector3(x=float(f[0]), y=float(f[1]), z=float(f[2])),
                                torque=self.Vector3(x=float(n[0]), y=float(n[1]), z=float(n[2]))))
 
+    def pose(self, ns: int, T: Array, frame_id: str):
+        """PoseStamped of a 4×4 placement (orientation as a unit quaternion x, y, z, w)."""
+        x, y, z, w = (float(v) for v in Rotation.from_matrix(T[:3, :3]).as_quat())
+        p = T[:3, 3]
+        return self.PoseStamped(
+            header=self.header(ns, frame_id),
+            pose=self.Pose(position=self.Point(x=float(p[0]), y=float(p[1]), z=float(p[2])),
+                           orientation=self.Quaternion(x=x, y=y, z=z, w=w)))
+
+    def accel(self, ns: int, angular: Array, linear: Array, frame_id: str):
+        """AccelStamped from an angular and a linear acceleration (3-vectors)."""
+        return self.AccelStamped(
+            header=self.header(ns, frame_id),
+            accel=self.Accel(linear=self._vector3(linear), angular=self._vector3(angular)))
+
+    def _vector3(self, v: Array):
+        return self.Vector3(x=float(v[0]), y=float(v[1]), z=float(v[2]))
+
     def clock(self, ns: int):
         return self.Clock(clock=self.time(ns))
 
@@ -103,6 +129,22 @@ def read_wrench(msg) -> Array:
     """A WrenchStamped as the package's angular-first (n, f) 6-vector."""
     w = msg.wrench
     return np.array([w.torque.x, w.torque.y, w.torque.z, w.force.x, w.force.y, w.force.z])
+
+
+def read_pose(msg) -> Array:
+    """A PoseStamped as a 4×4 placement."""
+    p, o = msg.pose.position, msg.pose.orientation
+    T = np.eye(4)
+    T[:3, :3] = Rotation.from_quat([o.x, o.y, o.z, o.w]).as_matrix()
+    T[:3, 3] = [p.x, p.y, p.z]
+    return T
+
+
+def read_accel(msg) -> tuple[Array, Array]:
+    """An AccelStamped as (angular, linear) 3-vectors."""
+    a = msg.accel
+    return (np.array([a.angular.x, a.angular.y, a.angular.z]),
+            np.array([a.linear.x, a.linear.y, a.linear.z]))
 
 
 def read_terms(msg) -> tuple[int, Array, Array, Array, Array]:

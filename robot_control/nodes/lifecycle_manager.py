@@ -23,10 +23,13 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from robot_control.bus.node import ServiceCallError
+from robot_control.bus.parameters import STRING_ARRAY
 from robot_control.nodes.common import run_node
 from robot_control.nodes.health import OK, NodeHealth
 
 STACK = ["dynamics_server", "plant", "controller", "trajectory_generator"]
+#: what starts only once the loop is closed, by default: the motion
+AFTER_LOOP = ("trajectory_generator",)
 
 
 class BringUpError(RuntimeError):
@@ -43,8 +46,10 @@ class LifecycleManager:
         self.names = node.declare_parameter("node_names", list(STACK),
                                             "managed nodes, in activation order", read_only=True)
         self.after_loop = node.declare_parameter(
-            "start_after_loop_closed", ["trajectory_generator"], "nodes activated only once "
-            "loop_topic carries a message (real-time mode)", read_only=True)
+            "start_after_loop_closed", [n for n in AFTER_LOOP if n in self.names],
+            "nodes activated only once loop_topic carries a message (real-time mode; default: "
+            "the trajectory generator, if node_names has it)", read_only=True,
+            ptype=STRING_ARRAY)
         self.loop_topic = node.declare_parameter(
             "loop_topic", "/controller/state", "the topic whose first message says the loop is "
             "closed", read_only=True)

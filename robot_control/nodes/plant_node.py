@@ -68,21 +68,21 @@ ANSWER_WINDOW_S = 1.0
 
 
 class PlantNode:
-    """Wires a :class:`~robot_control.sim.plant.Plant` to the bus."""
+    """Wires a :class:`~robot_control.sim.plant.Plant` to the bus as a drive would.
+
+    The drive's behaviour (which commands apply, the safe behaviour, the safety stop, lockstep,
+    the figures) is this class's; what it drives is told by the methods a subclass for another
+    simulated mechanism overrides (nodes/cell_plant_node.py): ``_declare_plant``, ``_new_plant``,
+    ``_driven_state``, ``_hold_torque``, ``_step``, ``_publish_extras``, ``_on_new_plant``.
+    """
+
+    #: lockstep: /joint_states readers to wait for by default, and who they are
+    LOCKSTEP_READERS = (2, "controller + trajectory generator")
 
     def __init__(self, node) -> None:
         self.node = node
         self.log = node.get_logger()
-        common = declare_common(node)
-        sc = common["scenario_obj"]
-        self.model = common["model"]
-        self.lockstep = bool(common["lockstep"])
-        self.period_ns = period_ns(common["rate"])
-        default_dt = sc.physics_dt if sc is not None else min(5e-4, seconds(self.period_ns))
-        dt = node.declare_parameter("physics_dt", default_dt, "integration step, s",
-                                    floating_point_range=(1e-6, 0.1), read_only=True)
-        q0 = sc.q0.tolist() if sc is not None else [0.0] * self.model.nq
-        q0 = node.declare_parameter("initial_q", q0, "initial joint positions", read_only=True)
+        self._declare_plant(node)
         self.timeout = node.declare_parameter(
             "command_timeout", 0.05, "seconds without a valid command before the safe behaviour",
             floating_point_range=(1e-3, 10.0))
@@ -102,13 +102,7 @@ class PlantNode:
             floating_point_range=(0.0, 10.0))
         node.add_parameter_validator(self._validate)
         node.add_parameter_listener(self._changed)
-        if len(q0) != self.model.nq:
-            raise ParameterError(f"initial_q has {len(q0)} values, robot has {self.model.nq}")
-        self.q0 = np.asarray(q0, dtype=float)
-        self.qd0 = sc.qd0 if sc is not None else None
-        self.plant_cfg = sc.plant if sc is not None else {}
-        self.dt = dt
-        self.plant: Plant | None = None
+        self.plant = None
         self.names = self.model.joint_names
         self.joints = JointVectors(self.model)
         self.velocity_limit = self.model.velocity_limit
@@ -122,10 +116,11 @@ class PlantNode:
         if self.lockstep:
             self.pub_clock = node.create_lifecycle_publisher("rosgraph_msgs/msg/Clock", "/clock")
             # start only when the state has listeners: a lost first sample would stall the loop
+            readers, who = self.LOCKSTEP_READERS
             self.start_subscribers = node.declare_parameter(
-                "lockstep_start_subscribers", 2, "lockstep: /joint_states subscribers to wait for "
-                "before the first state (controller + trajectory generator)",
-                integer_range=(0, 100), read_only=True)
+                "lockstep_start_subscribers", readers, "lockstep: /joint_states subscribers to "
+                f"wait for before the first state ({who})", integer_range=(0, 100),
+                read_only=True)
         sub = node.create_subscription("sensor_msgs/msg/JointState", "/joint_command",
                                        self._on_command, qos=COMMAND_DEPTH)
         if hasattr(sub, "set_sender_filter"):  # DDS backend: drop a quarantined sender undecoded
@@ -133,6 +128,58 @@ class PlantNode:
         self._reset_bookkeeping()
         self.timers: list = []
         self.health = NodeHealth(node, "plant", self._status, self.drops)
+
+    # ------------------------------------------------------ what is simulated
+    def _declare_plant(self, node) -> None:
+        """Declare what the plant is (robot or scenario, rate, mode, step, initial state) and set
+        model, lockstep, period_ns, dt, q0, qd0 and plant_cfg."""
+        common = declare_common(node)
+        sc = common["scenario_obj"]
+        self.model = common["model"]
+        self.lockstep = bool(common["lockstep"])
+        self.period_ns = period_ns(common["rate"])
+        default_dt = sc.physics_dt if sc is not None else min(5e-4, seconds(self.period_ns))
+        self.dt = node.declare_parameter("physics_dt", default_dt, "integration step, s",
+                                         floating_point_range=(1e-6, 0.1), read_only=True)
+        q0 = sc.q0.tolist() if sc is not None else [0.0] * self.model.nq
+        q0 = node.declare_parameter("initial_q", q0, "initial joint positions", read_only=True)
+        if len(q0) != self.model.nq:
+            raise ParameterError(f"initial_q has {len(q0)} values, robot has {self.model.nq}")
+        self.q0 = np.asarray(q0, dtype=float)
+        self.qd0 = sc.qd0 if sc is not None else None
+        self.plant_cfg = sc.plant if sc is not None else {}
+
+    def _new_plant(self):
+        """A simulated plant in its initial state (ValueError if the configuration is invalid)."""
+        plant = Plant(self.model, self.plant_cfg, self.dt)
+        plant.reset(self.q0, self.qd0)
+        return plant
+
+    def _driven_state(self) -> tuple[np.ndarray, np.ndarray]:
+        """True (q, q̇) of the joints this node drives (those of ``model``)."""
+        return self.plant.q, self.plant.qd
+
+    def _step(self, tau: np.ndarray, answers_state: bool) -> np.ndarray:
+        """Hold τ over one control period; the torque applied. ``answers_state``: the period
+        starts at the state last published."""
+        return self.plant.step(tau, seconds(self.period_ns))
+
+    def _publish_extras(self, stamp: int, q: np.ndarray, qd: np.ndarray) -> None:
+        """What is published with each state besides /joint_states: the contact wrench."""
+        if self.pub_wrench is not None:
+            self.pub_wrench.publish(self.m.wrench(stamp, self.plant.wrench, "world"))
+
+    def _on_new_plant(self) -> None:
+        """Make the outputs a fresh plant needs (the contact wrench) and compile (or load) its
+        step and its hold torque before the first tick."""
+        if self.plant.environment is not None and self.pub_wrench is None:
+            self.pub_wrench = self.node.create_lifecycle_publisher(
+                "geometry_msgs/msg/WrenchStamped", "/wrench")
+        period = seconds(self.period_ns)
+        zeros = np.zeros(self.model.nq)
+        warm_up(self.log, f"plant_step.{self.model.name}",
+                lambda: Plant(self.model, self.plant_cfg, self.dt).step(zeros, period))
+        warm_up(self.log, "inverse_dynamics", lambda: self._hold_torque(self.q0, zeros))
 
     def _reset_bookkeeping(self) -> None:
         """Counters and command state of a fresh configuration."""
@@ -168,19 +215,11 @@ class PlantNode:
     def on_configure(self, previous) -> CallbackReturn:
         """Build the plant at its initial state; compile its step and its hold torque."""
         try:
-            self.plant = Plant(self.model, self.plant_cfg, self.dt)
-            self.plant.reset(self.q0, self.qd0)
+            self.plant = self._new_plant()
         except ValueError as exc:
             return configure_failure(self.log, "the plant", exc)
         self.effort_limit = self.plant.model.effort_limit
-        if self.plant.environment is not None and self.pub_wrench is None:
-            self.pub_wrench = self.node.create_lifecycle_publisher(
-                "geometry_msgs/msg/WrenchStamped", "/wrench")
-        period = seconds(self.period_ns)
-        zeros = np.zeros(self.model.nq)
-        warm_up(self.log, f"plant_step.{self.model.name}",
-                lambda: Plant(self.model, self.plant_cfg, self.dt).step(zeros, period))
-        warm_up(self.log, "inverse_dynamics", lambda: self._hold_torque(self.q0, zeros))
+        self._on_new_plant()
         self._reset_bookkeeping()
         self.health.clear()
         self.log.info(f"plant '{self.model.name}' ({self.model.nq} joints) at "
@@ -289,7 +328,7 @@ class PlantNode:
     def _safe_torque(self) -> np.ndarray:
         if self.safe == "zero_torque":
             return np.zeros(self.model.nq)
-        return self._hold_torque(self.plant.q, self.plant.qd)
+        return self._hold_torque(*self._driven_state())
 
     def _blended_safe_torque(self, now: float) -> np.ndarray:
         """The safe torque, plus what is left of the offset from the last applied torque."""
@@ -336,16 +375,17 @@ class PlantNode:
         controller's command (counted in commands_applied), not the safe behaviour."""
         saturated = limited = False
         applied_command = False
-        for _ in range(periods):
+        for period in range(periods):
             commanded = not self.stopping
             applied_command |= command and commanded
             if self.stopping:
                 tau = self._safe_torque()
             try:
-                applied = self.plant.step(tau, seconds(self.period_ns))
-                check_values(self.plant.q, self.joints.bounds.position, "position")
-                check_values(self.plant.qd, self.joints.bounds.velocity, "velocity")
-            except (FloatingPointError, Rejected) as exc:
+                applied = self._step(tau, answers_state=period == 0)
+                q, qd = self._driven_state()
+                check_values(q, self.joints.bounds.position, "position")
+                check_values(qd, self.joints.bounds.velocity, "velocity")
+            except (FloatingPointError, np.linalg.LinAlgError, Rejected) as exc:
                 self.fault(f"plant state diverged: {exc}")
                 return
             if commanded and np.any(self.plant.saturated) and not saturated:
@@ -369,7 +409,7 @@ class PlantNode:
 
     def _watch_velocity(self) -> None:
         """The drive's overspeed stop: trip above overspeed × limit, release under half the limit."""
-        speed = np.abs(self.plant.qd)
+        speed = np.abs(self._driven_state()[1])
         if not self.stopping:
             over = np.flatnonzero(speed > self.overspeed * self.velocity_limit)
             if over.size:
@@ -398,8 +438,7 @@ class PlantNode:
         self._remember(self.stamp)
         self.pub_state.publish(self.m.joint_state(self.stamp, self.names, q, qd,
                                                   self.plant.applied))
-        if self.pub_wrench is not None:
-            self.pub_wrench.publish(self.m.wrench(self.stamp, self.plant.wrench, "world"))
+        self._publish_extras(self.stamp, q, qd)
 
     def _remember(self, stamp: int) -> None:
         """Record a published state's stamp; forget those older than ANSWER_WINDOW_S."""

@@ -69,6 +69,8 @@ class CellPlant:
         self.noise_seed = int(noise.get("seed", 0))
         self.saturate_on = bool(cfg.get("saturate", True))
         self._effort = self.model.effort_limit[: self.n_arms]
+        self._lower = self.model.lower[: self.n_arms]
+        self._upper = self.model.upper[: self.n_arms]
         self.in_contact = False
         self.lam = np.zeros(self._touching.m)
 
@@ -105,6 +107,11 @@ class CellPlant:
             qd += self._rng.normal(0.0, self.noise_velocity, self.n_arms)
         return q, qd
 
+    def at_limit(self) -> Array:
+        """Arm joints currently beyond a position limit (the cell has no limit stops: reported)."""
+        q = self.q[: self.n_arms]
+        return (q < self._lower) | (q > self._upper)
+
     def saturate(self, tau) -> Array:
         """Arm torques clipped to the effort limits (when saturation is on)."""
         tau = np.asarray(tau, dtype=float).reshape(self.n_arms)
@@ -139,9 +146,14 @@ class CellPlant:
 
     def object_acceleration(self) -> Array:
         """Classical acceleration of the object's centre of mass at the last evaluated q̈."""
+        return self.object_accelerations()[1]
+
+    def object_accelerations(self) -> tuple[Array, Array]:
+        """(angular acceleration of the object, classical acceleration of its centre of mass),
+        world axes, at the last evaluated q̈: the rows of J q̈ + J̇q̇ of frame object_com."""
         J = dyn.jacobian(self.model, self.q, "object_com")
-        return J[3:] @ self.qdd + dyn.jacobian_dot_qd(self.model, self.q, self.qd,
-                                                      "object_com")[3:]
+        Jd_qd = dyn.jacobian_dot_qd(self.model, self.q, self.qd, "object_com")
+        return J[:3] @ self.qdd + Jd_qd[:3], J[3:] @ self.qdd + Jd_qd[3:]
 
     def evaluate(self, tau_arms) -> None:
         """q̈ and λ at the current state under ``tau_arms`` (what a torque does right away)."""

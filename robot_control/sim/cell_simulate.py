@@ -34,11 +34,19 @@ from dataclasses import dataclass, field
 import numpy as np
 import yaml
 
+from robot_control import dynamics as dyn
 from robot_control.clock import period_ns, seconds
 from robot_control.control.base import Reference, State
 from robot_control.control.registry import available, create
 from robot_control.control.task_space import orientation_error
-from robot_control.model.cell import Cell, arms_model, load_cell, share_vector
+from robot_control.model.cell import (
+    Cell,
+    arms_model,
+    closed_chain_model,
+    load_cell,
+    object_coordinates,
+    share_vector,
+)
 from robot_control.model.dh import _placement
 from robot_control.model.expressions import read_constants
 from robot_control.model.robot_model import ModelError
@@ -173,13 +181,54 @@ class CellResult:
                                                        "arm_forces")}
 
 
+def pressing_forces(grasp_forces: Array, mass: float, accel_com: Array, gravity: Array,
+                    normal: Array, shares: Array) -> Array:
+    """p_i = −n·(f_i − s_i Mᴼ(a_C − g)): arm i's part of the normal force (Huo 3-148/3-154 split).
+
+    ``grasp_forces`` (m, 3): the forces f_i the arms exert on the object; ``accel_com``: a_C."""
+    inertial = mass * (accel_com - gravity)
+    return -(grasp_forces - shares[:, None] * inertial) @ normal
+
+
 def pressing_shares(plant: CellPlant, shares: Array) -> Array:
-    """p_i = −n·(f_i − s_i Mᴼ(a_C − g)): arm i's part of the normal force (Huo 3-148/3-154 split)."""
-    n = plant.plane.normal
-    obj = plant.cell.object_inertia
-    inertial = obj.mass * (plant.object_acceleration() - plant.cell.gravity)
-    forces = plant.grasp_wrenches()[:, 3:]
-    return -(forces - shares[:, None] * inertial) @ n
+    """p_i of the plant's last evaluated state (``pressing_forces``)."""
+    return pressing_forces(plant.grasp_wrenches()[:, 3:], plant.cell.object_inertia.mass,
+                           plant.object_acceleration(), plant.cell.gravity, plant.plane.normal,
+                           shares)
+
+
+def initial_contact_pose(sc: CellScenario) -> Array:
+    """World pose of E with the object at its initial placement: where the plant starts (its
+    contact frame depends only on the object's coordinates, which assembling leaves as given)."""
+    model = closed_chain_model(sc.cell)
+    q = np.zeros(model.nq)
+    q[sc.cell.nq:] = object_coordinates(sc.object_pose)
+    return dyn.frame_placement(model, q, "contact")
+
+
+def cell_path(sc: CellScenario, start: Array) -> CartesianPath:
+    """The scenario's path of E (consecutive quintics through its positions) from ``start``."""
+    return CartesianPath(start, [np.asarray(p, float) for p in sc.trajectory.get("positions", [])],
+                         list(np.atleast_1d(sc.trajectory.get("durations", []))), "contact")
+
+
+def cell_reference(path: CartesianPath, t: float, q: Array, wrench: Array | None) -> Reference:
+    """The law's reference at t: pose, twist and acceleration of E on the path, the force
+    reference; ``q`` only fills the joint slot (a task-space law reads the pose)."""
+    pose, twist, accel = path.sample(t)
+    return Reference(q, pose=pose, twist=twist, accel=accel, wrench=wrench)
+
+
+def pose_error(T: Array, T_d: Array) -> Array:
+    """e = (p_d − p, orientation error of R against R_d) of E: the rows the summary reports."""
+    return np.concatenate([T_d[:3, 3] - T[:3, 3], orientation_error(T[:3, :3], T_d[:3, :3])])
+
+
+def desired_normal_force(force_reference: Array | None, normal: Array, law) -> float:
+    """f_nᵈ: the force reference (n, f) pressing along −normal, else the law's set point."""
+    if force_reference is None:
+        return law.get_parameters().get("force_setpoint", 0.0)
+    return -float(normal @ force_reference[3:])
 
 
 def run_cell(scenario: CellScenario | str, progress: bool = False) -> CellResult:
@@ -193,9 +242,7 @@ def run_cell(scenario: CellScenario | str, progress: bool = False) -> CellResult
     law = create(sc.controller_type)
     law.configure(arms_model(sc.cell), sc.controller_params)
     shares = share_vector(law.get_parameters().get("load_shares", []), sc.cell.m)
-    start = plant.frame_pose("contact")
-    path = CartesianPath(start, [np.asarray(p, float) for p in sc.trajectory.get("positions", [])],
-                         list(np.atleast_1d(sc.trajectory.get("durations", []))), "contact")
+    path = cell_path(sc, initial_contact_pose(sc))
     q_hold = plant.q[: plant.n_arms].copy()
     rows, tick = sc.steps + 1, period_ns(sc.rate)
     t_log = np.empty(rows)
@@ -208,17 +255,13 @@ def run_cell(scenario: CellScenario | str, progress: bool = False) -> CellResult
     for k in range(rows):
         t = seconds(k * tick)
         q_meas, qd_meas = plant.measure()
-        pose, twist, accel = path.sample(t)
-        ref = Reference(q_hold, pose=pose, twist=twist, accel=accel, wrench=sc.force_reference)
+        ref = cell_reference(path, t, q_hold, sc.force_reference)
         tau = law.update(t, State(t, q_meas, qd_meas), ref)
-        T = plant.frame_pose("contact")
-        e_log[k, :3] = pose[:3, 3] - T[:3, 3]
-        e_log[k, 3:] = orientation_error(T[:3, :3], pose[:3, :3])
+        e_log[k] = pose_error(plant.frame_pose("contact"), ref.pose)
         plant.evaluate(tau)
         t_log[k], q_log[k] = t, plant.q[: plant.n_arms]
         lam_log[k] = plant.contact_force()
-        fd_log[k] = (-float(normal @ sc.force_reference[3:]) if sc.force_reference is not None
-                     else law.get_parameters().get("force_setpoint", 0.0))
+        fd_log[k] = desired_normal_force(sc.force_reference, normal, law)
         p_log[k] = pressing_shares(plant, shares)
         tau_log[k] = plant.step(tau, seconds(tick)) if k < sc.steps else plant.saturate(tau)
         if progress and k % 100 == 0:

@@ -101,6 +101,57 @@ class WrenchStamped(IdlStruct, typename="geometry_msgs::msg::dds_::WrenchStamped
     wrench: Wrench = field(default_factory=Wrench)
 
 
+@dataclass
+class Point(IdlStruct, typename="geometry_msgs::msg::dds_::Point_"):
+    """geometry_msgs/msg/Point: float64 x, y, z."""
+
+    x: types.float64 = 0.0
+    y: types.float64 = 0.0
+    z: types.float64 = 0.0
+
+
+@dataclass
+class Quaternion(IdlStruct, typename="geometry_msgs::msg::dds_::Quaternion_"):
+    """geometry_msgs/msg/Quaternion: float64 x, y, z, w (the identity by default, as in ROS)."""
+
+    x: types.float64 = 0.0
+    y: types.float64 = 0.0
+    z: types.float64 = 0.0
+    w: types.float64 = 1.0
+
+
+@dataclass
+class Pose(IdlStruct, typename="geometry_msgs::msg::dds_::Pose_"):
+    """geometry_msgs/msg/Pose: Point position, Quaternion orientation."""
+
+    position: Point = field(default_factory=Point)
+    orientation: Quaternion = field(default_factory=Quaternion)
+
+
+@dataclass
+class PoseStamped(IdlStruct, typename="geometry_msgs::msg::dds_::PoseStamped_"):
+    """geometry_msgs/msg/PoseStamped: std_msgs/Header header, Pose pose."""
+
+    header: Header = field(default_factory=Header)
+    pose: Pose = field(default_factory=Pose)
+
+
+@dataclass
+class Accel(IdlStruct, typename="geometry_msgs::msg::dds_::Accel_"):
+    """geometry_msgs/msg/Accel: Vector3 linear, Vector3 angular (linear first, unlike (α, a))."""
+
+    linear: Vector3 = field(default_factory=Vector3)
+    angular: Vector3 = field(default_factory=Vector3)
+
+
+@dataclass
+class AccelStamped(IdlStruct, typename="geometry_msgs::msg::dds_::AccelStamped_"):
+    """geometry_msgs/msg/AccelStamped: std_msgs/Header header, Accel accel."""
+
+    header: Header = field(default_factory=Header)
+    accel: Accel = field(default_factory=Accel)
+
+
 # --- sensor_msgs -------------------------------------------------------------------------------
 
 

@@ -1,0 +1,221 @@
+"""The law a controller node runs: chosen by parameter, retuned and swapped bumplessly.
+
+Shared by the ``controller`` and ``cell_controller`` nodes. The ``controller`` parameter selects
+the law by registry name among the laws the node offers; each law's parameters are declared
+namespaced by its name (``computed_torque.kp``). Every change is validated by the law itself
+before it applies, so a refused value comes back with the law's reason and leaves the running law
+untouched. A swap makes (and compiles) the new law before it takes over; the new law, like a law
+after an activation or a gain change, starts from the torque the plant applies (see
+:meth:`LawHost.update`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from robot_control.bus import ParameterError
+from robot_control.control.base import Reference, State
+from robot_control.control.parameters import MAGNITUDE_MAX
+from robot_control.control.parameters import ParameterError as LawParameterError
+from robot_control.control.registry import create
+from robot_control.nodes.common import warm_up
+from robot_control.nodes.health import OK
+
+#: what a law refuses to configure with (bad parameters, a model it cannot drive)
+CONFIGURE_ERRORS = (LawParameterError, ValueError)
+
+
+def _declared_value(spec, value):
+    """A law parameter's value in the ROS type its spec names (1 → 1.0 for a double)."""
+    if spec.type == "double":
+        return float(value)
+    if spec.type == "double_array":
+        return [float(v) for v in value]
+    if spec.type == "integer":
+        return int(value)
+    return value
+
+
+class LawHost:
+    """Declares the laws' parameters on a node and holds the active law."""
+
+    def __init__(self, node, model, laws: list[str], default_law: str, overrides: dict,
+                 terms=None, lockstep: bool = False) -> None:
+        self.node = node
+        self.log = node.get_logger()
+        self.model = model
+        self.n = model.nq
+        self.terms = terms  # ExternalModelTerms fed from the bus, or None: the law's own model
+        self.lockstep = lockstep
+        self.name = node.declare_parameter(
+            "controller", default_law, "control law by registry name: " + ", ".join(laws),
+            additional_constraints="one of: " + ", ".join(laws))
+        self.specs: dict[str, dict] = {}
+        for law in laws:
+            self._declare_law(law, overrides if law == default_law else {})
+        if self.name not in self.specs:
+            raise ParameterError(f"unknown controller '{self.name}'; available: "
+                                 + ", ".join(laws))
+        self.law = None  # made by configure()
+        self.takeover: str | None = None  # "activate", "swap" or "gains": see _take_over
+        self.last_tau = np.zeros(self.n)
+        self.updates = 0
+        self.recoveries = 0
+        node.add_parameter_validator(self._validate)
+        node.add_parameter_listener(self._changed)
+
+    # ------------------------------------------------------------------ making
+    def _declare_law(self, law: str, overrides: dict) -> None:
+        instance = create(law)
+        defaults = instance.default_parameters(self.n)
+        self.specs[law] = {}
+        for spec in instance.declared_parameters():
+            value = overrides.get(spec.name, defaults.get(spec.name, spec.default))
+            if value is None:
+                continue
+            rng = None
+            if spec.type in ("double", "double_array"):
+                rng = (-MAGNITUDE_MAX if spec.lower is None else spec.lower,
+                       MAGNITUDE_MAX if spec.upper is None else spec.upper, 0.0)
+            if spec.type == "double_array" and len(value) == 0:
+                rng = None
+            self.node.declare_parameter(f"{law}.{spec.name}", _declared_value(spec, value),
+                                        spec.full_description, floating_point_range=rng)
+            self.specs[law][spec.name] = spec
+
+    def _law_params(self, law: str, changes: dict | None = None) -> dict:
+        values = self.node.get_parameters(law)
+        for name, value in (changes or {}).items():
+            if name.startswith(law + "."):
+                values[name[len(law) + 1:]] = value
+        return values
+
+    def _make_law(self, law: str, params: dict):
+        instance = create(law)
+        instance.configure(self.model, params, self.terms)
+        return instance
+
+    def configure(self) -> None:
+        """Make the selected law from the parameters and compile its update (CONFIGURE_ERRORS
+        if the law refuses them)."""
+        self.law = self._make_law(self.name, self._law_params(self.name))
+        self._warm_up(self.law, self.name)
+
+    def clear(self) -> None:
+        self.law = None
+
+    def _warm_up(self, law, name: str) -> None:
+        """One throw-away update: loading compiled kernels must not stall the first real tick
+        (Newton–Euler first, under its shared lock: the plant's hold needs it too)."""
+        if self.terms is not None:
+            return  # terms arrive from the bus; nothing to compile here
+        from robot_control import dynamics as dyn
+
+        q = np.clip(np.zeros(self.n), self.model.lower, self.model.upper)
+        zeros = np.zeros(self.n)
+        warm_up(self.log, "inverse_dynamics",
+                lambda: dyn.inverse_dynamics(self.model, q, zeros, zeros))
+
+        def update() -> None:
+            try:
+                law.update(0.0, State(0.0, q, zeros, wrench=np.zeros(6)), Reference(q))
+            except (ValueError, np.linalg.LinAlgError) as exc:
+                self.log.debug(f"warm-up skipped: {exc}")
+
+        warm_up(self.log, f"law.{name}", update)
+        law.reset()
+
+    # ------------------------------------------------------------- parameters
+    def _validate(self, changes: dict) -> str | None:
+        """Let the law(s) touched by a change decide; a refusal names the law's reason."""
+        law = changes.get("controller", self.name)
+        if law not in self.specs:
+            return f"unknown controller '{law}'; available: {', '.join(sorted(self.specs))}"
+        touched = {name.split(".", 1)[0] for name in changes if "." in name} | {law}
+        for name in touched:
+            if name not in self.specs:
+                continue
+            try:
+                self._make_law(name, self._law_params(name, changes))
+            except CONFIGURE_ERRORS as exc:
+                return f"{name}: {exc}"
+        return None
+
+    def _changed(self, new: dict, old: dict) -> None:
+        law = new.get("controller", self.name)
+        if self.law is None:  # unconfigured: configure makes the law from the parameters
+            self.name = law
+            return
+        if law != self.name:
+            fresh = self._make_law(law, self._law_params(law))
+            self._warm_up(fresh, law)  # compile before it takes over, not in its first tick
+            self.log.info(f"controller swapped: {self.name} → {law}")
+            self.law, self.name, self.takeover = fresh, law, "swap"
+            return
+        gains = {k[len(law) + 1:]: v for k, v in new.items() if k.startswith(law + ".")}
+        if gains:  # the running law keeps its state (estimates, filters)
+            self.law.set_parameters(gains)
+            self.takeover = self.takeover or "gains"
+            self.log.info(f"{law}: parameters updated {sorted(gains)}")
+
+    # ---------------------------------------------------------------- running
+    def update(self, t: float, state: State, ref: Reference,
+               measured_tau: np.ndarray | None) -> np.ndarray | None:
+        """The law's torque for this state (after a pending take-over); None if the law failed
+        (logged, throttled). ``measured_tau``: the torque the plant reports applying."""
+        if self.takeover is not None:
+            self._take_over(state, measured_tau)
+        try:
+            tau = self.law.update(t, state, ref)
+        except (ValueError, np.linalg.LinAlgError) as exc:
+            self.log.error(f"{self.name} failed: {exc}", throttle_duration_sec=1.0)
+            return None
+        finally:
+            self._report_recovery()
+        self.last_tau = tau
+        self.updates += 1
+        return tau
+
+    def _take_over(self, state: State, measured_tau: np.ndarray | None) -> None:
+        """Make the law's first torque (after an activation, a swap, a gain change) the one the
+        plant is applying now (the effort of this joint state), decaying into the law's own.
+
+        In lockstep a first activation leaves the law as configured (the offline simulation's
+        start), and a swap or gain change continues from this node's last command."""
+        kind, self.takeover = self.takeover, None
+        if self.lockstep:
+            tau = None if kind == "activate" else self.last_tau
+        else:
+            tau = measured_tau if measured_tau is not None else \
+                (self.last_tau if self.updates else None)
+        if kind == "gains":
+            if tau is not None:
+                self.law.continue_from(tau)
+        else:
+            self.law.reset(state, tau)
+
+    def _report_recovery(self) -> None:
+        """Log (as an error) and count a reset the law made because its state turned non-finite."""
+        if self.law.recoveries:
+            self.recoveries += self.law.recoveries
+            self.law.recoveries = 0
+            self.log.error(self.law.last_recovery, throttle_duration_sec=1.0)
+
+    @property
+    def running(self) -> bool:
+        """A law is configured and the node is active."""
+        return self.law is not None and self.node.is_active
+
+    def status(self) -> tuple[int, str, dict]:
+        """The node's /diagnostics status: the law, its updates and recoveries and, while it
+        runs, its own scalar figures."""
+        d = {"law": self.name, "updates": self.updates, "recoveries": self.recoveries}
+        if not self.running:
+            return OK, self.node.lifecycle_state.label, d
+        try:
+            d.update({k: v for k, v in self.law.diagnostics().items()
+                      if isinstance(v, int | float | str | bool)})
+        except Exception as exc:  # noqa: BLE001 - diagnostics must never stop control
+            d["diagnostics_error"] = str(exc)
+        d["recoveries"] = self.recoveries
+        return OK, f"running {self.name}", d
