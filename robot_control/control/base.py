@@ -250,8 +250,12 @@ class Controller(ABC):
         self.dt = 0.0 if self._t_prev is None else max(0.0, t - self._t_prev)
         self._t_prev = t
         tau = self._finite_torque(t, state, reference)
-        if self._jump is not None:  # first update after a bumpless reset
-            self._offset, self._t_offset, self._jump = self._jump - tau, t, None
+        if self._jump is not None:  # first update after a bumpless reset: the torque applied,
+            # returned as is (law + (jump − law) can miss it by an ulp)
+            jump = self._jump
+            self._offset, self._t_offset, self._jump = jump - tau, t, None
+            if self.params["bumpless_time_constant"] > 0.0:
+                return jump.copy()
         if self._offset is not None:
             T = self.params["bumpless_time_constant"]
             decay = 0.0 if T <= 0.0 else math.exp(-(t - self._t_offset) / T)
