@@ -64,6 +64,7 @@ setup(
             "trajectory_generator = robot_control.nodes.trajectory_node:main",
             "dynamics_server = robot_control.nodes.dynamics_server_node:main",
             "lifecycle_manager = robot_control.nodes.lifecycle_manager:main",
+            "robot_control_container = robot_control.nodes.container:main",
         ],
         # the built-in laws, declared the way a third-party package adds its own
         "robot_control.controllers": [

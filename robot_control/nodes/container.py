@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv if argv is None else argv
     own = argv[1:argv.index("--ros-args")] if "--ros-args" in argv else argv[1:]
     if "-h" in own or "--help" in own:
-        print(__doc__.strip())
+        print(f"usage: robot_control_container [NODE ...] [--ros-args ...]\n\n{__doc__.strip()}")
         return 0
     try:
         names = component_names(own)
