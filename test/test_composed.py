@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -23,7 +24,7 @@ import pytest
 import yaml
 from launch_run import Stack, robot_control_command, stack_env
 from stack_helpers import LOCKSTEP_SCENARIO as SCENARIO
-from stack_helpers import private_domain
+from stack_helpers import lockstep_states, private_domain, states_on_the_period_grid
 
 COMPOSED = ("/controller", "/dynamics_server", "/lifecycle_manager", "/plant",
             "/trajectory_generator")
@@ -217,22 +218,15 @@ def test_lockstep_in_a_container_equals_the_offline_simulation(tmp_path):
     argv = [sys.executable, "-m", "robot_control.nodes.container", "--ros-args",
             "-p", f"scenario:={path}", "-p", "lockstep:=true", *sim_time,
             "-p", "plant:lockstep_start_subscribers:=4"]
-    received: dict[int, np.ndarray] = {}
     with BusClient(discovery_s=1.0) as client:
         proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 text=True)
         try:
-            deadline = time.monotonic() + 120
-            for msg in client.iter_topic("/joint_states", timeout_s=60, discovery_s=90):
-                ns = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
-                received[ns] = np.asarray(msg.position, dtype=float)
-                if len(received) > steps or time.monotonic() > deadline:
-                    break
+            received = lockstep_states(client, steps, timeout_s=120, discovery_s=90)
         finally:
-            proc.send_signal(2)
+            proc.send_signal(signal.SIGINT)
             log = proc.communicate(timeout=30)[0]
     assert proc.returncode == 0, log
     assert len(received) > steps, f"only {len(received)} states; log:\n{log}"
-    period = 1_000_000_000 // SCENARIO["rate"]
-    bus = np.array([received[k * period] for k in range(steps + 1)])
+    bus = states_on_the_period_grid(received, steps, SCENARIO["rate"])
     assert np.array_equal(bus, offline.q), np.abs(bus - offline.q).max()

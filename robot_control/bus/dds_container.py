@@ -16,13 +16,7 @@ from robot_control.bus.dds_backend import DdsNode
 from robot_control.bus.dds_context import acquire_context, release_context
 from robot_control.bus.dds_executor import Executor, ExecutorView
 from robot_control.bus.intra_process import IntraProcess
-from robot_control.bus.node import (
-    Container,
-    Logger,
-    interrupts_ignored,
-    restore_signals,
-    stop_on_signals,
-)
+from robot_control.bus.node import Container, Logger, restore_signals, stop_on_signals
 
 
 class DdsContainer(Container):
@@ -31,14 +25,13 @@ class DdsContainer(Container):
     backend = "dds"
 
     def __init__(self, argv: Sequence[str]) -> None:
+        super().__init__()
         self._argv = list(argv)
         self._context = acquire_context()
         self.executor = Executor(self._context.participant, self._report_error)
         self.intra = IntraProcess()
-        self.nodes: list[DdsNode] = []
         self._stop = threading.Event()
         self._spinning = False
-        self._closed = False
         self._log = Logger("container")
 
     def create_node(self, default_name: str, *, managed: bool = False) -> DdsNode:
@@ -77,17 +70,9 @@ class DdsContainer(Container):
     def ok(self) -> bool:
         return not self._stop.is_set()
 
-    def _close(self) -> None:
-        """Each node's shutdown transition and release (last made, first released), then the
-        executor and the container's hold on the participant."""
-        if self._closed:
-            return
-        self._closed = True
-        with interrupts_ignored():
-            for node in reversed(self.nodes):
-                node.close()
-            self.executor.close()
-            release_context(self._context)
+    def _release(self) -> None:
+        self.executor.close()
+        release_context(self._context)
 
     def _report_error(self, what: str, exc: BaseException) -> None:
         """Errors of the executor itself (each node's callbacks report in that node's log)."""

@@ -301,6 +301,11 @@ class Node(ABC):
     def shutdown(self) -> None:
         """Stop spinning and release the node (safe to call from a callback or another thread)."""
 
+    @abstractmethod
+    def close(self) -> None:
+        """Finish the lifecycle (shutdown transition) and release the node: what ``spin`` does
+        once it stops, and a container does for its nodes."""
+
 
 class Container(ABC):
     """Nodes composed into one process on one executor (ROS 2's component container).
@@ -315,6 +320,10 @@ class Container(ABC):
     """
 
     backend = ""
+
+    def __init__(self) -> None:
+        self.nodes: list[Node] = []
+        self._closed = False
 
     @abstractmethod
     def create_node(self, default_name: str, *, managed: bool = False) -> Node:
@@ -332,6 +341,21 @@ class Container(ABC):
     @abstractmethod
     def ok(self) -> bool:
         """False once shutdown was requested."""
+
+    def _close(self) -> None:
+        """Once: each node's shutdown transition and release (last made, first released), then
+        what the container holds."""
+        if self._closed:
+            return
+        self._closed = True
+        with interrupts_ignored():
+            for node in reversed(self.nodes):
+                node.close()
+            self._release()
+
+    @abstractmethod
+    def _release(self) -> None:
+        """Release the executor and the container's hold on the bus (after its nodes)."""
 
 
 # --- helpers shared by the backends ------------------------------------------------------------

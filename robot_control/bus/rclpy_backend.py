@@ -352,14 +352,13 @@ class RclpyContainer(Container):
     backend = "rclpy"
 
     def __init__(self, argv: Sequence[str]) -> None:
+        super().__init__()
         self._argv = list(argv)
         if not rclpy.ok():
             rclpy.init(args=self._argv)
         self.executor = SingleThreadedExecutor()
-        self.nodes: list[RclpyNode] = []
         self._running = True
         self._spinning = False
-        self._closed = False
 
     def create_node(self, default_name: str, *, managed: bool = False) -> RclpyNode:
         node = RclpyNode(default_name, self._argv, managed=managed, container=self)
@@ -385,12 +384,6 @@ class RclpyContainer(Container):
     def ok(self) -> bool:
         return self._running and rclpy.ok()
 
-    def _close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        with interrupts_ignored():
-            for node in reversed(self.nodes):
-                node.close()
-            self.executor.shutdown()
-            rclpy.try_shutdown()
+    def _release(self) -> None:
+        self.executor.shutdown()
+        rclpy.try_shutdown()
