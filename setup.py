@@ -66,6 +66,7 @@ setup(
             "lifecycle_manager = robot_control.nodes.lifecycle_manager:main",
             "cell_plant = robot_control.nodes.cell_plant_node:main",
             "cell_controller = robot_control.nodes.cell_controller_node:main",
+            "robot_control_container = robot_control.nodes.container:main",
         ],
         # the built-in laws, declared the way a third-party package adds its own
         "robot_control.controllers": [

@@ -182,7 +182,7 @@ def run_plan(plan: LaunchPlan, options: RunOptions, stream: IO[str] = sys.stdout
         if options.monitor:
             from robot_control.launch_summary import StackMonitor
 
-            tracking = [n.fqn for n in plan.nodes if n.executable == "trajectory_generator"]
+            tracking = [fqn for exe, fqn in plan.members() if exe == "trajectory_generator"]
             monitor = StackMonitor(tracking_node=tracking[0] if tracking else None)
         refuse_name_clashes(plan, names_on_domain(monitor), domain)
         for node in plan.nodes:
@@ -245,7 +245,7 @@ def names_on_domain(monitor, settle_s: float = 1.0) -> list[str]:
 
 def refuse_name_clashes(plan: LaunchPlan, names_on_domain: list[str], domain: int) -> None:
     """LaunchError if a node of the plan has the name of a node already on the domain."""
-    clash = sorted({n.fqn for n in plan.nodes} & set(names_on_domain))
+    clash = sorted({fqn for _, fqn in plan.members()} & set(names_on_domain))
     if clash:
         raise LaunchError(f"ROS domain {domain} already has node(s) named {', '.join(clash)} "
                           "(another stack?): refusing to start a second node with the same name; "
@@ -259,7 +259,7 @@ class Watch:
         self.plan = plan
         self.options = options
         self.log = log
-        self.fqns = [n.fqn for n in plan.nodes]
+        self.fqns = [fqn for _, fqn in plan.members()]
         self.stalled: dict[str, float] = {}  # node -> monotonic time its silence was reported
         self.stalls: list[dict[str, object]] = []
         self.faults: dict[str, str] = {}
@@ -273,8 +273,8 @@ class Watch:
         stall (strict), the duration, a startup timeout."""
         options, started = self.options, time.monotonic()
         # with a controller in the plan, "running" means the loop is closed (its state is flowing)
-        needs_loop = monitor is not None and any(n.executable in CONTROLLERS
-                                                 for n in self.plan.nodes)
+        needs_loop = monitor is not None and any(exe in CONTROLLERS
+                                                 for exe, _ in self.plan.members())
         announced = False
         while True:
             now = time.monotonic()

@@ -4,16 +4,17 @@ It reads the subset of the launch_yaml frontend that ``launch/control.launch.yam
 meaning ``ros2 launch`` gives it, and starts each ``node`` as its own process with the standard
 ``--ros-args`` (``-r __node:=``, ``-r __ns:=``, ``--params-file``, ``-p name:=value``, ``-r``).
 
-Supported entities: ``arg`` (name, default, description, choice), ``let`` (name, value) and ``node``
-(pkg, exec, name, namespace, output, param, remap, ros_args, args, if, unless). ``param`` entries
-are ``{from: FILE}`` or ``{name: N, value: V}`` (or ``{name: N, param: [...]}``, nested names
-joined by dots). Substitutions: ``$(var N)``, ``$(env N [default])``, ``$(optenv N [default])``,
-``$(find-pkg-share PKG)``, ``$(dirname)``. Parameter values follow launch_ros: the substituted
-text is read as YAML (``1000`` an integer, ``false`` a boolean, ``'text'`` a string, empty text
-stays an empty string). A ``from`` file that does not exist is skipped with a warning, as
-launch_ros does. Anything else in a file is an error, as an unknown attribute is for
-``ros2 launch``. Every node's output is shown, each line prefixed ``[name]`` (``output: log`` is
-accepted but not written to a log file).
+Supported entities: ``arg`` (name, default, description, choice), ``let`` (name, value) and
+``node`` (pkg, exec, name, namespace, output, param, remap, ros_args, args, if, unless); a node
+whose executable is ``robot_control_container`` is one process running the nodes its ``args`` name.
+``param`` entries are ``{from: FILE}`` or ``{name: N, value: V}`` (or ``{name: N, param: [...]}``,
+nested names joined by dots). Substitutions: ``$(var N)``, ``$(env N [default])``, ``$(optenv N
+[default])``, ``$(find-pkg-share PKG)``, ``$(dirname)``. Parameter values follow launch_ros: the
+substituted text is read as YAML (``1000`` an integer, ``false`` a boolean, ``'text'`` a string,
+empty text stays an empty string). A ``from`` file that does not exist is skipped with a warning,
+as launch_ros does. Anything else in a file is an error, as an unknown attribute is for ``ros2
+launch``. Every node's output is shown, each line prefixed ``[name]`` (``output: log`` is accepted
+but not written to a log file).
 """
 
 from __future__ import annotations
@@ -44,9 +45,12 @@ EXECUTABLES = {
     "lifecycle_manager": "robot_control.nodes.lifecycle_manager",
     "cell_plant": "robot_control.nodes.cell_plant_node",
     "cell_controller": "robot_control.nodes.cell_controller_node",
+    "robot_control_container": "robot_control.nodes.container",
 }
 #: executables whose /controller/state says the control loop is closed
 CONTROLLERS = ("controller", "cell_controller")
+#: executables that compose several nodes into one process (their arguments name the nodes)
+CONTAINERS = ("robot_control_container",)
 
 NODE_KEYS = {"pkg", "exec", "name", "namespace", "output", "param", "remap", "ros_args", "args",
              "if", "unless"}
@@ -99,6 +103,20 @@ class NodeLaunch:
         ns = (self.namespace or "/").rstrip("/")
         return f"{ns}/{self.name or self.executable}"
 
+    def members(self) -> list[tuple[str, str]]:
+        """(executable, fully qualified name) of each node the process runs: this node, or the
+        nodes a container composes (its ``args``, else its default list), by their default
+        names in its namespace."""
+        if self.executable not in CONTAINERS:
+            return [(self.executable, self.fqn)]
+        from robot_control.nodes.container import component_names
+
+        ns = (self.namespace or "/").rstrip("/")
+        try:
+            return [(name, f"{ns}/{name}") for name in component_names(self.args)]
+        except ValueError as exc:
+            raise LaunchError(f"node {self.label}: {exc}") from None
+
 
 @dataclass
 class LaunchPlan:
@@ -108,6 +126,10 @@ class LaunchPlan:
     arguments: list[LaunchArgument]
     values: dict[str, str]
     nodes: list[NodeLaunch]
+
+    def members(self) -> list[tuple[str, str]]:
+        """(executable, fully qualified name) of every node of the plan, composed ones too."""
+        return [member for node in self.nodes for member in node.members()]
 
 
 # --- substitutions -----------------------------------------------------------------------------
@@ -467,6 +489,10 @@ def node_module(node: NodeLaunch) -> str:
     if node.executable not in EXECUTABLES:
         raise LaunchError(f"node {node.label}: unknown executable '{node.executable}' "
                           f"(known: {', '.join(EXECUTABLES)})")
+    if node.executable in CONTAINERS and node.name:
+        raise LaunchError(f"node {node.label}: a container takes no name (__node:= would rename "
+                          "every node it composes)")
+    node.members()  # its arguments name nodes it can make
     return EXECUTABLES[node.executable]
 
 

@@ -9,6 +9,7 @@ import sys
 import time
 
 import domains
+import numpy as np
 
 # a short DDArm run (Huo's passivity example) that lockstep over the bus must reproduce bit for bit
 LOCKSTEP_SCENARIO = {
@@ -39,6 +40,26 @@ def private_domain(offset: int) -> dict[str, str]:
     env["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
     env["ROBOT_CONTROL_BUS"] = "dds"
     return env
+
+
+def lockstep_states(client, steps: int, timeout_s: float = 60.0,
+                    discovery_s: float = 20.0) -> dict[int, np.ndarray]:
+    """Positions of /joint_states by stamp (ns) until more than ``steps`` arrived or timeout_s."""
+    received: dict[int, np.ndarray] = {}
+    deadline = time.monotonic() + timeout_s
+    for msg in client.iter_topic("/joint_states", timeout_s=timeout_s, discovery_s=discovery_s):
+        ns = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
+        received[ns] = np.asarray(msg.position, dtype=float)
+        if len(received) > steps or time.monotonic() > deadline:
+            break
+    return received
+
+
+def states_on_the_period_grid(received: dict[int, np.ndarray], steps: int,
+                              rate: float) -> np.ndarray:
+    """The states at t_k = k / rate, k = 0 … steps, in order (KeyError if one is missing)."""
+    period = int(1_000_000_000 // rate)
+    return np.array([received[k * period] for k in range(steps + 1)])
 
 
 def messages_within(client, topic: str, within_s: float, discovery_s: float = 20.0):

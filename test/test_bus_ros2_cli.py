@@ -33,7 +33,10 @@ pytestmark = [pytest.mark.ros2, pytest.mark.skipif(
 
 FOUND_WITHIN_S = 5.0  # the bar: ROS 2 tools see the four nodes this soon
 STACK_UP_S = 120.0  # node start-up compiles kernels on first use: generous on a loaded machine
-ROSOUT_RELIABLE = ("--qos-reliability", "reliable", "--qos-durability", "transient_local")
+# /rosout as rqt_console reads it: a late joiner receives every node's history (depth 1000 each),
+# node after node, so a reader of ros2 topic echo's default depth 10 would keep only the last few
+ROSOUT_RELIABLE = ("--qos-reliability", "reliable", "--qos-durability", "transient_local",
+                   "--qos-depth", "1000")
 BAG_TOPICS = {"/joint_states": "sensor_msgs/msg/JointState",
               "/joint_command": "sensor_msgs/msg/JointState",
               "/joint_reference": "trajectory_msgs/msg/JointTrajectory",

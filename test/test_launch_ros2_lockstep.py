@@ -68,6 +68,11 @@ def lockstep_stack(scenario_file, observer):
 
 @pytest.mark.launch(fixture=lockstep_stack)
 def test_lockstep_launch_equals_offline_simulation(observer, scenario_file):
+    assert_states_equal_offline(observer, scenario_file)
+
+
+def assert_states_equal_offline(observer, scenario_file) -> None:
+    """The observer's /joint_states equal the offline simulation's states to the last bit."""
     from robot_control.sim.simulate import run
 
     offline = run(str(scenario_file))

@@ -5,20 +5,15 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
-import signal
-import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 
 import pytest
 import yaml
-from bus_probe import bus_env
 from hypothesis import given
 from hypothesis import strategies as st
+from launch_run import Stack, stack_env
 
 from robot_control.bus.parameters import load_params_file
 from robot_control.bus.ros_args import parse_ros_args, parse_value
@@ -28,6 +23,7 @@ from robot_control.launch_runner import (
     LaunchError,
     load_launch_file,
     node_command,
+    node_module,
     parameter_value,
     resolve_launch_file,
     ros_arg_value,
@@ -49,7 +45,7 @@ def test_the_bundled_launch_file_declares_its_arguments_four_nodes_and_their_man
     plan = load_launch_file(resolve_launch_file(None))
     assert [(a.name, a.default) for a in plan.arguments] == [
         ("robot", "ddarm"), ("controller", "computed_torque"), ("rate", "1000.0"),
-        ("lockstep", "false"), ("scenario", "")]
+        ("lockstep", "false"), ("scenario", ""), ("composed", "false")]
     assert all(a.description for a in plan.arguments)
     assert [(n.package, n.executable, n.name) for n in plan.nodes] == [
         ("robot_control", x, x) for x in PROCESSES]
@@ -85,6 +81,41 @@ def test_overrides_reach_the_node_parameters_and_a_robot_without_gains_file_is_s
         assert node.params["robot"] == "puma560"
         assert node.params_files == [str(share_dir() / "config" / "stack.yaml")]
     assert "stack.puma560.yaml is not a file: skipped" in capsys.readouterr().err
+
+
+def test_composed_runs_the_five_nodes_in_one_container_process_with_the_same_parameters():
+    plan = load_launch_file(resolve_launch_file(None), {"composed": "true", "lockstep": "true",
+                                                        "controller": "adaptive"})
+    [container] = plan.nodes
+    assert (container.executable, container.name) == ("robot_control_container", None)
+    # the controller first: same-process messages reach subscribers in creation order
+    assert plan.members() == [(x, "/" + x) for x in ("controller", "plant", "trajectory_generator",
+                                                     "dynamics_server", "lifecycle_manager")]
+    assert container.params_files == [str(share_dir() / "config" / "stack.yaml"),
+                                      str(share_dir() / "config" / "stack.ddarm.yaml")]
+    assert container.params == {
+        "robot": "ddarm", "scenario": "", "rate": 1000, "lockstep": True,
+        "controller": "adaptive",
+        "node_names": ["dynamics_server", "plant", "controller", "trajectory_generator"],
+        "start_after_loop_closed": ["trajectory_generator"]}
+    # sim time for the nodes that follow /clock, named; the plant (its source) keeps wall time
+    assert container.ros_args == ["-p", "controller:use_sim_time:=true",
+                                  "-p", "trajectory_generator:use_sim_time:=true",
+                                  "-p", "dynamics_server:use_sim_time:=true"]
+    command = node_command(container)
+    assert command[1:8] == ["-m", "robot_control.nodes.container", "controller", "plant",
+                            "trajectory_generator", "dynamics_server", "lifecycle_manager"]
+    assert "__node:=" not in " ".join(command)  # it would rename every node of the process
+
+
+def test_a_container_must_be_unnamed_and_compose_nodes_it_knows(tmp_path):
+    for attrs, message in (({"name": "box"}, "takes no name"),
+                           ({"args": "plant warp_drive"}, "unknown node")):
+        path = tmp_path / "c.launch.yaml"
+        path.write_text(yaml.safe_dump({"launch": [{"node": {
+            "pkg": "robot_control", "exec": "robot_control_container", **attrs}}]}))
+        with pytest.raises(LaunchError, match=message):
+            node_module(load_launch_file(path).nodes[0])
 
 
 def test_the_runner_starts_the_modules_of_the_console_scripts_ros2_launch_runs():
@@ -222,66 +253,6 @@ def test_what_the_runner_cannot_run_is_refused_with_a_reason(tmp_path, entity, m
 
 
 # --- running the stack -------------------------------------------------------------------------
-
-
-def robot_control_command(*args: str) -> list[str]:
-    """``robot-control ARGS`` (through cli.py once it lists the command, else its module)."""
-    from robot_control import cli
-
-    if args[0] in cli.COMMANDS:
-        return [sys.executable, "-m", "robot_control.cli", *args]
-    if args[0] == "launch":
-        return [sys.executable, "-m", "robot_control.cli_launch", *args[1:]]
-    return [sys.executable, "-m", "robot_control.cli_bus", *args]
-
-
-class Stack:
-    """``robot-control launch`` in a subprocess, its output lines collected as they come."""
-
-    def __init__(self, env: dict[str, str], *args: str) -> None:
-        self.proc = subprocess.Popen(robot_control_command("launch", *args), env=env,
-                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        self.lines: list[str] = []
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
-
-    def _read(self) -> None:
-        for line in self.proc.stdout:
-            self.lines.append(line.rstrip("\n"))
-
-    def wait_for(self, text: str, timeout_s: float = 90.0) -> bool:
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline and self.proc.poll() is None:
-            if any(text in line for line in self.lines):
-                return True
-            time.sleep(0.1)
-        return any(text in line for line in self.lines)
-
-    def finish(self, timeout_s: float = 60.0) -> int:
-        code = self.proc.wait(timeout_s)
-        self.reader.join(5.0)
-        return code
-
-    def stop(self) -> int:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
-        try:
-            return self.finish(30.0)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            return self.finish(10.0)
-
-    def node_pids(self) -> dict[str, int]:
-        found = (re.match(r"\[launch\] started (\S+) \(pid (\d+)\)", line) for line in self.lines)
-        return {m[1]: int(m[2]) for m in found if m}
-
-    def summary(self) -> dict:
-        start = self.lines.index("{")
-        return json.loads("\n".join(self.lines[start:]))
-
-
-def stack_env(tag: str) -> dict[str, str]:
-    return {**os.environ, **bus_env(tag)}
 
 
 @pytest.fixture(scope="module")

@@ -165,6 +165,8 @@ def test_a_fault_while_active_ends_in_errorprocessing_then_unconfigured(bus, pro
     reset(client)
     assert change_state(client, "/lc_probe", "configure")
     assert change_state(client, "/lc_probe", "activate")
+    # the reply can overtake the activation's events on their way to the watcher: let them land
+    assert wait_for(lambda: ("transition_success", "activating", "active") in watcher.events, 5)
     watcher.events.clear()
     assert client.param_set("/lc_probe", "fault", "plant diverged")[0]
     assert get_state(client, "/lc_probe")[1] == "unconfigured"

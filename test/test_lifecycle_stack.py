@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 import pytest
-from test_launch_runner import Stack, stack_env
+from launch_run import Stack, stack_env
 
 from robot_control.bus.client import BusClient
 from robot_control.bus.lifecycle_client import change_state, get_state, managed_nodes

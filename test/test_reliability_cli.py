@@ -9,9 +9,9 @@ import subprocess
 import time
 
 import pytest
+from launch_run import Stack, robot_control_command, stack_env
 from stack_helpers import Stack as Nodes
 from stack_helpers import private_domain
-from test_launch_runner import Stack, robot_control_command, stack_env
 
 
 def run(env: dict[str, str], *args: str, timeout_s: float = 60.0) -> tuple[int, str, str]:

@@ -9,8 +9,8 @@ import subprocess
 
 import pytest
 import yaml
+from launch_run import robot_control_command
 from model_samples import dh_link
-from test_launch_runner import robot_control_command
 
 from robot_control.model import ModelError, load_robot, load_urdf
 from robot_control.model.dh import load_dh_yaml

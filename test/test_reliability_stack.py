@@ -24,10 +24,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from launch_run import Stack, robot_control_command, stack_env
 from model_samples import dh_link
 from stack_helpers import Stack as Nodes
 from stack_helpers import messages_within, private_domain
-from test_launch_runner import Stack, robot_control_command, stack_env
 
 HOSTILE = str(Path(__file__).with_name("hostile.py"))
 RATE = "200.0"

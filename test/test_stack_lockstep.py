@@ -10,7 +10,13 @@ import numpy as np
 import pytest
 import yaml
 from stack_helpers import LOCKSTEP_SCENARIO as SCENARIO
-from stack_helpers import Stack, messages_within, private_domain
+from stack_helpers import (
+    Stack,
+    lockstep_states,
+    messages_within,
+    private_domain,
+    states_on_the_period_grid,
+)
 
 
 def test_lockstep_bus_run_equals_offline_simulation(tmp_path):
@@ -27,24 +33,17 @@ def test_lockstep_bus_run_equals_offline_simulation(tmp_path):
 
     common = [f"scenario:={path}", "lockstep:=true"]
     with BusClient(discovery_s=1.0) as client:
-        received: dict[int, np.ndarray] = {}
         with Stack(env, {"controller": common, "trajectory_generator": common}) as stack:
             time.sleep(2.0)  # controller and generator subscribed before the first state
             # three listeners: controller, trajectory generator and this test's reader
             stack_plant = Stack(env, {"plant": [*common, "lockstep_start_subscribers:=3"]})
             try:
-                deadline = time.monotonic() + 60
-                for msg in client.iter_topic("/joint_states", timeout_s=60, discovery_s=20):
-                    ns = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
-                    received[ns] = np.asarray(msg.position, dtype=float)
-                    if len(received) > steps or time.monotonic() > deadline:
-                        break
+                received = lockstep_states(client, steps)
             finally:
                 logs = stack_plant.stop()
         logs.update(stack.stop())
     assert len(received) > steps, f"only {len(received)} states; plant log:\n{logs.get('plant')}"
-    period = 1_000_000_000 // SCENARIO["rate"]
-    bus = np.array([received[k * period] for k in range(steps + 1)])
+    bus = states_on_the_period_grid(received, steps, SCENARIO["rate"])
     # the same arithmetic in the same order: equal to the last bit, not just to a tolerance
     assert np.array_equal(bus, offline.q), np.abs(bus - offline.q).max()
 

@@ -8,13 +8,16 @@ process's DdsContext); the six standard parameter services and /parameter_events
 (dds_lifecycle); a logger that also publishes rcl_interfaces/Log on /rosout; and one
 executor thread for all its callbacks (dds_executor). Like ``ros2 node list``, a node warns when
 another participant announces a node with its exact name (two stacks on one domain).
+
+A node made by a container (dds_container) shares the container's executor and passes messages
+to the other nodes of the process by reference (intra_process): its volatile topics' writers
+ignore local readers and write to DDS only while a reader of another process is matched.
 """
 
 from __future__ import annotations
 
 import functools
 import math
-import signal
 import threading
 import time
 import traceback
@@ -37,6 +40,7 @@ from robot_control.bus.dds_graph import DISCOVERY_READER, participant_names
 from robot_control.bus.dds_lifecycle import LifecycleServer
 from robot_control.bus.dds_parameters import ParameterServer
 from robot_control.bus.dds_services import ServiceClient, ServiceError
+from robot_control.bus.intra_process import LocalSubscription
 from robot_control.bus.lifecycle import CallbackReturn, LifecycleHooks
 from robot_control.bus.messages import ROS_DISCOVERY_TOPIC
 from robot_control.bus.msg.rcl_interfaces import Log
@@ -51,6 +55,8 @@ from robot_control.bus.node import (
     parameter_overrides,
     parse_args_for,
     resolve_topic,
+    restore_signals,
+    stop_on_signals,
 )
 from robot_control.bus.parameters import BOOL
 
@@ -109,37 +115,52 @@ def as_wire_lists(msg: object) -> None:
 
 
 class DdsPublisher:
-    """``publish(msg)`` on one DDS writer."""
+    """``publish(msg)`` on one DDS writer; in a container, first to the topic's same-process
+    subscriptions by reference (``local``), then to DDS only while a remote reader is matched."""
 
-    def __init__(self, node: DdsNode, writer, topic: str, ros_type: str):
+    def __init__(self, node: DdsNode, writer, topic: str, ros_type: str,
+                 local: list[LocalSubscription] | None = None):
         self._node = node
         self.writer = writer
         self.topic_name = topic
         self.ros_type = ros_type
         self._cls = messages.message_type(ros_type)
+        self._local = local
 
     def publish(self, msg) -> None:
         if not isinstance(msg, self._cls):
             raise TypeError(f"{self.topic_name} carries {self.ros_type}, not {type(msg).__name__}")
+        if self._local is not None:
+            for sub in self._local:
+                sub.deliver(msg)
+            if not self.writer.get_publication_matched_status().current_count:
+                return  # nobody outside the process listens: no serialisation at all
         as_wire_lists(msg)
         self.writer.write(msg)
 
     def get_subscription_count(self) -> int:
-        return len(self.writer.get_matched_subscriptions())
+        local = len(self._local) if self._local is not None else 0
+        return local + len(self.writer.get_matched_subscriptions())
 
     def destroy(self) -> None:
+        if self._local is not None and self.topic_name in self._node._local_pubs:
+            self._node._local_pubs.remove(self.topic_name)
+            self._node._intra.remove_publisher(self.topic_name)
         self._node._drop_endpoint(writer=self.writer)
 
 
 class DdsSubscription:
-    def __init__(self, node: DdsNode, reader, key: int, topic: str):
+    def __init__(self, node: DdsNode, reader, key: int, topic: str,
+                 local: LocalSubscription | None = None):
         self._node = node
         self.reader = reader
         self.key = key
         self.topic_name = topic
+        self.local = local  # its same-process buffer, in a container
 
     def get_publisher_count(self) -> int:
-        return len(self.reader.get_matched_publications())
+        local = self._node._intra.publisher_count(self.topic_name) if self.local else 0
+        return local + len(self.reader.get_matched_publications())
 
     def set_sender_filter(self, admit: Callable[[int], bool] | None) -> None:
         """Decode a sample only if admit(its publication handle) is true (None: every sample);
@@ -147,6 +168,8 @@ class DdsSubscription:
         self._node._executor.set_sender_filter(self.key, admit)
 
     def destroy(self) -> None:
+        if self.local is not None:
+            self._node._intra.unsubscribe(self.local)
         self._node._executor.remove_reader(self.key)
         self._node._drop_endpoint(reader=self.reader)
 
@@ -184,7 +207,8 @@ class DdsNode(Node):
 
     backend = "dds"
 
-    def __init__(self, default_name: str, argv: Sequence[str], *, managed: bool = False):
+    def __init__(self, default_name: str, argv: Sequence[str], *, managed: bool = False,
+                 container=None):
         args = parse_args_for(default_name, argv)
         name, namespace = node_identity(default_name, args)
         super().__init__(name, namespace)
@@ -202,7 +226,12 @@ class DdsNode(Node):
         self._error_times: dict[str, float] = {}
         logger_name = self.fqn.lstrip("/").replace("/", ".")
         self._logger = Logger(logger_name, args.log_level or "info", sink=self._to_rosout)
-        self._executor = Executor(self._context.participant, self._report_error)
+        self._container = container  # a DdsContainer: its executor, same-process delivery
+        self._intra = None if container is None else container.intra
+        self._local_subs: list[LocalSubscription] = []
+        self._local_pubs: list[str] = []  # topics it publishes to the container's nodes
+        self._executor = Executor(self._context.participant, self._report_error) \
+            if container is None else container.executor_view(self._report_error)
         self._rosout = self._make_writer("/rosout", "rcl_interfaces/msg/Log", dds_config.ROSOUT)
         self._params = ParameterServer(self._context, self._executor, self._node_key, self.fqn,
                                        self._store, self.now)
@@ -226,8 +255,10 @@ class DdsNode(Node):
     def resolve(self, topic: str) -> str:
         return resolve_topic(topic, self.namespace, self.name, self._args.remaps)
 
-    def _make_writer(self, topic: str, ros_type: str, profile: QosProfile):
-        writer = self._context.writer(messages.dds_topic_name(topic), ros_type, profile)
+    def _make_writer(self, topic: str, ros_type: str, profile: QosProfile,
+                     ignore_local: bool = False):
+        writer = self._context.writer(messages.dds_topic_name(topic), ros_type, profile,
+                                      ignore_local=ignore_local)
         self._context.associate(self._node_key, writer=writer)
         self._endpoints.append((writer, "writer"))
         return writer
@@ -238,19 +269,35 @@ class DdsNode(Node):
         self._endpoints = [(e, kind) for e, kind in self._endpoints if e is not entity]
         delete_entity(entity)
 
+    def _same_process(self, profile: QosProfile) -> bool:
+        """Whether a topic of this profile goes by reference to the container's other nodes
+        (volatile ones: a latched sample must stay in DDS's history for late joiners)."""
+        return self._intra is not None and not profile.transient_local
+
     def create_publisher(self, ros_type: str, topic: str, qos: QosSpec = "default") -> DdsPublisher:
-        fq = self.resolve(topic)
-        writer = self._make_writer(fq, ros_type, qos_profile(qos))
-        return DdsPublisher(self, writer, fq, ros_type)
+        fq, profile = self.resolve(topic), qos_profile(qos)
+        local = self._same_process(profile)
+        writer = self._make_writer(fq, ros_type, profile, ignore_local=local)
+        if not local:
+            return DdsPublisher(self, writer, fq, ros_type)
+        self._intra.add_publisher(fq)
+        self._local_pubs.append(fq)
+        return DdsPublisher(self, writer, fq, ros_type, self._intra.subscriptions(fq))
 
     def create_subscription(self, ros_type: str, topic: str, callback: Callable[[object], None],
                             qos: QosSpec = "default") -> DdsSubscription:
-        fq = self.resolve(topic)
-        reader = self._context.reader(messages.dds_topic_name(fq), ros_type, qos_profile(qos))
+        fq, profile = self.resolve(topic), qos_profile(qos)
+        reader = self._context.reader(messages.dds_topic_name(fq), ros_type, profile)
         self._context.associate(self._node_key, reader=reader)
         self._endpoints.append((reader, "reader"))
-        key = self._executor.add_reader(reader, callback, f"subscription {fq}")
-        return DdsSubscription(self, reader, key, fq)
+        label = f"subscription {fq}"
+        key = self._executor.add_reader(reader, callback, label)
+        local = None
+        if self._same_process(profile):
+            local = self._intra.subscribe(fq, callback, profile.depth, self._executor, label,
+                                          self._report_error)
+            self._local_subs.append(local)
+        return DdsSubscription(self, reader, key, fq, local)
 
     def create_client(self, srv_type: str, service: str) -> DdsClient:
         client = DdsClient(self, srv_type, self.resolve(service))
@@ -359,30 +406,29 @@ class DdsNode(Node):
             self._executor.spin_once(timeout_s)
 
     def spin(self) -> None:
-        restore = self._install_signal_handlers()
+        if self._container is not None:
+            raise RuntimeError(f"{self.fqn} is in a container: spin the container")
+        restore = stop_on_signals(self.shutdown)
         self._spinning = True
         try:
             while not self._shutdown.is_set():
                 self._executor.spin_once(None)
         finally:
             self._spinning = False
-            for sig, handler in restore:
-                signal.signal(sig, handler)
-            with interrupts_ignored():
-                self._finish_lifecycle()
-                self._destroy()
+            restore_signals(restore)
+            self.close()
 
-    def _install_signal_handlers(self) -> list:
-        if threading.current_thread() is not threading.main_thread():
-            return []
-        restore = []
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            restore.append((sig, signal.getsignal(sig)))
-            signal.signal(sig, lambda *_: self.shutdown())
-        return restore
+    def close(self) -> None:
+        """Finish the lifecycle (shutdown transition) and release the node (after spinning)."""
+        with interrupts_ignored():
+            self._finish_lifecycle()
+            self._destroy()
 
     def shutdown(self) -> None:
         if self._destroyed:
+            return
+        if self._container is not None:
+            self._container.shutdown()  # one process, one context: the container ends
             return
         self._shutdown.set()
         self._executor.wake()
@@ -404,6 +450,10 @@ class DdsNode(Node):
             return
         self._destroyed = True
         self._executor.close()
+        for sub in self._local_subs:
+            self._intra.unsubscribe(sub)
+        for topic in self._local_pubs:
+            self._intra.remove_publisher(topic)
         delete_entity(self._graph_reader)
         self._params.destroy()
         if self._lifecycle_server is not None:

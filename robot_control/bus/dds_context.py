@@ -78,9 +78,10 @@ class DdsContext:
             return topic
 
     def writer(self, dds_topic: str, ros_type: str, profile: QosProfile,
-               extra_user_data: str = "") -> DataWriter:
-        """A writer with rmw's QoS for the profile and ``typehash=…;`` in USER_DATA."""
-        qos = dds_config.endpoint_qos(profile, ros_type, extra_user_data)
+               extra_user_data: str = "", ignore_local: bool = False) -> DataWriter:
+        """A writer with rmw's QoS for the profile and ``typehash=…;`` in USER_DATA;
+        ``ignore_local``: it matches no reader of this participant (intra_process.py)."""
+        qos = dds_config.endpoint_qos(profile, ros_type, extra_user_data, ignore_local)
         return DataWriter(self.participant, self.topic(dds_topic, ros_type), qos)
 
     def reader(self, dds_topic: str, ros_type: str, profile: QosProfile,

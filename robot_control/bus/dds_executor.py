@@ -16,6 +16,11 @@ is muted: detached from the wait, it is polled on every spin instead, and re-arm
 delivers a sample again, so a flood of filtered samples costs a poll per spin rather than a
 wake-up per sample. One dispatch handles at most ``MAX_DRAIN`` samples of a reader, so a flooded
 reader cannot starve the timers.
+
+Several nodes may share one executor (a container, dds_container.py): each registers through an
+:class:`ExecutorView`, which remembers what its node added so that node can leave alone, and
+reports its callbacks' errors in its node's log. Same-process messages (intra_process.py) are
+posted to the executor and delivered in publish order before it waits again.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import ctypes as ct
 import math
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -56,6 +62,7 @@ class Timer:
     callback: Callable[[], None]
     next_call: float
     cancelled: bool = False
+    on_error: ErrorHandler | None = None  # the owning node's (a shared executor's otherwise)
 
     def cancel(self) -> None:
         self.cancelled = True
@@ -84,6 +91,7 @@ class _Entry:
     key: int
     admit: SenderFilter | None = None
     muted: bool = False  # detached from the wait while its samples are all filtered out
+    on_error: ErrorHandler | None = None  # the owning node's (a shared executor's otherwise)
 
 
 @dataclass
@@ -111,6 +119,8 @@ class Executor:
         self._timers: list[Timer] = []
         self._lock = threading.Lock()
         self._triggered = (ct.c_void_p * 8)()
+        self._ready: deque = deque()  # same-process subscriptions with a message, in post order
+        self._thread: int | None = None  # the thread that spins
         self.stats = _Stats()
 
     # -- C entry points of Cyclone's WaitSet: attach under our own key, get keys back from wait
@@ -135,12 +145,14 @@ class Executor:
         return [self._triggered[i] for i in range(min(n, len(self._triggered)))]
 
     # -- registration (any thread)
-    def add_reader(self, reader, handler: Callable[[object], None], label: str) -> int:
+    def add_reader(self, reader, handler: Callable[[object], None], label: str,
+                   on_error: ErrorHandler | None = None) -> int:
         """Run handler(sample) in the executor for every valid sample the reader receives."""
         with self._lock:
             key = self._next_key
             self._next_key += 1
-            entry = _Entry(reader, ReadCondition(reader, _ANY_STATE), handler, label, key)
+            entry = _Entry(reader, ReadCondition(reader, _ANY_STATE), handler, label, key,
+                           on_error=on_error)
             self._entries[key] = entry
             self._attach(entry.condition, key)
         self.wake()
@@ -158,10 +170,12 @@ class Executor:
             if entry is not None and not entry.muted:
                 self._detach(entry.condition)
 
-    def create_timer(self, period_s: float, callback: Callable[[], None]) -> Timer:
+    def create_timer(self, period_s: float, callback: Callable[[], None],
+                     on_error: ErrorHandler | None = None) -> Timer:
         if not period_s > 0:
             raise ValueError(f"timer period must be positive, got {period_s}")
-        timer = Timer(float(period_s), callback, time.perf_counter() + period_s)
+        timer = Timer(float(period_s), callback, time.perf_counter() + period_s,
+                      on_error=on_error)
         with self._lock:
             self._timers.append(timer)
         self.wake()
@@ -170,6 +184,31 @@ class Executor:
     def wake(self) -> None:
         """Make a blocked spin_once return (shutdown, new work)."""
         self._guard.set(True)
+
+    def post(self, subscription) -> None:
+        """A same-process message waits in ``subscription`` (intra_process.LocalSubscription):
+        deliver it in turn; a post from another thread wakes the wait."""
+        self._ready.append(subscription)
+        if threading.get_ident() != self._thread:
+            self.wake()
+
+    def _run_local(self) -> None:
+        """Deliver the same-process messages posted so far (those their callbacks post wait for
+        the next round, so a chain of callbacks cannot starve the timers)."""
+        ready = self._ready
+        for _ in range(len(ready)):
+            sub = ready.popleft()
+            if sub.closed or not sub.queue:
+                continue  # unsubscribed, or a message the keep-last buffer has dropped
+            msg = sub.queue.popleft()
+            try:
+                sub.handler(msg)
+            except Exception as exc:
+                self.stats.callback_errors += 1
+                self._report(sub.on_error, f"callback for {sub.label} raised", exc)
+
+    def _report(self, on_error: ErrorHandler | None, what: str, exc: BaseException) -> None:
+        (on_error or self._on_error)(what, exc)
 
     # -- dispatch (executor thread)
     def _next_timer(self) -> Timer | None:
@@ -193,7 +232,8 @@ class Executor:
         while handled < MAX_DRAIN:
             raw = ddspy_take(entry.condition.reader._ref, entry.condition.mask, TAKE_BATCH)
             if isinstance(raw, int):  # the reader itself is unusable (deleted): stop
-                self._on_error(f"cannot take from {entry.label}", DDSException(raw))
+                self._report(entry.on_error, f"cannot take from {entry.label}",
+                             DDSException(raw))
                 return
             for data, info in raw:
                 delivered += self._handle(entry, data, info)
@@ -224,14 +264,14 @@ class Executor:
             sample = entry.reader._topic.data_type.deserialize(data)
         except Exception as exc:  # this sample does not deserialise: drop it, go on
             self.stats.take_errors += 1
-            self._on_error(f"dropped undecodable data on {entry.label}", exc)
+            self._report(entry.on_error, f"dropped undecodable data on {entry.label}", exc)
             return False
         sample.sample_info = info
         try:
             entry.handler(sample)
         except Exception as exc:
             self.stats.callback_errors += 1
-            self._on_error(f"callback for {entry.label} raised", exc)
+            self._report(entry.on_error, f"callback for {entry.label} raised", exc)
         return True
 
     def _fire(self, timer: Timer) -> None:
@@ -241,11 +281,13 @@ class Executor:
             timer.callback()
         except Exception as exc:
             self.stats.callback_errors += 1
-            self._on_error("timer callback raised", exc)
+            self._report(timer.on_error, "timer callback raised", exc)
 
     def spin_once(self, timeout_s: float | None = None) -> None:
         """Run whatever is ready (data, a due timer), waiting up to timeout_s for something."""
+        self._thread = threading.get_ident()
         self._poll_muted()
+        self._run_local()
         now = time.perf_counter()
         limit = now + (MAX_BLOCK_S if timeout_s is None else min(timeout_s, MAX_BLOCK_S))
         timer = self._next_timer()
@@ -253,6 +295,8 @@ class Executor:
             self._dispatch(self._wait(0.0))
             self._fire(timer)
             return
+        if self._ready:
+            limit = now  # same-process messages are waiting: look for data, do not block
         due = timer is not None and timer.next_call <= limit
         wake_at = timer.next_call - BUSY_WAIT_S if due else limit
         keys = self._wait(wake_at - now)
@@ -266,6 +310,7 @@ class Executor:
             keys = self._wait(0.0)
             if keys:
                 self._dispatch(keys)
+            self._run_local()
         if not timer.cancelled:
             self._poll_muted()
             self._fire(timer)
@@ -273,6 +318,58 @@ class Executor:
     def close(self) -> None:
         with self._lock:
             for entry in self._entries.values():
-                self._detach(entry.condition)
+                if not entry.muted:
+                    self._detach(entry.condition)
             self._entries.clear()
             self._timers.clear()
+            self._ready.clear()
+
+
+class ExecutorView:
+    """One node's handle on an executor it shares with the other nodes of its process: what the
+    node adds through it (readers, timers) is remembered, so ``close`` removes exactly that, and
+    its callbacks' errors go to the node's own handler."""
+
+    def __init__(self, executor: Executor, on_error: ErrorHandler) -> None:
+        self.executor = executor
+        self._on_error = on_error
+        self._keys: set[int] = set()
+        self._timers: list[Timer] = []
+
+    @property
+    def stats(self) -> _Stats:
+        return self.executor.stats
+
+    def add_reader(self, reader, handler: Callable[[object], None], label: str) -> int:
+        key = self.executor.add_reader(reader, handler, label, on_error=self._on_error)
+        self._keys.add(key)
+        return key
+
+    def remove_reader(self, key: int) -> None:
+        self._keys.discard(key)
+        self.executor.remove_reader(key)
+
+    def set_sender_filter(self, key: int, admit: SenderFilter | None) -> None:
+        self.executor.set_sender_filter(key, admit)
+
+    def create_timer(self, period_s: float, callback: Callable[[], None]) -> Timer:
+        timer = self.executor.create_timer(period_s, callback, on_error=self._on_error)
+        self._timers = [t for t in self._timers if not t.cancelled] + [timer]
+        return timer
+
+    def post(self, subscription) -> None:
+        self.executor.post(subscription)
+
+    def wake(self) -> None:
+        self.executor.wake()
+
+    def spin_once(self, timeout_s: float | None = None) -> None:
+        self.executor.spin_once(timeout_s)
+
+    def close(self) -> None:
+        """Take this node's readers and timers off the shared executor."""
+        for key in list(self._keys):
+            self.remove_reader(key)
+        for timer in self._timers:
+            timer.cancel()
+        self._timers.clear()

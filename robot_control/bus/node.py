@@ -9,6 +9,11 @@ at a time in the thread that calls ``spin()``, parameters are typed, ranged and 
 node's validators, and ``--ros-args`` (``-p``, ``--params-file``, ``-r``, ``__node:=``,
 ``__ns:=``, ``--log-level``) work as in rclpy.
 
+``create_container(argv)`` composes several nodes into one process, as ROS 2's component
+containers do: ``container.create_node(name, managed=…)`` makes nodes that keep their own names,
+parameters, services and lifecycle but share one executor (one thread runs all their callbacks),
+and on Cyclone DDS pass same-process messages by reference (robot_control.bus.intra_process).
+
 ``create_node(…, managed=True)`` makes a managed (lifecycle) node, as rclpy's LifecycleNode:
 it starts unconfigured, serves the lifecycle_msgs services (``<node>/change_state``, …) and
 publishes ``<node>/transition_event``; the node's code installs its hooks with
@@ -40,8 +45,8 @@ from robot_control.bus.lifecycle import (
 from robot_control.bus.parameters import ParameterError, ParameterStore, load_params_file
 from robot_control.bus.ros_args import RosArgs, parse_ros_args, resolve_name
 
-__all__ = ["BACKEND_ENV", "Logger", "Node", "ParameterError", "QosSpec", "ServiceCallError",
-           "choose_backend", "create_node"]
+__all__ = ["BACKEND_ENV", "Container", "Logger", "Node", "ParameterError", "QosSpec",
+           "ServiceCallError", "choose_backend", "create_container", "create_node"]
 
 BACKEND_ENV = "ROBOT_CONTROL_BUS"
 BACKENDS = ("rclpy", "dds")
@@ -300,8 +305,80 @@ class Node(ABC):
     def shutdown(self) -> None:
         """Stop spinning and release the node (safe to call from a callback or another thread)."""
 
+    @abstractmethod
+    def close(self) -> None:
+        """Finish the lifecycle (shutdown transition) and release the node: what ``spin`` does
+        once it stops, and a container does for its nodes."""
+
+
+class Container(ABC):
+    """Nodes composed into one process on one executor (ROS 2's component container).
+
+    Each node made by ``create_node`` is a node of its own on the graph (name, parameters,
+    services, lifecycle), created from the container's command line as if it were the node's
+    (``node:``-prefixed rules apply to that node only; an unprefixed ``__node:=`` would rename
+    them all, as in rcl). ``spin`` runs every node's callbacks in the calling thread until
+    SIGINT / SIGTERM or ``shutdown``, then finishes each node's lifecycle and releases it. A node
+    that shuts itself down shuts the container down: the process is one context, as a component
+    calling ``rclcpp::shutdown()`` ends its container.
+    """
+
+    backend = ""
+
+    def __init__(self) -> None:
+        self.nodes: list[Node] = []
+        self._closed = False
+
+    @abstractmethod
+    def create_node(self, default_name: str, *, managed: bool = False) -> Node:
+        """A node in this container (see the class docstring)."""
+
+    @abstractmethod
+    def spin(self) -> None:
+        """Run the nodes' callbacks until shutdown, then release them."""
+
+    @abstractmethod
+    def shutdown(self) -> None:
+        """Stop spinning and release every node (safe from a callback or another thread)."""
+
+    @property
+    @abstractmethod
+    def ok(self) -> bool:
+        """False once shutdown was requested."""
+
+    def _close(self) -> None:
+        """Once: each node's shutdown transition and release (last made, first released), then
+        what the container holds."""
+        if self._closed:
+            return
+        self._closed = True
+        with interrupts_ignored():
+            for node in reversed(self.nodes):
+                node.close()
+            self._release()
+
+    @abstractmethod
+    def _release(self) -> None:
+        """Release the executor and the container's hold on the bus (after its nodes)."""
+
 
 # --- helpers shared by the backends ------------------------------------------------------------
+
+
+def stop_on_signals(stop: Callable[[], None]) -> list:
+    """SIGINT and SIGTERM call ``stop`` (main thread only); the handlers to restore after."""
+    if threading.current_thread() is not threading.main_thread():
+        return []
+    restore = []
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        restore.append((sig, signal.getsignal(sig)))
+        signal.signal(sig, lambda *_: stop())
+    return restore
+
+
+def restore_signals(saved: list) -> None:
+    for sig, handler in saved:
+        signal.signal(sig, handler)
 
 
 def node_identity(default_name: str, args: RosArgs) -> tuple[str, str]:
@@ -379,6 +456,19 @@ def create_node(default_name: str, argv: Sequence[str] | None = None, *,
     from robot_control.bus.dds_backend import DdsNode
 
     return DdsNode(default_name, argv, managed=managed)
+
+
+def create_container(argv: Sequence[str] | None = None, *,
+                     backend: str | None = None) -> Container:
+    """A container for several nodes of this process on the chosen backend (see Container)."""
+    argv = list(sys.argv if argv is None else argv)
+    if choose_backend(backend) == "rclpy":
+        from robot_control.bus.rclpy_backend import RclpyContainer
+
+        return RclpyContainer(argv)
+    from robot_control.bus.dds_container import DdsContainer
+
+    return DdsContainer(argv)
 
 
 def parse_args_for(default_name: str, argv: Sequence[str]) -> RosArgs:

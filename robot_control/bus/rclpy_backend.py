@@ -10,6 +10,9 @@ on-set-parameters callback, whose SetParametersResult carries the reason of a re
 A managed node is an rclpy.lifecycle.LifecycleNode: rcl's state machine runs the transitions
 and rclpy serves the lifecycle_msgs services and transition_event; its on_configure, … callbacks
 run the hooks through robot_control.bus.lifecycle, as the DDS backend does.
+An :class:`RclpyContainer` puts several such nodes on one SingleThreadedExecutor in one process
+(rclpy's manual composition; rclpy has no intra-process path, so their messages still pass
+through the rmw, within the process).
 Importing this module imports rclpy; nothing else in robot_control.bus does.
 """
 
@@ -48,6 +51,7 @@ from robot_control.bus.lifecycle import (
     LifecycleState,
 )
 from robot_control.bus.node import (
+    Container,
     Node,
     QosSpec,
     ServiceCallError,
@@ -152,7 +156,8 @@ class RclpyNode(Node):
 
     backend = "rclpy"
 
-    def __init__(self, default_name: str, argv: Sequence[str], *, managed: bool = False):
+    def __init__(self, default_name: str, argv: Sequence[str], *, managed: bool = False,
+                 container: RclpyContainer | None = None):
         if not rclpy.ok():
             rclpy.init(args=list(argv))
         # rclpy applies __node:=, __ns:= and -r itself
@@ -163,7 +168,8 @@ class RclpyNode(Node):
         self._store.overrides = parameter_overrides(parse_args_for(default_name, argv), self.fqn)
         self._store.declare("use_sim_time", self._node.get_parameter("use_sim_time").value)
         self._node.add_on_set_parameters_callback(self._on_set_parameters)
-        self._executor = SingleThreadedExecutor()
+        self._container = container
+        self._executor = SingleThreadedExecutor() if container is None else container.executor
         self._executor.add_node(self._node)
         self._running = True
         self._spinning = False
@@ -289,28 +295,29 @@ class RclpyNode(Node):
         self._executor.spin_once(timeout_sec=timeout_s)
 
     def spin(self) -> None:
+        if self._container is not None:
+            raise RuntimeError(f"{self.fqn} is in a container: spin the container")
         self._spinning = True
         try:
-            while self._running and rclpy.ok():
-                try:
-                    self._executor.spin_once(timeout_sec=0.1)
-                except Exception:
-                    if rclpy.ok():
-                        raise
-                    break  # Ctrl-C shut rclpy down between the check and the wait: done
-        except (KeyboardInterrupt, ExternalShutdownException):
-            pass
+            spin_executor(self._executor, lambda: self._running)
         finally:
             self._spinning = False
-            with interrupts_ignored():
-                self._finish_lifecycle()
-                self._release()
+            self.close()
+
+    def close(self) -> None:
+        """Finish the lifecycle (shutdown transition) and release the node (after spinning)."""
+        with interrupts_ignored():
+            self._finish_lifecycle()
+            self._release()
 
     @property
     def ok(self) -> bool:
         return self._running and rclpy.ok()
 
     def shutdown(self) -> None:
+        if self._container is not None:
+            self._container.shutdown()  # one context for the process: the container ends
+            return
         self._running = False
         if not self._spinning and not self._released:
             self._finish_lifecycle()
@@ -322,4 +329,62 @@ class RclpyNode(Node):
         self._released = True
         self._executor.remove_node(self._node)
         self._node.destroy_node()
+        if self._container is None:
+            rclpy.try_shutdown()
+
+
+def spin_executor(executor, running: Callable[[], bool]) -> None:
+    """Spin until running() is false, rclpy is shut down or Ctrl-C arrives."""
+    try:
+        while running() and rclpy.ok():
+            try:
+                executor.spin_once(timeout_sec=0.1)
+            except Exception:
+                if rclpy.ok():
+                    raise
+                break  # Ctrl-C shut rclpy down between the check and the wait: done
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+
+
+class RclpyContainer(Container):
+    """rclpy nodes of one process on one SingleThreadedExecutor (node.Container)."""
+
+    backend = "rclpy"
+
+    def __init__(self, argv: Sequence[str]) -> None:
+        super().__init__()
+        self._argv = list(argv)
+        if not rclpy.ok():
+            rclpy.init(args=self._argv)
+        self.executor = SingleThreadedExecutor()
+        self._running = True
+        self._spinning = False
+
+    def create_node(self, default_name: str, *, managed: bool = False) -> RclpyNode:
+        node = RclpyNode(default_name, self._argv, managed=managed, container=self)
+        self.nodes.append(node)
+        return node
+
+    def spin(self) -> None:
+        self._spinning = True
+        try:
+            spin_executor(self.executor, lambda: self._running)
+        finally:
+            self._spinning = False
+            self._close()
+
+    def shutdown(self) -> None:
+        self._running = False
+        for node in self.nodes:
+            node._running = False
+        if not self._spinning:
+            self._close()
+
+    @property
+    def ok(self) -> bool:
+        return self._running and rclpy.ok()
+
+    def _release(self) -> None:
+        self.executor.shutdown()
         rclpy.try_shutdown()

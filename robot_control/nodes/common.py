@@ -159,7 +159,7 @@ def run_node(default_name: str, node_class, argv: list[str] | None, managed: boo
     if "-h" in own or "--help" in own:  # before --ros-args: ours, not a ROS argument
         print(node_usage(default_name, node_class), end="")
         return 0
-    stop = _StartupStop.install()
+    stop = StartupStop.install()
     if stop.requested:
         return 0
     try:
@@ -187,7 +187,7 @@ def run_node(default_name: str, node_class, argv: list[str] | None, managed: boo
     return getattr(logic, "exit_code", 0)
 
 
-class _StartupStop:
+class StartupStop:
     """SIGINT / SIGTERM while a node starts: the first asks it to stop, a second ends it now."""
 
     def __init__(self) -> None:
@@ -201,7 +201,7 @@ class _StartupStop:
         self.requested = True
 
     @classmethod
-    def install(cls) -> _StartupStop:
+    def install(cls) -> StartupStop:
         """Handle both signals (main thread only) and unblock them: a pending one lands now."""
         import signal
         import threading
