@@ -181,8 +181,9 @@ def run_plan(plan: LaunchPlan, options: RunOptions, stream: IO[str] = sys.stdout
         if options.monitor:
             from robot_control.launch_summary import StackMonitor
 
-            tracking = [n.fqn for n in plan.nodes if n.executable == "trajectory_generator"]
-            monitor = StackMonitor(tracking_node=tracking[0] if tracking else None)
+            fqns = {n.executable: n.fqn for n in plan.nodes}
+            monitor = StackMonitor(tracking_node=fqns.get("trajectory_generator"),
+                                   controller_node=fqns.get("controller"))
         refuse_name_clashes(plan, names_on_domain(monitor), domain)
         for node in plan.nodes:
             procs.append(NodeProcess(node, env, out))

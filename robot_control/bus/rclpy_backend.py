@@ -197,6 +197,9 @@ class RclpyNode(Node):
             self.msg(ros_type), topic, self._guarded(callback, f"callback for {topic}"),
             rclpy_qos(qos))
 
+    def destroy_subscription(self, subscription) -> None:
+        self._node.destroy_subscription(subscription)
+
     def create_client(self, srv_type: str, service: str) -> RclpyClient:
         package, _, name = srv_type.split("/")
         srv_class = getattr(importlib.import_module(f"{package}.srv"), name)

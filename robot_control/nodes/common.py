@@ -68,6 +68,47 @@ class LatencyStats:
                 "max": float(s.max())}
 
 
+class ErrorStatistics:
+    """Running RMS, maximum and last value of the tracking error e, per joint, accumulated in
+    place (a controller adds one sample per tick)."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+        self.count = 0
+        self.non_finite = 0  # samples with a NaN or infinite error, left out of the figures
+        self.sum_sq: np.ndarray | None = None
+        self.max_abs: np.ndarray | None = None
+        self.last: np.ndarray | None = None
+        self._work: np.ndarray | None = None
+
+    def add(self, names: list[str], e: np.ndarray) -> None:
+        if not np.all(np.isfinite(e)):
+            self.non_finite += 1
+            return
+        if self.sum_sq is None or e.shape != self.sum_sq.shape:
+            # first sample, or the law changed the state size: restart rather than mix
+            self.names, self.count = list(names), 0
+            self.sum_sq, self.max_abs, self.last, self._work = (np.zeros(e.shape)
+                                                                for _ in range(4))
+        self.count += 1
+        with np.errstate(over="ignore"):  # an overflow is reported as such by summary()
+            np.multiply(e, e, out=self._work)
+            self.sum_sq += self._work
+        np.abs(e, out=self._work)
+        np.maximum(self.max_abs, self._work, out=self.max_abs)
+        self.last[:] = e
+
+    def summary(self) -> dict[str, object]:
+        out: dict[str, object] = {"rms_error": None, "max_error": None, "final_error": None}
+        if self.count:
+            with np.errstate(over="ignore"):  # an overflowed sum is reported, not raised
+                out = {"rms_error": np.sqrt(self.sum_sq / self.count).tolist(),
+                       "max_error": self.max_abs.tolist(), "final_error": self.last.tolist()}
+        if self.non_finite:
+            out["non_finite_error_samples"] = self.non_finite
+        return out
+
+
 def warm_up(log, kernel: str, call: Callable[[], object]) -> None:
     """Run ``call`` once so the kernels it needs are compiled (or loaded from the cache) now,
     holding the machine-wide lock of ``kernel``: nodes starting together compile it once."""
