@@ -244,8 +244,9 @@ class StackMonitor:
         out["steps"] = plant.get("steps")
         out["velocity_stops"] = plant.get("velocity_stops")
         out["commands_foreign"] = plant.get("commands_foreign")
-        steps, missed = plant.get("steps"), plant.get("missed_deadlines")
-        out["missed_deadline_ratio"] = (missed / steps if isinstance(steps, int) and steps
+        # of the deadlines that passed while commands flowed (a late tick passes several)
+        base, missed = plant.get("commanded_deadlines"), plant.get("missed_deadlines")
+        out["missed_deadline_ratio"] = (missed / base if isinstance(base, int) and base
                                         and isinstance(missed, int) else None)
         out.update(self._tracking_errors())
         out["plant"] = plant

@@ -307,7 +307,12 @@ def test_a_timed_run_reports_rate_latency_commands_and_tracking_errors(timed_run
     latency = summary["latency_us"]
     assert set(latency) == {"p50", "p99", "max"}
     assert 0 < latency["p50"] <= latency["p99"] <= latency["max"]
-    assert 0 <= summary["missed_deadlines"] <= summary["steps"]
+    # a missed deadline: a period whose command was not there by its deadline (of those that
+    # passed while commands flowed; a tick late by whole periods passes several)
+    assert 0 <= summary["missed_deadlines"] <= summary["plant"]["commanded_deadlines"]
+    assert 0 <= summary["missed_deadline_ratio"] <= 1
+    late = [summary["plant"][f"tick_late_{k}_us"] for k in ("p50", "p99", "max")]
+    assert 0 <= late[0] <= late[1] <= late[2]
     # the loop ran: commands were applied
     # the loop ran: commands were applied (and only ticks that applied one count)
     assert 0 < summary["commands"] <= summary["steps"]

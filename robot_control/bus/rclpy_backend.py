@@ -58,6 +58,8 @@ from robot_control.bus.node import (
 )
 from robot_control.bus.parameters import ParameterError, coerce
 
+BUSY_WAIT_S = 150e-6  # spin, rather than sleep, this long before a timer is due
+
 
 def rclpy_qos(qos: QosSpec):
     """rclpy QoS for a QosSpec: a depth, or the profiles "default", "sensor", "transient_local"."""
@@ -170,6 +172,7 @@ class RclpyNode(Node):
         self._released = False
         self._initialising: str | None = None
         self._steady = Clock(clock_type=ClockType.STEADY_TIME)
+        self._timers: list = []
 
     def msg(self, ros_type: str) -> type:
         package, kind, name = ros_type.split("/")
@@ -206,8 +209,19 @@ class RclpyNode(Node):
         return RclpyClient(self._node, srv_class, service)
 
     def create_timer(self, period_s: float, callback: Callable[[], None]):
-        return self._node.create_timer(period_s, self._guarded(callback, "timer callback"),
-                                       clock=self._steady)
+        timer = self._node.create_timer(period_s, self._guarded(callback, "timer callback"),
+                                        clock=self._steady)
+        self._timers = [t for t in self._timers if not t.is_canceled()] + [timer]
+        return timer
+
+    def _wait_before_timer(self) -> float:
+        """How long spin may block: until BUSY_WAIT_S before the next timer is due (rcl timers
+        keep absolute deadlines; a thread woken by the OS may be late), at most 0.1 s."""
+        due = [t.time_until_next_call() for t in self._timers]
+        due = [ns for ns in due if ns is not None]
+        if not due:
+            return 0.1
+        return min(0.1, max(0.0, min(due) * 1e-9 - BUSY_WAIT_S))
 
     def now(self) -> float:
         return self._node.get_clock().now().nanoseconds * 1e-9
@@ -295,7 +309,8 @@ class RclpyNode(Node):
         try:
             while self._running and rclpy.ok():
                 try:
-                    self._executor.spin_once(timeout_sec=0.1)
+                    # sleep until just before a timer is due, then spin (still dispatching data)
+                    self._executor.spin_once(timeout_sec=self._wait_before_timer())
                 except Exception:
                     if rclpy.ok():
                         raise

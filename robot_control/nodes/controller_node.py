@@ -62,6 +62,7 @@ from robot_control.nodes.convert import (
     stamp_ns,
 )
 from robot_control.nodes.health import OK, NodeHealth
+from robot_control.nodes.realtime import LoopDiscipline
 from robot_control.nodes.validation import (
     DropLog,
     JointVectors,
@@ -128,6 +129,7 @@ class ControllerNode:
             "at the measured state and joins the published one over this time, s",
             floating_point_range=(1e-3, 60.0))
         self.law = None  # made by on_configure
+        self.loop = LoopDiscipline(node)
         node.add_parameter_validator(self._validate)
         node.add_parameter_listener(self._changed)
         self.m = Messages(node)
@@ -195,6 +197,8 @@ class ControllerNode:
         # measured position until one comes
         self.hold_reference = None
         self.pending = None  # answer only states measured from now on
+        if not self.lockstep:
+            self.loop.start()
         if self.trigger == "timer":
             self.timer = self.node.create_timer(1.0 / self.rate, self._on_timer)
         return CallbackReturn.SUCCESS
@@ -220,6 +224,7 @@ class ControllerNode:
         if self.timer is not None:
             self.timer.cancel()
             self.timer = None
+        self.loop.stop()
 
     # ------------------------------------------------------------- parameters
     def _declare_law(self, law: str, overrides: dict) -> None:
@@ -437,6 +442,7 @@ class ControllerNode:
             self.next_monitor_ns = (ns // self.monitor_period_ns + 1) * self.monitor_period_ns \
                 if self.monitor_period_ns else 0
             self.pub_state.publish(self.m.joint_state(ns, self.names, e, ref.qd - qd, tau))
+        self.loop.after_tick()
 
     def _scheduled(self, ns: int) -> Reference | None:
         """The received motion at stamp ns (arrays this node reuses), None before it starts."""

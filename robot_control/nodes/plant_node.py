@@ -3,7 +3,13 @@
 A managed node: configuring builds the plant at its initial state and compiles what its step
 and its hold need; only while active does it step, publish states and apply commands (inactive,
 the simulated robot is frozen). Real-time mode: a timer at ``rate`` steps the plant one period
-with the latest valid command (zero-order hold) and publishes the new state. Lockstep mode: the
+with the latest valid command (zero-order hold) and publishes the new state. Its deadlines are
+absolute (k periods after activation, slept until just before and then spun: the bus timer),
+garbage collection is kept out of the tick and the optional ``realtime_priority``,
+``cpu_affinity`` and ``lock_memory`` apply while it runs (nodes/realtime.py). A deadline is
+missed when the command answering the previous state had not arrived by it, or when the tick
+came so late that it had to integrate several periods at once (``missed_deadlines`` of the
+``commanded_deadlines``; ``tick_late_*_us``: how late after its deadline each tick ran). Lockstep mode: the
 plant publishes /clock and the state for t_k, then waits; the command stamped t_k steps it to
 t_{k+1}. When commands stop for ``command_timeout`` (a controller deactivated or gone) the plant
 holds (gravity compensation plus damping) or applies zero torque, blending from the last applied
@@ -49,6 +55,7 @@ from robot_control.nodes.common import (
 )
 from robot_control.nodes.convert import Messages, period_ns, seconds, stamp_ns
 from robot_control.nodes.health import OK, WARN, NodeHealth
+from robot_control.nodes.realtime import LoopDiscipline
 from robot_control.nodes.validation import (
     DropLog,
     JointVectors,
@@ -100,6 +107,7 @@ class PlantNode:
             "safe_blend_time", 0.05, "entering the safe behaviour when commands stop, the "
             "applied torque blends into it with this time constant, s (0: switch at once)",
             floating_point_range=(0.0, 10.0))
+        self.loop = LoopDiscipline(node)
         node.add_parameter_validator(self._validate)
         node.add_parameter_listener(self._changed)
         if len(q0) != self.model.nq:
@@ -150,6 +158,7 @@ class PlantNode:
         self.duplicates = 0
         self.stale = 0
         self.missed = 0
+        self.commanded_deadlines = 0  # deadlines passed while commands flowed (missed's base)
         self.in_safe_mode = False
         self.blend: tuple[float, np.ndarray] | None = None  # (start, τ offset) into the safe torque
         self.latency = LatencyStats()
@@ -157,7 +166,10 @@ class PlantNode:
         self.activated_at = self.started_wall
         self.active_wall = 0.0  # seconds spent active before the current activation
         self.saturation_events = 0
-        self.tick_origin: float | None = None
+        self.tick_origin = 0.0  # perf_counter time of deadline 0 (the state at activation)
+        self.deadlines = 0  # deadlines passed since activation
+        self.answer_wall = -np.inf  # when the answer to the latest state arrived
+        self.tick_lateness = LatencyStats()  # how late after its deadline a tick ran
         self.late_ticks = 0
         self.limit_events = 0
         self.velocity_stops = 0
@@ -190,14 +202,17 @@ class PlantNode:
 
     def on_activate(self, previous) -> CallbackReturn:
         """Start stepping (real time: publish the state now, then every period)."""
-        self.command, self.blend, self.tick_origin = None, None, None
+        self.command, self.blend = None, None
         self.activated_at = time.perf_counter()
         if self.lockstep:
             self.started = False  # (re)publish the state that awaits its command
             self.timers = [self.node.create_timer(0.05, self._lockstep_start),
                            self.node.create_timer(0.2, self._lockstep_watchdog)]
         else:
+            self.loop.start()
             self._publish_state()
+            # deadline k at tick_origin + k·period: the timer's own grid (absolute, no drift)
+            self.tick_origin, self.deadlines = time.perf_counter(), 0
             self.timers = [self.node.create_timer(seconds(self.period_ns), self._tick)]
         return CallbackReturn.SUCCESS
 
@@ -224,6 +239,7 @@ class PlantNode:
         for timer in self.timers:
             timer.cancel()
         self.timers = []
+        self.loop.stop()
 
     # ------------------------------------------------------------- parameters
     def _validate(self, changes: dict) -> str | None:
@@ -267,7 +283,8 @@ class PlantNode:
                 self.stale += 1  # overtaken by the answer to a later state
             return
         if self.answered < stamp:
-            self.latency.add(time.perf_counter() - self.recent[stamp])
+            self.answer_wall = time.perf_counter()
+            self.latency.add(self.answer_wall - self.recent[stamp])
             self.answered = stamp
         self.command, self.command_stamp = tau, stamp
         self.last_command_wall = time.perf_counter()
@@ -303,16 +320,22 @@ class PlantNode:
             if self.blend_time > 0.0 else tau
 
     def _tick(self) -> None:
-        """Real-time period: pick the torque to hold, integrate to now, publish the state."""
+        """Real-time period: pick the torque to hold, integrate to now, publish the state.
+
+        The tick serves the deadline nearest to now (the timer fires on the period grid); a
+        tick later than a whole period integrates every period that passed, so plant time keeps
+        up with the wall clock, and counts the skipped ones as missed deadlines and late ticks.
+        While commands flow, a tick also misses its deadline when the answer to the previous
+        state had not arrived by it (the command it holds is older).
+        """
         if self.health.faulted:
             return
         now = time.perf_counter()
-        if self.tick_origin is None:
-            self.tick_origin = now - seconds(self.period_ns)
-        # a late tick integrates every period that has passed, so plant time keeps up with the
-        # wall clock (and with the trajectory generator); the skipped publications are counted
-        due = int((now - self.tick_origin) / seconds(self.period_ns))
-        periods = max(1, due - self.k)
+        period = seconds(self.period_ns)
+        due = max(self.deadlines + 1, round((now - self.tick_origin) / period))
+        periods, self.deadlines = due - self.deadlines, due
+        deadline = self.tick_origin + due * period
+        self.tick_lateness.add(max(0.0, now - deadline))
         self.late_ticks += periods - 1
         commanded = not (self.command is None or now - self.last_command_wall > self.timeout)
         if not commanded:
@@ -325,10 +348,12 @@ class PlantNode:
                 self.in_safe_mode = False  # not yet started: waiting is not a fault
         else:
             self.blend = None
-            if self.command_stamp != self.stamp:
-                self.missed += 1  # the answer to the last state did not arrive within a period
+            on_time = self.command_stamp == self.stamp and self.answer_wall <= deadline
+            self.missed += (not on_time) + periods - 1
+            self.commanded_deadlines += periods
             tau = self.command
         self._advance(tau, periods, command=commanded)
+        self.loop.after_tick()
 
     def _advance(self, tau: np.ndarray, periods: int = 1, command: bool = True) -> None:
         """Step the plant under τ period by period (the safe torque from a safety stop on),
@@ -434,7 +459,7 @@ class PlantNode:
     def stats(self) -> dict:
         elapsed = self.active_wall + (time.perf_counter() - self.activated_at
                                       if self.node.is_active and self.timers else 0.0)
-        lat = self.latency.summary()
+        lat, late = self.latency.summary(), self.tick_lateness.summary()
         return {
             # control ticks executed while active; sim_periods also counts periods a late tick
             # caught up on; commands_applied only the ticks that applied a command
@@ -442,6 +467,7 @@ class PlantNode:
             "commands_rejected": self.rejected, "commands_foreign": self.foreign,
             "commands_ignored": self.gate.ignored, "duplicate_answers": self.duplicates,
             "stale_commands": self.stale, "missed_deadlines": self.missed,
+            "commanded_deadlines": self.commanded_deadlines,
             "late_ticks": self.late_ticks,
             "achieved_rate_hz": self.applied / elapsed if elapsed > 0 else 0.0,
             "latency_p50_us": lat["p50"], "latency_p99_us": lat["p99"],
@@ -449,6 +475,9 @@ class PlantNode:
             "saturation_events": self.saturation_events, "limit_events": self.limit_events,
             "velocity_stops": self.velocity_stops, "safety_stop": self.stopping,
             "sim_time_s": seconds(self.k * self.period_ns),
+            # how late after its deadline each tick ran (the loop's own jitter)
+            "tick_late_p50_us": late["p50"], "tick_late_p99_us": late["p99"],
+            "tick_late_max_us": late["max"], **self.loop.status(),
         }
 
     def _status(self):
