@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import shlex
 import signal
 import sys
@@ -45,7 +46,7 @@ from robot_control.launch_runner import (
     split_overrides,
     stop_processes,
 )
-from robot_control.launch_summary import ERROR_LEVEL, json_safe
+from robot_control.launch_summary import ERROR_LEVEL, figures_line, json_safe
 
 
 def seconds_arg(text: str) -> float:
@@ -177,6 +178,7 @@ def run_plan(plan: LaunchPlan, options: RunOptions, stream: IO[str] = sys.stdout
     reason, failed = "", {}
     watch = Watch(plan, options, log)
     ended = time.monotonic()
+    load_at_start = os.getloadavg()
     try:
         if options.monitor:
             from robot_control.launch_summary import StackMonitor
@@ -205,9 +207,12 @@ def run_plan(plan: LaunchPlan, options: RunOptions, stream: IO[str] = sys.stdout
         "launch_file": str(plan.file), "arguments": dict(plan.values),
         "robot": plan.values.get("robot"), "controller": plan.values.get("controller"),
         "requested_rate_hz": _number(plan.values.get("rate")),
+        # the machine's load (1, 5, 15 min): wall-clock figures are worth what it leaves
+        "load_average": {"start": list(load_at_start), "end": list(os.getloadavg())},
     }
     if monitor is not None:
         summary.update(monitor.summary(until=ended))
+        log(figures_line(summary))
     summary.update(watch.summary())
     summary["stopped_by"] = reason
     summary["nodes"] = {p.node.label: {"pid": p.proc.pid, "exit": p.returncode} for p in procs}

@@ -89,6 +89,30 @@ def plant_status(msg) -> dict[str, object] | None:
     return None
 
 
+def figures_line(summary: dict[str, object]) -> str:
+    """The run's figures in one line: achieved rate, state→command latency, missed deadlines,
+    the largest tracking error and the load the machine had."""
+    def us(v):
+        return "-" if v is None else (f"{v / 1000:.1f} ms" if v >= 1000 else f"{v:.0f} µs")
+
+    rate, requested = summary.get("rate_hz"), summary.get("requested_rate_hz")
+    lat = summary.get("latency_us") or {}
+    missed, ratio = summary.get("missed_deadlines"), summary.get("missed_deadline_ratio")
+    errors = [e for e in summary.get("max_error") or [] if e is not None]
+    load = (summary.get("load_average") or {}).get("start") or [None]
+    parts = [
+        f"achieved {rate:.1f} Hz" if rate is not None else "achieved -",
+        f"of {requested:g}" if requested is not None else "",
+        f"| state→command p50 {us(lat.get('p50'))}, p99 {us(lat.get('p99'))}, "
+        f"max {us(lat.get('max'))}",
+        f"| missed deadlines {missed} ({100 * ratio:.2f} %)" if ratio is not None else
+        "| missed deadlines -",
+        f"| max tracking error {max(errors):.2g} rad" if errors else "| max tracking error -",
+        f"| load average {load[0]:.2f}" if load[0] is not None else "",
+    ]
+    return " ".join(p for p in parts if p)
+
+
 class StackMonitor:
     """Collects the launch summary from the bus while the stack runs (threads, one per topic)."""
 
@@ -238,6 +262,7 @@ class StackMonitor:
         plant = self.diagnostics[-1][1] if self.diagnostics else {}
         out["rate_hz"] = self._achieved_rate(plant)
         out["latency_us"] = {k: plant.get(f"latency_{k}_us") for k in ("p50", "p99", "max")}
+        out["tick_late_us"] = {k: plant.get(f"tick_late_{k}_us") for k in ("p50", "p99", "max")}
         out["missed_deadlines"] = plant.get("missed_deadlines")
         out["commands"] = plant.get("commands_applied")
         out["commands_rejected"] = plant.get("commands_rejected")
