@@ -2,9 +2,12 @@
 
 A managed node: configuring builds the plant at its initial state and compiles what its step
 and its hold need; only while active does it step, publish states and apply commands (inactive,
-the simulated robot is frozen). Real-time mode: a timer at ``rate`` steps the plant one period
-with the latest valid command (zero-order hold) and publishes the new state. Its deadlines are
-absolute (k periods after activation, slept until just before and then spun: the bus timer),
+the simulated robot is frozen). Real-time mode: at each deadline (a timer at ``rate``) the plant
+publishes its state, stamped with the deadline; a valid command applies when it arrives, as a
+drive applies a setpoint (from the next physics step of the period on; the steps before it ran
+under the torque held until then), and is held until the next one (zero-order hold). Its
+deadlines are absolute (k periods after activation, slept until just before and then spun: the
+bus timer),
 garbage collection is kept out of the tick and the optional ``realtime_priority``,
 ``cpu_affinity`` and ``lock_memory`` apply while it runs (nodes/realtime.py). A deadline is
 missed when the command answering the previous state had not arrived by it, or when the tick
@@ -38,6 +41,7 @@ It behaves as a drive, not a punching bag:
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 
@@ -116,6 +120,7 @@ class PlantNode:
         self.qd0 = sc.qd0 if sc is not None else None
         self.plant_cfg = sc.plant if sc is not None else {}
         self.dt = dt
+        self.substeps = max(1, round(seconds(self.period_ns) / dt))  # physics steps a period
         self.plant: Plant | None = None
         self.names = self.model.joint_names
         self.joints = JointVectors(self.model)
@@ -167,7 +172,12 @@ class PlantNode:
         self.active_wall = 0.0  # seconds spent active before the current activation
         self.saturation_events = 0
         self.tick_origin = 0.0  # perf_counter time of deadline 0 (the state at activation)
+        self.stamp_origin = 0  # its stamp, ns
         self.deadlines = 0  # deadlines passed since activation
+        self.done_steps = 0  # physics steps of the current period already integrated
+        self.held: np.ndarray | None = None  # the torque in effect (real time)
+        self.held_command = False  # ... and whether it is a controller's command
+        self.period_command = self.period_saturated = self.period_limited = False
         self.answer_wall = -np.inf  # when the answer to the latest state arrived
         self.tick_lateness = LatencyStats()  # how late after its deadline a tick ran
         self.late_ticks = 0
@@ -210,9 +220,12 @@ class PlantNode:
                            self.node.create_timer(0.2, self._lockstep_watchdog)]
         else:
             self.loop.start()
+            # deadline k at tick_origin + k·period, the timer's own grid (absolute, no drift);
+            # the state of deadline k is stamped stamp_origin + k·period
+            self.tick_origin, self.stamp_origin = time.perf_counter(), int(self.node.now() * 1e9)
+            self.deadlines, self.done_steps = 0, 0
+            self.held, self.held_command = self._safe_torque(), False
             self._publish_state()
-            # deadline k at tick_origin + k·period: the timer's own grid (absolute, no drift)
-            self.tick_origin, self.deadlines = time.perf_counter(), 0
             self.timers = [self.node.create_timer(seconds(self.period_ns), self._tick)]
         return CallbackReturn.SUCCESS
 
@@ -296,6 +309,8 @@ class PlantNode:
                 self.stale += 1  # an answer to an earlier state: already stepped past it
                 return
             self._advance(tau)
+        else:
+            self._apply_now(tau)
 
     # ------------------------------------------------------------------ steps
     def _hold_torque(self, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
@@ -320,70 +335,100 @@ class PlantNode:
             if self.blend_time > 0.0 else tau
 
     def _tick(self) -> None:
-        """Real-time period: pick the torque to hold, integrate to now, publish the state.
+        """Real-time deadline: finish the period under the torque in effect, publish the state,
+        then hold the latest command (or the safe behaviour) until a fresh one arrives.
 
-        The tick serves the deadline nearest to now (the timer fires on the period grid); a
+        The tick serves the latest deadline passed (the timer fires on the period grid); a
         tick later than a whole period integrates every period that passed, so plant time keeps
         up with the wall clock, and counts the skipped ones as missed deadlines and late ticks.
-        While commands flow, a tick also misses its deadline when the answer to the previous
-        state had not arrived by it (the command it holds is older).
+        While commands flow, a deadline is also missed when the answer to the previous state had
+        not arrived by it (the period ran on an older command).
         """
         if self.health.faulted:
             return
         now = time.perf_counter()
         period = seconds(self.period_ns)
-        due = max(self.deadlines + 1, round((now - self.tick_origin) / period))
-        periods, self.deadlines = due - self.deadlines, due
+        # the latest deadline passed (never one still ahead: the state must not run ahead of
+        # the wall clock); the timer fires on the grid, so normally the next one
+        due = max(self.deadlines + 1, math.floor((now - self.tick_origin) / period + 1e-6))
+        periods = due - self.deadlines
         deadline = self.tick_origin + due * period
         self.tick_lateness.add(max(0.0, now - deadline))
         self.late_ticks += periods - 1
         commanded = not (self.command is None or now - self.last_command_wall > self.timeout)
-        if not commanded:
+        if commanded:
+            on_time = self.command_stamp == self.stamp and self.answer_wall <= deadline
+            self.missed += (not on_time) + periods - 1
+            self.commanded_deadlines += periods
+        if not self._hold(self.held, periods * self.substeps - self.done_steps,
+                          self.held_command):
+            return
+        self.deadlines, self.done_steps = due, 0
+        self._end_periods(periods)
+        if commanded:
+            self.blend = None
+            self.held, self.held_command = self.command, True
+        else:
             if not self.in_safe_mode and self.command is not None:
                 self.log.warn(f"no valid /joint_command for {self.timeout:.3f} s: "
                               f"safe behaviour '{self.safe}'")
             self.in_safe_mode = self.command is not None or self.in_safe_mode
-            tau = self._blended_safe_torque(now)
+            self.held, self.held_command = self._blended_safe_torque(now), False
             if self.command is None:
                 self.in_safe_mode = False  # not yet started: waiting is not a fault
-        else:
-            self.blend = None
-            on_time = self.command_stamp == self.stamp and self.answer_wall <= deadline
-            self.missed += (not on_time) + periods - 1
-            self.commanded_deadlines += periods
-            tau = self.command
-        self._advance(tau, periods, command=commanded)
         self.loop.after_tick()
 
-    def _advance(self, tau: np.ndarray, periods: int = 1, command: bool = True) -> None:
-        """Step the plant under τ period by period (the safe torque from a safety stop on),
-        checking each period as a drive would, then publish the state. ``command``: τ is a
-        controller's command (counted in commands_applied), not the safe behaviour."""
-        saturated = limited = False
-        applied_command = False
-        for _ in range(periods):
-            commanded = not self.stopping
-            applied_command |= command and commanded
+    def _apply_now(self, tau: np.ndarray) -> None:
+        """Real time: a drive applies a command when it arrives. The physics steps of this
+        period that began before now run under the torque held so far, the rest under τ."""
+        period_start = self.tick_origin + self.deadlines * seconds(self.period_ns)
+        by_now = min(self.substeps, max(0, round((time.perf_counter() - period_start)
+                                                 / self.dt)))
+        if by_now > self.done_steps:
+            if not self._hold(self.held, by_now - self.done_steps, self.held_command):
+                return
+            self.done_steps = by_now
+        self.held, self.held_command = tau, True
+
+    def _advance(self, tau: np.ndarray) -> None:
+        """Lockstep: one period under the command, then the state."""
+        if self._hold(tau, self.substeps, True):
+            self._end_periods(1)
+
+    def _hold(self, tau: np.ndarray, steps: int, command: bool) -> bool:
+        """Integrate ``steps`` physics steps under τ (the safe torque while a safety stop
+        lasts), checked as a drive would at least every period; False if the plant faulted.
+        ``command``: τ is a controller's command (counted in commands_applied)."""
+        while steps > 0:
+            chunk = min(steps, self.substeps)
+            commanded = command and not self.stopping
+            self.period_command |= commanded
             if self.stopping:
                 tau = self._safe_torque()
             try:
-                applied = self.plant.step(tau, seconds(self.period_ns))
+                self.plant.step(tau, chunk * self.dt)
                 check_values(self.plant.q, self.joints.bounds.position, "position")
                 check_values(self.plant.qd, self.joints.bounds.velocity, "velocity")
             except (FloatingPointError, Rejected) as exc:
                 self.fault(f"plant state diverged: {exc}")
-                return
-            if commanded and np.any(self.plant.saturated) and not saturated:
+                return False
+            saturated = bool(np.any(self.plant.saturated))
+            if commanded and saturated and not self.period_saturated:
                 self._report_saturation(tau)
-            saturated |= bool(np.any(self.plant.saturated))
-            limited |= bool(np.any(self.plant.at_limit()))
+            self.period_saturated |= saturated
+            self.period_limited |= bool(np.any(self.plant.at_limit()))
             self._watch_velocity()
-            self.k += 1
+            steps -= chunk
+        return True
+
+    def _end_periods(self, periods: int) -> None:
+        """Count the periods stepped since the last state (one tick) and publish the state."""
+        self.k += periods
         self.applied += 1
-        self.commanded += applied_command
-        self.saturation_events += saturated
-        self.limit_events += limited
-        self.last_applied = applied
+        self.commanded += self.period_command
+        self.saturation_events += self.period_saturated
+        self.limit_events += self.period_limited
+        self.period_command = self.period_saturated = self.period_limited = False
         self._publish_state()
 
     def _report_saturation(self, tau: np.ndarray) -> None:
@@ -417,19 +462,22 @@ class PlantNode:
         if self.lockstep:
             self.stamp = self.k * self.period_ns
             self.pub_clock.publish(self.m.clock(self.stamp))
-        else:
-            self.stamp = int(self.node.now() * 1e9)
+            measured_at = time.perf_counter()
+        else:  # stamped with its deadline: the instant the state describes
+            self.stamp = self.stamp_origin + self.deadlines * self.period_ns
+            measured_at = self.tick_origin + self.deadlines * seconds(self.period_ns)
         q, qd = self.last_measured = self.plant.measure()
-        self._remember(self.stamp)
+        self._remember(self.stamp, measured_at)
         self.pub_state.publish(self.m.joint_state(self.stamp, self.names, q, qd,
                                                   self.plant.applied))
         if self.pub_wrench is not None:
             self.pub_wrench.publish(self.m.wrench(self.stamp, self.plant.wrench, "world"))
 
-    def _remember(self, stamp: int) -> None:
-        """Record a published state's stamp; forget those older than ANSWER_WINDOW_S."""
+    def _remember(self, stamp: int, measured_at: float) -> None:
+        """Record a published state's stamp and when (perf_counter) it was measured; forget
+        those older than ANSWER_WINDOW_S."""
         now = time.perf_counter()
-        self.recent[stamp] = now
+        self.recent[stamp] = measured_at
         cutoff = now - ANSWER_WINDOW_S
         while len(self.recent) > 1 and next(iter(self.recent.values())) < cutoff:
             del self.recent[next(iter(self.recent))]
@@ -449,7 +497,7 @@ class PlantNode:
             return
         if time.perf_counter() - max(self.last_command_wall, self.started_wall) > 1.0:
             self.recent.pop(self.stamp, None)
-            self._remember(self.stamp)  # the answer to the re-sent state is a fresh one
+            self._remember(self.stamp, time.perf_counter())  # its answer is a fresh one
             q, qd = self.last_measured
             self.pub_clock.publish(self.m.clock(self.stamp))
             self.pub_state.publish(self.m.joint_state(self.stamp, self.names, q, qd,
