@@ -183,6 +183,8 @@ class ControllerNode:
         except (LawParameterError, ValueError) as exc:
             return configure_failure(self.log, f"'{self.law_name}'", exc)
         self._warm_up(self.law, self.law_name)
+        if not self.lockstep:  # the first motion must not stall a tick loading the sampler
+            warm_up(self.log, "trajectory_sample", self._warm_up_sampling)
         self.errors = ErrorStatistics()
         self.health.clear()
         self.log.info(f"controller '{self.law_name}' on '{self.model.name}' "
@@ -277,6 +279,12 @@ class ControllerNode:
 
         warm_up(self.log, f"law.{name}", update)
         law.reset()
+
+    def _warm_up_sampling(self) -> None:
+        q = np.clip(np.zeros(self.n), self.model.lower, self.model.upper)
+        trial = TrajectorySchedule(self.n)
+        trial.add(0, JointTrajectory([0.0, 1.0], [q, q]))
+        trial.sample(500_000_000)
 
     def _validate(self, changes: dict) -> str | None:
         """Let the law(s) touched by a change decide; a refusal names the law's reason."""

@@ -220,13 +220,14 @@ class PlantNode:
                            self.node.create_timer(0.2, self._lockstep_watchdog)]
         else:
             self.loop.start()
-            # deadline k at tick_origin + k·period, the timer's own grid (absolute, no drift);
-            # the state of deadline k is stamped stamp_origin + k·period
-            self.tick_origin, self.stamp_origin = time.perf_counter(), int(self.node.now() * 1e9)
+            # deadline k at tick_origin + k·period: the timer's own grid (absolute, no drift;
+            # made right after the origin); the state of deadline k is stamped
+            # stamp_origin + k·period
             self.deadlines, self.done_steps = 0, 0
             self.held, self.held_command = self._safe_torque(), False
-            self._publish_state()
+            self.tick_origin, self.stamp_origin = time.perf_counter(), int(self.node.now() * 1e9)
             self.timers = [self.node.create_timer(seconds(self.period_ns), self._tick)]
+            self._publish_state()
         return CallbackReturn.SUCCESS
 
     def on_deactivate(self, previous) -> CallbackReturn:
@@ -348,9 +349,12 @@ class PlantNode:
             return
         now = time.perf_counter()
         period = seconds(self.period_ns)
-        # the latest deadline passed (never one still ahead: the state must not run ahead of
-        # the wall clock); the timer fires on the grid, so normally the next one
-        due = max(self.deadlines + 1, math.floor((now - self.tick_origin) / period + 1e-6))
+        # the latest deadline passed: normally the next one (the timer fires on the grid just
+        # after it); none if a late tick already served it (the state never runs ahead of the
+        # wall clock)
+        due = math.floor((now - self.tick_origin) / period + 1e-6)
+        if due <= self.deadlines:
+            return
         periods = due - self.deadlines
         deadline = self.tick_origin + due * period
         self.tick_lateness.add(max(0.0, now - deadline))
