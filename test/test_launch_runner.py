@@ -49,7 +49,7 @@ def test_the_bundled_launch_file_declares_its_arguments_four_nodes_and_their_man
     plan = load_launch_file(resolve_launch_file(None))
     assert [(a.name, a.default) for a in plan.arguments] == [
         ("robot", "ddarm"), ("controller", "computed_torque"), ("rate", "1000.0"),
-        ("lockstep", "false"), ("scenario", "")]
+        ("lockstep", "false"), ("scenario", ""), ("realtime_priority", "0")]
     assert all(a.description for a in plan.arguments)
     assert [(n.package, n.executable, n.name) for n in plan.nodes] == [
         ("robot_control", x, x) for x in PROCESSES]
@@ -69,6 +69,10 @@ def test_the_bundled_launch_file_declares_its_arguments_four_nodes_and_their_man
     assert by_name["controller"].params["controller"] == "computed_torque"
     assert "controller" not in by_name["plant"].params
     assert "use_sim_time" not in by_name["plant"].params  # the clock source keeps wall time
+    # the loop's two ends may run SCHED_FIFO; the others never need to
+    assert {n.name for n in plan.nodes if "realtime_priority" in n.params} == {"plant",
+                                                                                "controller"}
+    assert by_name["plant"].params["realtime_priority"] == 0
 
 
 def test_overrides_reach_the_node_parameters_and_a_robot_without_gains_file_is_skipped(capsys):
