@@ -108,7 +108,7 @@ def test_collection_is_frozen_and_left_to_the_loop_while_one_runs(node):
         first.start()
         second.start()
         assert not gc.isenabled() and gc.get_freeze_count() > 0
-        garbage = [[] for _ in range(YOUNG_LIMIT + 10)]  # young objects that stay alive
+        garbage = [[] for _ in range(2 * YOUNG_LIMIT)]  # young objects that stay alive
         assert gc.get_count()[0] >= YOUNG_LIMIT
         first.after_tick()  # enough piled up: collected now, after the tick's work
         assert gc.get_count()[0] < YOUNG_LIMIT

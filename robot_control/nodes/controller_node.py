@@ -163,6 +163,7 @@ class ControllerNode:
         self.monitor_period_ns = period_ns(self.monitor_rate) if self.monitor_rate > 0 else 0
         self.next_monitor_ns = 0
         self.terms_stamp = -1
+        self.answer_from = 0  # real time: stamp of the activation; earlier states go unanswered
         self.last_tau = np.zeros(self.n)
         self.last_state: State | None = None
         self.measured_tau: np.ndarray | None = None  # the plant's applied τ (JointState effort)
@@ -186,6 +187,7 @@ class ControllerNode:
         if not self.lockstep:  # the first motion must not stall a tick loading the sampler
             warm_up(self.log, "trajectory_sample", self._warm_up_sampling)
         self.errors = ErrorStatistics()
+        self.loop.prepare()
         self.health.clear()
         self.log.info(f"controller '{self.law_name}' on '{self.model.name}' "
                       f"(terms: {self.source}, trigger: {self.trigger}): configured")
@@ -198,11 +200,13 @@ class ControllerNode:
         # real time: the motion received (re-anchored at the measured state), else hold the
         # measured position until one comes
         self.hold_reference = None
-        self.pending = None  # answer only states measured from now on
+        self.pending = None
         if not self.lockstep:
             self.loop.start()
         if self.trigger == "timer":
             self.timer = self.node.create_timer(1.0 / self.rate, self._on_timer)
+        # answer only states measured from now on, not those queued while this ran
+        self.answer_from = 0 if self.lockstep else int(self.node.now() * 1e9)
         return CallbackReturn.SUCCESS
 
     def on_deactivate(self, previous) -> CallbackReturn:
@@ -396,7 +400,10 @@ class ControllerNode:
         except Rejected as exc:
             self.drops.drop("/joint_states", str(exc))
             return
-        self.pending = (stamp_ns(msg.header.stamp), q, qd)
+        ns = stamp_ns(msg.header.stamp)
+        if ns < self.answer_from:
+            return  # measured before this activation (queued while it ran): not ours to answer
+        self.pending = (ns, q, qd)
         if tau is not None:
             self.measured_tau = tau
         if self.trigger == "state":

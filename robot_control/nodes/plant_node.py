@@ -204,6 +204,7 @@ class PlantNode:
                 lambda: Plant(self.model, self.plant_cfg, self.dt).step(zeros, period))
         warm_up(self.log, "inverse_dynamics", lambda: self._hold_torque(self.q0, zeros))
         self._reset_bookkeeping()
+        self.loop.prepare()
         self.health.clear()
         self.log.info(f"plant '{self.model.name}' ({self.model.nq} joints) at "
                       f"{1e9 / self.period_ns:.0f} Hz, "

@@ -1,8 +1,9 @@
 """Loop discipline of a node that keeps a control period (the plant, a timer-driven controller).
 
-- **Garbage collection out of the tick.** When the loop starts (activation, after configure
-  compiled everything) the objects alive so far are frozen (``gc.freeze``: later collections do
-  not scan them) and automatic collection is switched off; the node collects what its ticks left
+- **Garbage collection out of the tick.** Once configure has compiled everything, a full
+  collection runs (``prepare``); when the loop starts (activation) the objects alive then are
+  frozen (``gc.freeze``: later collections do not scan them) and automatic collection is switched
+  off; the node collects what its ticks left
   behind itself, after a tick's work is published (``after_tick``), a young generation at a time,
   so a full collection never lands inside a tick. Collection is process-wide: it stays off while
   any loop of the process runs.
@@ -55,9 +56,14 @@ class LoopDiscipline:
         self.young_collections = 0
 
     # -------------------------------------------------------------- the loop
+    @staticmethod
+    def prepare() -> None:
+        """After the warm-up (configure): collect everything once, now that time is free."""
+        gc.collect()
+
     def start(self) -> None:
         """The loop starts (activation): apply the scheduling settings (once), freeze what is
-        alive, and take collection over."""
+        alive, and take collection over (all cheap: the full collection ran in prepare)."""
         global _running_loops
         if not self.applied:
             self.applied = True
@@ -65,7 +71,6 @@ class LoopDiscipline:
         if not self.running:
             self.running = True
             _running_loops += 1
-            gc.collect()
             gc.freeze()
             gc.disable()
 
