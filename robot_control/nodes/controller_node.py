@@ -458,6 +458,7 @@ class ControllerNode:
                 if self.monitor_period_ns else 0
             self.pub_state.publish(self.m.joint_state(ns, self.names, e, ref.qd - qd, tau))
         self.loop.after_tick()
+        self.health.publish_if_due()  # the loop's slack: the command is out
 
     def _scheduled(self, ns: int) -> Reference | None:
         """The received motion at stamp ns (arrays this node reuses), None before it starts."""

@@ -313,6 +313,7 @@ class PlantNode:
             self._advance(tau)
         else:
             self._apply_now(tau)
+            self.health.publish_if_due()  # the period's slack: its command is in
 
     # ------------------------------------------------------------------ steps
     def _hold_torque(self, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
