@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import shlex
 import signal
 import sys
@@ -46,7 +47,7 @@ from robot_control.launch_runner import (
     split_overrides,
     stop_processes,
 )
-from robot_control.launch_summary import ERROR_LEVEL, json_safe
+from robot_control.launch_summary import ERROR_LEVEL, figures_line, json_safe
 
 
 def seconds_arg(text: str) -> float:
@@ -178,12 +179,14 @@ def run_plan(plan: LaunchPlan, options: RunOptions, stream: IO[str] = sys.stdout
     reason, failed = "", {}
     watch = Watch(plan, options, log)
     ended = time.monotonic()
+    load_at_start = os.getloadavg()
     try:
         if options.monitor:
             from robot_control.launch_summary import StackMonitor
 
-            tracking = [fqn for exe, fqn in plan.members() if exe == "trajectory_generator"]
-            monitor = StackMonitor(tracking_node=tracking[0] if tracking else None)
+            members = dict(plan.members())  # executable -> fully qualified name, composed too
+            monitor = StackMonitor(tracking_node=members.get("trajectory_generator"),
+                                   controller_node=members.get("controller"))
         refuse_name_clashes(plan, names_on_domain(monitor), domain)
         for node in plan.nodes:
             procs.append(NodeProcess(node, env, out))
@@ -205,9 +208,12 @@ def run_plan(plan: LaunchPlan, options: RunOptions, stream: IO[str] = sys.stdout
         "launch_file": str(plan.file), "arguments": dict(plan.values),
         "robot": plan.values.get("robot"), "controller": plan.values.get("controller"),
         "requested_rate_hz": _number(plan.values.get("rate")),
+        # the machine's load (1, 5, 15 min): wall-clock figures are worth what it leaves
+        "load_average": {"start": list(load_at_start), "end": list(os.getloadavg())},
     }
     if monitor is not None:
         summary.update(monitor.summary(until=ended))
+        log(figures_line(summary))
     summary.update(watch.summary())
     summary["stopped_by"] = reason
     summary["nodes"] = {p.node.label: {"pid": p.proc.pid, "exit": p.returncode} for p in procs}

@@ -1,15 +1,16 @@
 """What ``robot-control launch`` reports about a running stack, gathered over the bus.
 
 A :class:`StackMonitor` is a :class:`~robot_control.bus.client.BusClient` in the runner's process
-(a tool participant, not a node) watching two topics of the bus contract: the plant's
-``/diagnostics`` (steps, commands applied and rejected, missed deadlines, state-to-command latency
-percentiles — the plant measures these where they happen) and ``/controller/state`` (position =
-e = q_d − q), from which it accumulates the tracking error per joint — only while the trajectory
-generator is active (its ``transition_event`` topic says when), not while the controller merely
-holds the arm during bring-up. The control loop counts as running from the first
-``/controller/state`` message; the achieved rate is taken over that window. Every node's status
-on /diagnostics is its heartbeat: the monitor keeps the time, level and message of the last one
-per node, from which the runner judges liveness and faults.
+(a tool participant, not a node) watching ``/diagnostics``, where each node measures its own
+figures where they happen: the plant its steps, commands applied and rejected, missed deadlines
+and state-to-command latency percentiles; the controller its tracking error e = q_d − q per joint
+over every tick in which it tracked a trajectory the generator sent (RMS, maximum, last), which a
+monitor sampling /controller/state at its monitor rate would only estimate. It also watches
+``/controller/state``: the control loop counts as running from its first message, and the
+achieved rate is taken over that window; and the trajectory generator's ``transition_event``
+topic, for how long the motion ran (``tracking_s``). Every node's status on /diagnostics is its
+heartbeat: the monitor keeps the time, level and message of the last one per node, from which
+the runner judges liveness and faults.
 
 The summary is standard JSON: a figure that is not a finite number (the RMS error of a run whose
 error overflowed) is written as null, and ``non_finite`` says which and what it was.
@@ -17,13 +18,15 @@ error overflowed) is written as null, and ``non_finite`` says which and what it 
 
 from __future__ import annotations
 
+import json
 import math
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
-import numpy as np
+from robot_control.nodes.common import ErrorStatistics
+
+__all__ = ["ErrorStatistics", "StackMonitor", "diagnostic_value", "json_safe"]
 
 PLANT_STATUS_SUFFIX = ": plant"
 ERROR_LEVEL = 2
@@ -32,7 +35,13 @@ TOPIC_CONTROLLER_STATE = "/controller/state"
 
 
 def diagnostic_value(text: str) -> object:
-    """A DiagnosticStatus value (always a string on the wire) as the number or flag it prints."""
+    """A DiagnosticStatus value (always a string on the wire) as the number, flag or JSON list
+    it prints."""
+    if text.startswith("["):
+        try:
+            return json.loads(text)
+        except ValueError:
+            return text
     if text in ("True", "False"):
         return text == "True"
     if text == "None":
@@ -80,60 +89,45 @@ def plant_status(msg) -> dict[str, object] | None:
     return None
 
 
-@dataclass
-class ErrorStatistics:
-    """Running RMS, maximum and last value of the tracking error e, per joint."""
+def figures_line(summary: dict[str, object]) -> str:
+    """The run's figures in one line: achieved rate, state→command latency, missed deadlines,
+    the largest tracking error and the load the machine had."""
+    def us(v):
+        return "-" if v is None else (f"{v / 1000:.1f} ms" if v >= 1000 else f"{v:.0f} µs")
 
-    names: list[str] = field(default_factory=list)
-    count: int = 0
-    non_finite: int = 0  # samples with a NaN or infinite error, left out of the figures
-    sum_sq: np.ndarray | None = None
-    max_abs: np.ndarray | None = None
-    last: np.ndarray | None = None
-
-    def add(self, names: list[str], e: np.ndarray) -> None:
-        if not np.all(np.isfinite(e)):
-            self.non_finite += 1
-            return
-        if self.sum_sq is None or e.shape != self.sum_sq.shape:
-            # first sample, or the law changed the state size: restart rather than mix
-            self.names, self.count = list(names), 0
-            self.sum_sq, self.max_abs = np.zeros(e.shape), np.zeros(e.shape)
-        self.count += 1
-        with np.errstate(over="ignore"):  # an overflow is reported as such by summary()
-            self.sum_sq += e * e
-        np.maximum(self.max_abs, np.abs(e), out=self.max_abs)
-        self.last = e
-
-    def summary(self) -> dict[str, object]:
-        out: dict[str, object] = {"rms_error": None, "max_error": None, "final_error": None}
-        if self.count:
-            with np.errstate(over="ignore"):  # an overflowed sum is reported, not raised
-                out = {"rms_error": np.sqrt(self.sum_sq / self.count).tolist(),
-                       "max_error": self.max_abs.tolist(), "final_error": self.last.tolist()}
-        if self.non_finite:
-            out["non_finite_error_samples"] = self.non_finite
-        return out
+    rate, requested = summary.get("rate_hz"), summary.get("requested_rate_hz")
+    lat = summary.get("latency_us") or {}
+    missed, ratio = summary.get("missed_deadlines"), summary.get("missed_deadline_ratio")
+    errors = [e for e in summary.get("max_error") or [] if e is not None]
+    load = (summary.get("load_average") or {}).get("start") or [None]
+    parts = [
+        f"achieved {rate:.1f} Hz" if rate is not None else "achieved -",
+        f"of {requested:g}" if requested is not None else "",
+        f"| state→command p50 {us(lat.get('p50'))}, p99 {us(lat.get('p99'))}, "
+        f"max {us(lat.get('max'))}",
+        f"| missed deadlines {missed} ({100 * ratio:.2f} %)" if ratio is not None else
+        "| missed deadlines -",
+        f"| max tracking error {max(errors):.2g} rad" if errors else "| max tracking error -",
+        f"| load average {load[0]:.2f}" if load[0] is not None else "",
+    ]
+    return " ".join(p for p in parts if p)
 
 
 class StackMonitor:
     """Collects the launch summary from the bus while the stack runs (threads, one per topic)."""
 
     def __init__(self, client_factory: Callable[[], object] | None = None,
-                 tracking_node: str | None = None) -> None:
+                 tracking_node: str | None = None, controller_node: str | None = None) -> None:
         if client_factory is None:
             from robot_control.bus.client import BusClient
 
             client_factory = BusClient
         self.client = client_factory()
-        # errors count while this managed node (the trajectory generator) is active; with none
-        # to watch, from the first sample on
-        self.tracking = tracking_node is None
-        self.tracking_since: float | None = None
+        self.tracking_since: float | None = None  # the trajectory generator became active
+        self.controller = controller_node  # whose status holds the tracking error
         self._stop = threading.Event()
         # discovery (the client's graph) is used by one thread at a time; reading samples is not
         self._graph_lock = threading.Lock()
-        self.errors = ErrorStatistics()
         self.running_since: float | None = None  # monotonic time of the first /controller/state
         self.diagnostics: list[tuple[float, dict[str, object]]] = []  # (received, plant status)
         #: node fqn -> (monotonic time, level, message) of its last status on /diagnostics
@@ -199,15 +193,12 @@ class StackMonitor:
             delete_entity(reader)
 
     def _on_tracking_event(self, event) -> None:
-        self.tracking = event.goal_state.label == "active"
-        if self.tracking and self.tracking_since is None:
+        if event.goal_state.label == "active" and self.tracking_since is None:
             self.tracking_since = time.monotonic()
 
     def _on_state(self, msg) -> None:
         if self.running_since is None:
             self.running_since = time.monotonic()
-        if self.tracking:
-            self.errors.add(list(msg.name), np.asarray(msg.position, dtype=float))
 
     def _on_diagnostics(self, msg) -> None:
         now = time.monotonic()
@@ -227,10 +218,13 @@ class StackMonitor:
         return self.running_since is not None
 
     def wait_for_diagnostics(self, after: float, timeout_s: float = 1.5) -> bool:
-        """Wait for a plant status received after monotonic time ``after`` (True if one came)."""
+        """Wait for a plant status (and the controller's) received after monotonic time
+        ``after`` (True if they came)."""
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
-            if self.diagnostics and self.diagnostics[-1][0] > after:
+            beat = self.heartbeats.get(self.controller) if self.controller else None
+            if self.diagnostics and self.diagnostics[-1][0] > after and \
+                    (self.controller is None or (beat is not None and beat[0] > after)):
                 return True
             time.sleep(0.02)
         return False
@@ -268,20 +262,31 @@ class StackMonitor:
         plant = self.diagnostics[-1][1] if self.diagnostics else {}
         out["rate_hz"] = self._achieved_rate(plant)
         out["latency_us"] = {k: plant.get(f"latency_{k}_us") for k in ("p50", "p99", "max")}
+        out["tick_late_us"] = {k: plant.get(f"tick_late_{k}_us") for k in ("p50", "p99", "max")}
         out["missed_deadlines"] = plant.get("missed_deadlines")
         out["commands"] = plant.get("commands_applied")
         out["commands_rejected"] = plant.get("commands_rejected")
         out["steps"] = plant.get("steps")
         out["velocity_stops"] = plant.get("velocity_stops")
         out["commands_foreign"] = plant.get("commands_foreign")
-        steps, missed = plant.get("steps"), plant.get("missed_deadlines")
-        out["missed_deadline_ratio"] = (missed / steps if isinstance(steps, int) and steps
+        # of the deadlines that passed while commands flowed (a late tick passes several)
+        base, missed = plant.get("commanded_deadlines"), plant.get("missed_deadlines")
+        out["missed_deadline_ratio"] = (missed / base if isinstance(base, int) and base
                                         and isinstance(missed, int) else None)
-        out.update(self.errors.summary())
-        out["joint_names"] = self.errors.names
-        out["controller_state_samples"] = self.errors.count
+        out.update(self._tracking_errors())
         out["plant"] = plant
         out["node_status"] = {node: dict(status) for node, status in sorted(self.statuses.items())}
+        return out
+
+    def _tracking_errors(self) -> dict[str, object]:
+        """rms_error, max_error, final_error per joint (and the samples they cover), as the
+        controller measured them over every tick; None where it reported none."""
+        status = self.statuses.get(self.controller, {}) if self.controller else {}
+        keys = ("rms_error", "max_error", "final_error", "joint_names", "tracking_samples",
+                "non_finite_error_samples")
+        out: dict[str, object] = {k: status.get(k) for k in keys[:5]}
+        if status.get(keys[5]):
+            out[keys[5]] = status[keys[5]]
         return out
 
     def _achieved_rate(self, plant: dict[str, object]) -> float | None:

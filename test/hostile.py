@@ -9,8 +9,8 @@
   clock, as another stack's controller on the same domain would send them;
 - ``flood``: NaN commands as fast as it can;
 - ``inputs``: one round of every kind of garbage a subscriber may get (NaN, 1e200, wrong size,
-  wrong names on /joint_states; the same on /joint_reference; NaN wrenches; malformed
-  /dynamics/terms), repeated every 0.2 s.
+  wrong names on /joint_states; the same as motions on /controller/joint_trajectory; NaN
+  wrenches; malformed /dynamics/terms), repeated every 0.2 s.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import sys
 import time
 
 from robot_control.bus.node import create_node
-from robot_control.nodes.convert import Messages
+from robot_control.nodes.convert import TRAJECTORY_TOPIC, Messages
 
 NAMES = ["joint1", "joint2", "joint3"]
 
@@ -73,7 +73,10 @@ def main(argv: list[str]) -> int:
 def send_garbage(node, m: Messages, end: float) -> int:
     """Every kind of unusable input, once every 0.2 s until end; the number of messages sent."""
     states = node.create_publisher("sensor_msgs/msg/JointState", "/joint_states")
-    refs = node.create_publisher("trajectory_msgs/msg/JointTrajectory", "/joint_reference")
+    # the controller reads motions transient local (a late controller gets the one under way):
+    # only a publisher offering that durability reaches it
+    refs = node.create_publisher("trajectory_msgs/msg/JointTrajectory", TRAJECTORY_TOPIC,
+                                 qos="transient_local")
     wrench = node.create_publisher("geometry_msgs/msg/WrenchStamped", "/wrench")
     terms = node.create_publisher("std_msgs/msg/Float64MultiArray", "/dynamics/terms")
     nan, zero = math.nan, [0.0, 0.0, 0.0]

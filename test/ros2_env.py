@@ -224,3 +224,18 @@ def exit_after_ctrl_c(argv: list[str], env: Mapping[str, str], ready: str, signa
         except subprocess.TimeoutExpired:
             code = None
     return code, proc.output
+
+
+#: ``ros2 topic echo`` of the motion the trajectory generator sent once, started late: the
+#: topic is reliable and transient local, so the echo still gets it
+MOTION_ECHO = ("topic", "echo", "--once", "/controller/joint_trajectory",
+               "trajectory_msgs/msg/JointTrajectory", "--qos-durability", "transient_local",
+               "--qos-reliability", "reliable")
+
+
+def echoed_knots(out: str) -> tuple[list[str], list[float]]:
+    """(joint_names, time_from_start of each point in s) of one echoed JointTrajectory."""
+    names = re.search(r"joint_names:\n((?:- .+\n)+)", out + "\n")
+    times = re.findall(r"time_from_start:\n\s+sec: (\d+)\n\s+nanosec: (\d+)", out)
+    return ([n[2:] for n in names.group(1).splitlines()] if names else [],
+            [int(s) + int(ns) * 1e-9 for s, ns in times])

@@ -12,11 +12,13 @@ import time
 import pytest
 from bus_probe import start_probe
 from ros2_env import (
+    MOTION_ECHO,
     STACK_NODES,
     Watched,
     bag_topics,
     dds_python,
     dds_python_missing,
+    echoed_knots,
     node_ready_patterns,
     record_bag,
     ros2,
@@ -175,3 +177,19 @@ def test_ros2_bag_records_the_stack_in_mcap(tmp_path):
     recorded = bag_topics(info)
     assert {t: recorded.get(t, ("?", 0))[0] for t in BAG_TOPICS} == BAG_TOPICS, info
     assert min(recorded[t][1] for t in BAG_TOPICS) > 100, info  # 3 s at 250 Hz: hundreds each
+
+
+def test_a_late_ros2_topic_echo_gets_the_motion_as_quintic_knots():
+    """The trajectory generator sends the DDArm's sweep once as knots (start, the waypoint, back
+    at 1.5 s a segment), reliable and transient local: ``ros2 topic echo`` started after that
+    still receives it, decoded with the type hash ROS 2 knows."""
+    env = ros_env("ros2cli-knots")
+    with start_dds_stack(env, "rate:=250.0") as stack:
+        assert stack.wait_for_line("reference starts from the measured position", STACK_UP_S), \
+            stack.output
+        out = ros2(env, *MOTION_ECHO, "--no-daemon", timeout=60)
+    names, times = echoed_knots(out)
+    assert names == ["joint1", "joint2", "joint3"], out
+    assert times == [0.0, 1.5, 3.0], out
+    assert "positions:" in out and "accelerations:" in out, out
+    assert "type hash" not in out, out  # no "Failed to parse type hash" warning

@@ -57,9 +57,10 @@ def observer():
 @launch_pytest.fixture(scope="module")
 def lockstep_stack(scenario_file, observer):
     return launch.LaunchDescription([
-        # the plant starts once controller, trajectory generator, dynamics server and this
-        # test's reader are subscribed, so no state is lost
-        SetParameter(name="lockstep_start_subscribers", value=4),
+        # the plant starts once controller, trajectory generator and this test's reader are
+        # subscribed, so no state is lost (the dynamics server listens to states only while a
+        # controller subscribes to its terms)
+        SetParameter(name="lockstep_start_subscribers", value=3),
         *stack_launch(DOMAIN, scenario=str(scenario_file), lockstep="true",
                       rate=str(float(SCENARIO["rate"])), controller=SCENARIO["controller"]["type"]),
         launch_pytest.actions.ReadyToTest(),

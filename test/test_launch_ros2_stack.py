@@ -16,7 +16,15 @@ import threading
 import time
 
 import pytest
-from ros2_env import bag_topics, record_bag, ros2, ros2_missing, wait_for
+from ros2_env import (
+    MOTION_ECHO,
+    bag_topics,
+    echoed_knots,
+    record_bag,
+    ros2,
+    ros2_missing,
+    wait_for,
+)
 
 if ros2_missing():
     pytest.skip(ros2_missing(), allow_module_level=True)
@@ -144,6 +152,15 @@ def test_ros2_bag_records_the_launched_stack(running, tmp_path):
     recorded = bag_topics(info)
     assert {t: recorded.get(t, ("?", 0))[0] for t in topics} == topics, info
     assert min(recorded[t][1] for t in topics) > 100, info  # 3 s at 250 Hz: hundreds each
+
+
+@pytest.mark.launch(fixture=stack)
+def test_the_motion_is_sent_once_as_knots_a_late_echo_still_gets(running):
+    """rclpy route: the generator's motion on /controller/joint_trajectory (transient local)."""
+    assert wait_for(lambda: running.logged("trajectory_generator", "reference starts from"), 60)
+    out = ros2(cli_env(DOMAIN), *MOTION_ECHO, "--no-daemon", timeout=60)
+    names, times = echoed_knots(out)
+    assert names == ["joint1", "joint2", "joint3"] and times == [0.0, 1.5, 3.0], out
 
 
 @pytest.mark.launch(fixture=stack, shutdown=True)

@@ -45,7 +45,8 @@ def test_the_bundled_launch_file_declares_its_arguments_four_nodes_and_their_man
     plan = load_launch_file(resolve_launch_file(None))
     assert [(a.name, a.default) for a in plan.arguments] == [
         ("robot", "ddarm"), ("controller", "computed_torque"), ("rate", "1000.0"),
-        ("lockstep", "false"), ("scenario", ""), ("composed", "false")]
+        ("lockstep", "false"), ("scenario", ""), ("composed", "false"),
+        ("realtime_priority", "0")]
     assert all(a.description for a in plan.arguments)
     assert [(n.package, n.executable, n.name) for n in plan.nodes] == [
         ("robot_control", x, x) for x in PROCESSES]
@@ -65,6 +66,10 @@ def test_the_bundled_launch_file_declares_its_arguments_four_nodes_and_their_man
     assert by_name["controller"].params["controller"] == "computed_torque"
     assert "controller" not in by_name["plant"].params
     assert "use_sim_time" not in by_name["plant"].params  # the clock source keeps wall time
+    # the loop's two ends may run SCHED_FIFO; the others never need to
+    assert {n.name for n in plan.nodes if "realtime_priority" in n.params} == {"plant",
+                                                                                "controller"}
+    assert by_name["plant"].params["realtime_priority"] == 0
 
 
 def test_overrides_reach_the_node_parameters_and_a_robot_without_gains_file_is_skipped(capsys):
@@ -278,7 +283,12 @@ def test_a_timed_run_reports_rate_latency_commands_and_tracking_errors(timed_run
     latency = summary["latency_us"]
     assert set(latency) == {"p50", "p99", "max"}
     assert 0 < latency["p50"] <= latency["p99"] <= latency["max"]
-    assert 0 <= summary["missed_deadlines"] <= summary["steps"]
+    # a missed deadline: a period whose command was not there by its deadline (of those that
+    # passed while commands flowed; a tick late by whole periods passes several)
+    assert 0 <= summary["missed_deadlines"] <= summary["plant"]["commanded_deadlines"]
+    assert 0 <= summary["missed_deadline_ratio"] <= 1
+    late = [summary["plant"][f"tick_late_{k}_us"] for k in ("p50", "p99", "max")]
+    assert 0 <= late[0] <= late[1] <= late[2]
     # the loop ran: commands were applied
     # the loop ran: commands were applied (and only ticks that applied one count)
     assert 0 < summary["commands"] <= summary["steps"]

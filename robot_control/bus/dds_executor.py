@@ -5,7 +5,7 @@ Readers are attached to one Cyclone WaitSet through ReadConditions, each under a
 key, so a wake-up says directly which readers have data (no per-reader polling, no per-sample
 Python listeners running on Cyclone's threads). A GuardCondition wakes the wait for shutdown or
 when another thread adds work. Timers are wall-clock and precise: the executor sleeps in the
-WaitSet until ~200 µs before a timer is due and then busy-waits (still dispatching any data that
+WaitSet until ~150 µs before a timer is due and then busy-waits (still dispatching any data that
 arrives), because a sleeping thread on a loaded VM may wake milliseconds late.
 
 Samples are taken in batches as serialised data and decoded one by one, so a sample that fails to
@@ -44,7 +44,7 @@ from cyclonedds.core import (
 from cyclonedds.core import WaitSet as _CycloneWaitSet
 from cyclonedds.sub import ddspy_take
 
-BUSY_WAIT_S = 200e-6  # sleep until this long before a timer is due, then spin
+BUSY_WAIT_S = 150e-6  # sleep until this long before a timer is due, then spin
 MAX_BLOCK_S = 0.1  # bound on one blocking wait, so Python signal handlers run promptly
 TAKE_BATCH = 32  # samples taken (still serialised) per call
 MAX_DRAIN = 256  # samples of one reader handled per dispatch; the rest wait for the next one

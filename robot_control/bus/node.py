@@ -169,6 +169,11 @@ class Node(ABC):
                             qos: QosSpec = "default"):
         """Call callback(msg) in the executor thread for every message received."""
 
+    def destroy_subscription(self, subscription) -> None:
+        """End a subscription: no more callbacks, and its reader leaves the graph (so its
+        publishers stop sending to this process)."""
+        subscription.destroy()
+
     @abstractmethod
     def create_client(self, srv_type: str, service: str):
         """A client of a service (``"lifecycle_msgs/srv/GetState"``, name resolved like a topic):

@@ -62,6 +62,8 @@ from robot_control.bus.node import (
 )
 from robot_control.bus.parameters import ParameterError, coerce
 
+BUSY_WAIT_S = 150e-6  # spin, rather than sleep, this long before a timer is due
+
 
 def rclpy_qos(qos: QosSpec):
     """rclpy QoS for a QosSpec: a depth, or the profiles "default", "sensor", "transient_local"."""
@@ -176,6 +178,7 @@ class RclpyNode(Node):
         self._released = False
         self._initialising: str | None = None
         self._steady = Clock(clock_type=ClockType.STEADY_TIME)
+        self._timers: list = []
 
     def msg(self, ros_type: str) -> type:
         package, kind, name = ros_type.split("/")
@@ -203,14 +206,28 @@ class RclpyNode(Node):
             self.msg(ros_type), topic, self._guarded(callback, f"callback for {topic}"),
             rclpy_qos(qos))
 
+    def destroy_subscription(self, subscription) -> None:
+        self._node.destroy_subscription(subscription)
+
     def create_client(self, srv_type: str, service: str) -> RclpyClient:
         package, _, name = srv_type.split("/")
         srv_class = getattr(importlib.import_module(f"{package}.srv"), name)
         return RclpyClient(self._node, srv_class, service)
 
     def create_timer(self, period_s: float, callback: Callable[[], None]):
-        return self._node.create_timer(period_s, self._guarded(callback, "timer callback"),
-                                       clock=self._steady)
+        timer = self._node.create_timer(period_s, self._guarded(callback, "timer callback"),
+                                        clock=self._steady)
+        self._timers = [t for t in self._timers if not t.is_canceled()] + [timer]
+        return timer
+
+    def _wait_before_timer(self) -> float:
+        """How long spin may block: until BUSY_WAIT_S before the next timer is due (rcl timers
+        keep absolute deadlines; a thread woken by the OS may be late), at most 0.1 s."""
+        due = [t.time_until_next_call() for t in self._timers]
+        due = [ns for ns in due if ns is not None]
+        if not due:
+            return 0.1
+        return min(0.1, max(0.0, min(due) * 1e-9 - BUSY_WAIT_S))
 
     def now(self) -> float:
         return self._node.get_clock().now().nanoseconds * 1e-9
@@ -299,7 +316,7 @@ class RclpyNode(Node):
             raise RuntimeError(f"{self.fqn} is in a container: spin the container")
         self._spinning = True
         try:
-            spin_executor(self._executor, lambda: self._running)
+            spin_executor(self._executor, lambda: self._running, self._wait_before_timer)
         finally:
             self._spinning = False
             self.close()
@@ -333,12 +350,14 @@ class RclpyNode(Node):
             rclpy.try_shutdown()
 
 
-def spin_executor(executor, running: Callable[[], bool]) -> None:
-    """Spin until running() is false, rclpy is shut down or Ctrl-C arrives."""
+def spin_executor(executor, running: Callable[[], bool],
+                  wait: Callable[[], float] = lambda: 0.1) -> None:
+    """Spin until running() is false, rclpy is shut down or Ctrl-C arrives; each wait blocks at
+    most wait() s (a node: until just before its next timer is due, then spins)."""
     try:
         while running() and rclpy.ok():
             try:
-                executor.spin_once(timeout_sec=0.1)
+                executor.spin_once(timeout_sec=wait())
             except Exception:
                 if rclpy.ok():
                     raise

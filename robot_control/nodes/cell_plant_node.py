@@ -147,11 +147,11 @@ class CellPlantNode(PlantNode):
                                           -self.hold_damping * qd[s])
         return tau
 
-    def _step(self, tau: np.ndarray, answers_state: bool) -> np.ndarray:
+    def _step(self, tau: np.ndarray, steps: int, answers_state: bool) -> np.ndarray:
         if answers_state:
             self.plant.evaluate(tau)  # λ and q̈ under τ at the state published (t_k⁺)
             self._publish_forces(self.stamp)
-        return self.plant.step(tau, seconds(self.period_ns))
+        return self.plant.step(tau, steps * self.dt)
 
     def _publish_forces(self, stamp: int) -> None:
         """Contact and grasp wrenches and the object's accelerations at t_k⁺; the figures."""

@@ -1,5 +1,15 @@
 """The ``controller`` node: runs the law named by parameter ``controller`` on each joint state.
 
+The reference, real time: the motion arrives once as quintic knots on
+/controller/joint_trajectory (trajectory_msgs/JointTrajectory, header stamp = its start; read
+reliable and transient local, so a controller started late gets the motion under way — a
+publisher must offer transient local to reach it) and is evaluated at each state's stamp
+(trajectory/schedule.py), as joint_trajectory_controller samples its trajectory; a motion takes
+over at its start, and one whose first point is after time 0 starts from the reference then.
+Until one has started the node holds the measured position. /controller/state (e, ė, τ) is
+published at ``monitor_rate``; the tracking error of every tick goes into the /diagnostics
+status (``rms_error``, ``max_error``, ``final_error``: JSON lists per joint).
+
 Gains are parameters namespaced by law (``computed_torque.kp``); every change is validated by the
 law itself before it applies, so a refused value comes back with the law's reason and leaves the
 running law untouched. Changing ``controller`` swaps the law bumplessly (the new law starts from
@@ -23,6 +33,7 @@ bumpless too: the torque continues from the last one and decays into the law's n
 
 from __future__ import annotations
 
+import json
 import sys
 
 import numpy as np
@@ -32,10 +43,25 @@ from robot_control.bus.lifecycle import CallbackReturn
 from robot_control.control.base import Reference, State
 from robot_control.control.model_terms import ExternalModelTerms
 from robot_control.control.registry import available
-from robot_control.nodes.common import configure_failure, declare_common, run_node
-from robot_control.nodes.convert import Messages, read_terms, read_wrench, seconds, stamp_ns
+from robot_control.nodes.common import (
+    ErrorStatistics,
+    configure_failure,
+    declare_common,
+    run_node,
+    warm_up,
+)
+from robot_control.nodes.convert import (
+    TRAJECTORY_TOPIC,
+    Messages,
+    period_ns,
+    read_terms,
+    read_wrench,
+    seconds,
+    stamp_ns,
+)
 from robot_control.nodes.health import NodeHealth
 from robot_control.nodes.law_host import CONFIGURE_ERRORS, LawHost
+from robot_control.nodes.realtime import LoopDiscipline
 from robot_control.nodes.validation import (
     DropLog,
     JointVectors,
@@ -43,7 +69,8 @@ from robot_control.nodes.validation import (
     check_terms,
     check_wrench,
 )
-from robot_control.trajectory import Quintic
+from robot_control.trajectory import JointTrajectory, Quintic
+from robot_control.trajectory.schedule import TrajectorySchedule
 
 SOURCES = ("local", "server")
 TRIGGERS = ("state", "timer")
@@ -82,14 +109,22 @@ class ControllerNode:
             "reference_blend_time", 1.0, "on activation (real time) the tracked reference starts "
             "at the measured state and joins the published one over this time, s",
             floating_point_range=(1e-3, 60.0))
+        self.loop = LoopDiscipline(node)
         self.m = Messages(node)
         self.pub_cmd = node.create_lifecycle_publisher("sensor_msgs/msg/JointState",
                                                        "/joint_command")
         self.pub_state = node.create_lifecycle_publisher("sensor_msgs/msg/JointState",
                                                          "/controller/state")
+        self.monitor_rate = node.declare_parameter(
+            "monitor_rate", 100.0, "real time: rate of /controller/state (for rqt, bags), Hz; "
+            "0: none", floating_point_range=(0.0, 10000.0), read_only=True)
         node.create_subscription("sensor_msgs/msg/JointState", "/joint_states", self._on_state)
-        node.create_subscription("trajectory_msgs/msg/JointTrajectory", "/joint_reference",
-                                 self._on_reference)
+        if self.lockstep:  # the reference of each t_k, sampled by the trajectory generator
+            node.create_subscription("trajectory_msgs/msg/JointTrajectory", "/joint_reference",
+                                     self._on_reference)
+        else:  # the motion as quintic knots, sampled here at each state's stamp
+            node.create_subscription("trajectory_msgs/msg/JointTrajectory", TRAJECTORY_TOPIC,
+                                     self._on_trajectory, qos="transient_local")
         node.create_subscription("geometry_msgs/msg/WrenchStamped", "/wrench", self._on_wrench)
         node.create_subscription("geometry_msgs/msg/WrenchStamped", "/force_reference",
                                  self._on_force_reference)
@@ -99,17 +134,21 @@ class ControllerNode:
         self.force_reference = sc.force_reference if sc is not None else None
         self.wrench = np.zeros(6)
         self.pending: tuple[int, np.ndarray, np.ndarray] | None = None
-        self.references: dict[int, Reference] = {}
-        self.latest_reference: Reference | None = None  # the trajectory generator's, real time
+        self.references: dict[int, Reference] = {}  # lockstep: by stamp
+        self.schedule = TrajectorySchedule(self.n)  # real time: the motions received
         self.hold_reference: Reference | None = None  # until there is one: hold
+        self.errors = ErrorStatistics()  # while tracking the generator's reference
+        self.monitor_period_ns = period_ns(self.monitor_rate) if self.monitor_rate > 0 else 0
+        self.next_monitor_ns = 0
         self.terms_stamp = -1
+        self.answer_from = 0  # real time: stamp of the activation; earlier states go unanswered
         self.last_state: State | None = None
         self.measured_tau: np.ndarray | None = None  # the plant's applied τ (JointState effort)
         self.anchor: Quintic | None = None  # reference offset decaying after an activation
         self.anchor_pending = False
         self.rate = common["rate"]
         self.timer = None
-        self.health = NodeHealth(node, "controller", self.laws.status, self.drops)
+        self.health = NodeHealth(node, "controller", self._status, self.drops)
 
     # -------------------------------------------------------------- lifecycle
     def on_configure(self, previous) -> CallbackReturn:
@@ -118,6 +157,10 @@ class ControllerNode:
             self.laws.configure()
         except CONFIGURE_ERRORS as exc:
             return configure_failure(self.log, f"'{self.laws.name}'", exc)
+        if not self.lockstep:  # the first motion must not stall a tick loading the sampler
+            warm_up(self.log, "trajectory_sample", self._warm_up_sampling)
+        self.errors = ErrorStatistics()
+        self.loop.prepare()
         self.health.clear()
         self.log.info(f"controller '{self.laws.name}' on '{self.model.name}' "
                       f"(terms: {self.source}, trigger: {self.trigger}): configured")
@@ -127,12 +170,16 @@ class ControllerNode:
         """Take over bumplessly from the torque the plant applies now (see the module doc)."""
         self.laws.takeover = "activate"
         self.anchor, self.anchor_pending = None, not self.lockstep
-        # real time: track only references published from now on (the generator's, re-anchored
-        # at the measured state), holding the measured position until one comes
-        self.latest_reference = self.hold_reference = None
-        self.pending = None  # answer only states measured from now on
+        # real time: the motion received (re-anchored at the measured state), else hold the
+        # measured position until one comes
+        self.hold_reference = None
+        self.pending = None
+        if not self.lockstep:
+            self.loop.start()
         if self.trigger == "timer":
             self.timer = self.node.create_timer(1.0 / self.rate, self._on_timer)
+        # answer only states measured from now on, not those queued while this ran
+        self.answer_from = 0 if self.lockstep else int(self.node.now() * 1e9)
         return CallbackReturn.SUCCESS
 
     def on_deactivate(self, previous) -> CallbackReturn:
@@ -156,6 +203,13 @@ class ControllerNode:
         if self.timer is not None:
             self.timer.cancel()
             self.timer = None
+        self.loop.stop()
+
+    def _warm_up_sampling(self) -> None:
+        q = np.clip(np.zeros(self.n), self.model.lower, self.model.upper)
+        trial = TrajectorySchedule(self.n)
+        trial.add(0, JointTrajectory([0.0, 1.0], [q, q]))
+        trial.sample(500_000_000)
 
     # ----------------------------------------------------------------- inputs
     def _on_reference(self, msg) -> None:
@@ -164,13 +218,11 @@ class ControllerNode:
         except Rejected as exc:
             self.drops.drop("/joint_reference", str(exc))
             return
-        ref = Reference(q, qd, qdd, wrench=self.force_reference)
-        self.latest_reference = ref
-        if self.lockstep:
-            self.references[stamp_ns(msg.header.stamp)] = ref
-            if len(self.references) > 100:
-                for key in sorted(self.references)[:50]:
-                    del self.references[key]
+        self.references[stamp_ns(msg.header.stamp)] = Reference(q, qd, qdd,
+                                                                 wrench=self.force_reference)
+        if len(self.references) > 100:
+            for key in sorted(self.references)[:50]:
+                del self.references[key]
         self._try_compute()
 
     def _read_reference(self, msg):
@@ -181,6 +233,32 @@ class ControllerNode:
         return (self.joints.vector(p.positions, order, "position"),
                 self.joints.optional(p.velocities, order, "velocity"),
                 self.joints.optional(p.accelerations, order, "acceleration"))
+
+    def _on_trajectory(self, msg) -> None:
+        """A motion as quintic knots (trajectory/schedule.py): it runs from its header stamp on
+        (0: on receipt); a first point after time 0 starts from the reference at that stamp,
+        as joint_trajectory_controller does."""
+        start = stamp_ns(msg.header.stamp) or int(self.node.now() * 1e9)
+        try:
+            times, q, qd, qdd = self.joints.points(msg)
+            motion = JointTrajectory(times, q, qd, qdd)
+            if times[0] > 0.0:
+                motion = motion.starting_from(*self._reference_at(start), 0.0)
+        except ValueError as exc:  # Rejected, or knots that make no trajectory
+            self.drops.drop(TRAJECTORY_TOPIC, str(exc))
+            return
+        self.schedule.add(start, motion)
+
+    def _reference_at(self, ns: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(q_d, q̇_d, q̈_d) at stamp ns: the motion's, or at rest where the arm was measured."""
+        sample = self.schedule.sample(ns)
+        if sample is not None:
+            return sample[0].copy(), sample[1].copy(), sample[2].copy()
+        measured = self.pending[1] if self.pending is not None else \
+            (self.last_state.q if self.last_state is not None else None)
+        if measured is None:
+            raise Rejected("a trajectory whose first point is ahead needs a state to start from")
+        return measured.copy(), np.zeros(self.n), np.zeros(self.n)
 
     def _on_wrench(self, msg) -> None:
         try:
@@ -211,7 +289,10 @@ class ControllerNode:
         except Rejected as exc:
             self.drops.drop("/joint_states", str(exc))
             return
-        self.pending = (stamp_ns(msg.header.stamp), q, qd)
+        ns = stamp_ns(msg.header.stamp)
+        if ns < self.answer_from:
+            return  # measured before this activation (queued while it ran): not ours to answer
+        self.pending = (ns, q, qd)
         if tau is not None:
             self.measured_tau = tau
         if self.trigger == "state":
@@ -225,22 +306,23 @@ class ControllerNode:
         if self.pending is None or not self.node.is_active:
             return
         ns, q, qd = self.pending
+        if self.source == "server" and self.terms_stamp != ns:
+            return
         if self.lockstep:
             ref = self.references.get(ns)
             if ref is None:
                 return
         else:
-            ref = self.latest_reference
+            ref = self._scheduled(ns)
             if ref is None:  # nothing to track yet: hold where the robot was at activation
                 if self.hold_reference is None:
                     self.hold_reference = Reference(q.copy(), wrench=self.force_reference)
                 ref = self.hold_reference
-        if self.source == "server" and self.terms_stamp != ns:
-            return
+        tracking = ref is not self.hold_reference
         if self.force_reference is not None:
             ref.wrench = self.force_reference
         t = seconds(ns)
-        if ref is self.latest_reference and (self.anchor_pending or self.anchor is not None):
+        if tracking and (self.anchor_pending or self.anchor is not None):
             ref = self._anchored(t, ref, q, qd)
         state = State(t, q, qd, wrench=self.wrench.copy())
         tau = self.laws.update(t, state, ref, self.measured_tau)
@@ -251,7 +333,21 @@ class ControllerNode:
         self.last_state = state
         self.pub_cmd.publish(self.m.joint_state(ns, self.names, tau=tau))
         e = ref.q - q
-        self.pub_state.publish(self.m.joint_state(ns, self.names, e, ref.qd - qd, tau))
+        if tracking:
+            self.errors.add(self.names, e)
+        if self.lockstep or (self.monitor_period_ns and ns >= self.next_monitor_ns):
+            self.next_monitor_ns = (ns // self.monitor_period_ns + 1) * self.monitor_period_ns \
+                if self.monitor_period_ns else 0
+            self.pub_state.publish(self.m.joint_state(ns, self.names, e, ref.qd - qd, tau))
+        self.loop.after_tick()
+        self.health.publish_if_due()  # the loop's slack: the command is out
+
+    def _scheduled(self, ns: int) -> Reference | None:
+        """The received motion at stamp ns (arrays this node reuses), None before it starts."""
+        sample = self.schedule.sample(ns)
+        if sample is None:
+            return None
+        return Reference(sample[0], sample[1], sample[2], wrench=self.force_reference)
 
     def _anchored(self, t: float, ref: Reference, q: np.ndarray, qd: np.ndarray) -> Reference:
         """The reference minus an offset that starts at (q_d − q, q̇_d − q̇) at the first state
@@ -266,6 +362,22 @@ class ControllerNode:
             self.anchor = None
         return Reference(ref.q - o, (zero if ref.qd is None else ref.qd) - od,
                          (zero if ref.qdd is None else ref.qdd) - odd, wrench=ref.wrench)
+
+    def _status(self):
+        """The law host's status and the tracking error over the run."""
+        level, message, d = self.laws.status()
+        return level, message, {**d, **self._tracking_status()}
+
+    def _tracking_status(self) -> dict[str, object]:
+        """The tracking error over every tick that tracked the generator's motion (JSON lists
+        per joint: what ``robot-control launch`` reports)."""
+        summary = self.errors.summary()
+        out: dict[str, object] = {"tracking_samples": self.errors.count,
+                                  "joint_names": json.dumps(self.names)}
+        for key, value in summary.items():
+            if value is not None:
+                out[key] = json.dumps(value) if isinstance(value, list) else value
+        return out
 
 def main(argv: list[str] | None = None) -> int:
     return run_node("controller", ControllerNode, argv)

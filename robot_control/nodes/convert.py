@@ -15,9 +15,13 @@ from scipy.spatial.transform import Rotation
 from robot_control.clock import NS, period_ns, seconds
 
 Array = np.ndarray
-__all__ = ["NS", "Messages", "period_ns", "read_accel", "read_pose", "read_terms", "read_wrench",
+__all__ = ["NS", "TRAJECTORY_TOPIC", "Messages", "period_ns", "read_accel", "read_pose", "read_terms",
+           "read_wrench",
            "seconds", "stamp_ns"]
 
+#: the motion as quintic knots, trajectory generator → controller (joint_trajectory_controller's
+#: ``~/joint_trajectory`` of a controller named ``controller``)
+TRAJECTORY_TOPIC = "/controller/joint_trajectory"
 #: /dynamics/terms: labelled blocks of one Float64MultiArray, in this order
 TERMS_LAYOUT = ("stamp", "mass_matrix", "coriolis_torque", "gravity_torque", "coriolis_matrix")
 
@@ -73,6 +77,20 @@ class Messages:
                                           time_from_start=self.Duration(sec=0, nanosec=0))
         return self.JointTrajectory(header=self.header(ns), joint_names=list(names),
                                     points=[point])
+
+    def joint_trajectory(self, start_ns: int, names: Sequence[str], knots):
+        """A motion as its quintic knots (trajectory/schedule.py): header stamp = its start,
+        one point per knot with positions, velocities, accelerations and time_from_start."""
+        times, q, qd, qdd = knots
+        points = [self.JointTrajectoryPoint(
+            positions=_list(q[i]), velocities=_list(qd[i]), accelerations=_list(qdd[i]),
+            effort=[], time_from_start=self.duration(int(round(times[i] * NS))))
+            for i in range(len(times))]
+        return self.JointTrajectory(header=self.header(start_ns), joint_names=list(names),
+                                    points=points)
+
+    def duration(self, ns: int):
+        return self.Duration(sec=int(ns // NS), nanosec=int(ns % NS))
 
     def wrench(self, ns: int, wrench6: Array, frame_id: str):
         """WrenchStamped from an angular-first (n, f) 6-vector (ROS puts force first)."""

@@ -1,13 +1,15 @@
-"""The ``dynamics_server`` node: /robot_description once, and /dynamics/terms for each joint state.
+"""The ``dynamics_server`` node: /robot_description once, and /dynamics/terms for each joint state
+while a controller asks for them.
 
 The terms (M(q), C(q,q̇)q̇, g(q), C(q,q̇)) carry the stamp of the state they were computed at, so a
 controller in ``dynamics_source: server`` mode pairs each state with its own terms. A joint
 state that fails the checks of nodes/validation.py is dropped and counted, never computed on.
 
-A managed node: configuring publishes /robot_description; while active it computes the terms of
-each state only if someone subscribes to /dynamics/terms (compiling what they need is the first
-such computation's job, or configure's when a subscriber is already there): a stack whose
-controller uses its own model compiles nothing here.
+A managed node: configuring publishes /robot_description; while active it listens to
+/joint_states only while someone subscribes to /dynamics/terms (it looks twice a second, and at
+activation), so a stack whose controller uses its own model sends it no states every tick and it
+compiles nothing (compiling the terms is the first computation's job, or configure's when a
+subscriber is already there).
 """
 
 from __future__ import annotations
@@ -23,6 +25,9 @@ from robot_control.nodes.common import declare_common, run_node, warm_up
 from robot_control.nodes.convert import Messages, stamp_ns
 from robot_control.nodes.health import OK, NodeHealth
 from robot_control.nodes.validation import DropLog, JointVectors, Rejected
+
+#: how often the node looks whether anyone subscribes to /dynamics/terms, s
+CHECK_PERIOD_S = 0.5
 
 
 class DynamicsServerNode:
@@ -43,7 +48,8 @@ class DynamicsServerNode:
                                                          "/dynamics/terms")
         self.pub_description = node.create_publisher("std_msgs/msg/String", "/robot_description",
                                                      qos="transient_local")
-        node.create_subscription("sensor_msgs/msg/JointState", "/joint_states", self._on_state)
+        self.state_sub = None  # /joint_states, while /dynamics/terms has a subscriber
+        node.create_timer(CHECK_PERIOD_S, self._follow_subscribers)
         self.health = NodeHealth(node, "dynamics_server", self._status, self.drops)
 
     def _status(self):
@@ -56,6 +62,30 @@ class DynamicsServerNode:
             self._compile()
         self.log.info(f"dynamics of '{self.model.name}' served on /dynamics/terms: configured")
         return CallbackReturn.SUCCESS
+
+    def on_activate(self, previous) -> CallbackReturn:
+        self._follow_subscribers()
+        return CallbackReturn.SUCCESS
+
+    def on_deactivate(self, previous) -> CallbackReturn:
+        self._listen(False)
+        return CallbackReturn.SUCCESS
+
+    def on_shutdown(self, previous) -> CallbackReturn:
+        self._listen(False)
+        return CallbackReturn.SUCCESS
+
+    def _follow_subscribers(self) -> None:
+        """Listen to /joint_states while active and someone subscribes to /dynamics/terms."""
+        self._listen(self.node.is_active and self.pub_terms.get_subscription_count() > 0)
+
+    def _listen(self, on: bool) -> None:
+        if on and self.state_sub is None:
+            self.state_sub = self.node.create_subscription("sensor_msgs/msg/JointState",
+                                                           "/joint_states", self._on_state)
+        elif not on and self.state_sub is not None:
+            self.node.destroy_subscription(self.state_sub)
+            self.state_sub = None
 
     def _compile(self) -> None:
         """Load (or compile) the kernels of the terms; a subscriber needs them now."""

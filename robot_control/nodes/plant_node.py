@@ -2,8 +2,17 @@
 
 A managed node: configuring builds the plant at its initial state and compiles what its step
 and its hold need; only while active does it step, publish states and apply commands (inactive,
-the simulated robot is frozen). Real-time mode: a timer at ``rate`` steps the plant one period
-with the latest valid command (zero-order hold) and publishes the new state. Lockstep mode: the
+the simulated robot is frozen). Real-time mode: at each deadline (a timer at ``rate``) the plant
+publishes its state, stamped with the deadline; a valid command applies when it arrives, as a
+drive applies a setpoint (from the next physics step of the period on; the steps before it ran
+under the torque held until then), and is held until the next one (zero-order hold). Its
+deadlines are absolute (k periods after activation, slept until just before and then spun: the
+bus timer),
+garbage collection is kept out of the tick and the optional ``realtime_priority``,
+``cpu_affinity`` and ``lock_memory`` apply while it runs (nodes/realtime.py). A deadline is
+missed when the command answering the previous state had not arrived by it, or when the tick
+came so late that it had to integrate several periods at once (``missed_deadlines`` of the
+``commanded_deadlines``; ``tick_late_*_us``: how late after its deadline each tick ran). Lockstep mode: the
 plant publishes /clock and the state for t_k, then waits; the command stamped t_k steps it to
 t_{k+1}. When commands stop for ``command_timeout`` (a controller deactivated or gone) the plant
 holds (gravity compensation plus damping) or applies zero torque, blending from the last applied
@@ -32,6 +41,7 @@ It behaves as a drive, not a punching bag:
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 
@@ -49,6 +59,7 @@ from robot_control.nodes.common import (
 )
 from robot_control.nodes.convert import Messages, period_ns, seconds, stamp_ns
 from robot_control.nodes.health import OK, WARN, NodeHealth
+from robot_control.nodes.realtime import LoopDiscipline
 from robot_control.nodes.validation import (
     DropLog,
     JointVectors,
@@ -100,8 +111,10 @@ class PlantNode:
             "safe_blend_time", 0.05, "entering the safe behaviour when commands stop, the "
             "applied torque blends into it with this time constant, s (0: switch at once)",
             floating_point_range=(0.0, 10.0))
+        self.loop = LoopDiscipline(node)
         node.add_parameter_validator(self._validate)
         node.add_parameter_listener(self._changed)
+        self.substeps = max(1, round(seconds(self.period_ns) / self.dt))  # physics steps a period
         self.plant = None
         self.names = self.model.joint_names
         self.joints = JointVectors(self.model)
@@ -128,6 +141,45 @@ class PlantNode:
         self._reset_bookkeeping()
         self.timers: list = []
         self.health = NodeHealth(node, "plant", self._status, self.drops)
+
+    def _reset_bookkeeping(self) -> None:
+        """Counters and command state of a fresh configuration."""
+        self.k = 0
+        self.stamp = 0  # ns stamp of the last published state
+        self.recent: dict[int, float] = {}  # stamps published within ANSWER_WINDOW_S -> wall time
+        self.answered = -1  # stamp of the last state a command was applied for
+        self.command: np.ndarray | None = None
+        self.command_stamp = -1
+        self.last_command_wall = -np.inf
+        self.applied = 0  # periods stepped (ticks)
+        self.commanded = 0  # of those, the ones that applied a command
+        self.rejected = 0
+        self.foreign = 0
+        self.duplicates = 0
+        self.stale = 0
+        self.missed = 0
+        self.commanded_deadlines = 0  # deadlines passed while commands flowed (missed's base)
+        self.in_safe_mode = False
+        self.blend: tuple[float, np.ndarray] | None = None  # (start, τ offset) into the safe torque
+        self.latency = LatencyStats()
+        self.started_wall = time.perf_counter()
+        self.activated_at = self.started_wall
+        self.active_wall = 0.0  # seconds spent active before the current activation
+        self.saturation_events = 0
+        self.tick_origin = 0.0  # perf_counter time of deadline 0 (the state at activation)
+        self.stamp_origin = 0  # its stamp, ns
+        self.deadlines = 0  # deadlines passed since activation
+        self.done_steps = 0  # physics steps of the current period already integrated
+        self.held: np.ndarray | None = None  # the torque in effect (real time)
+        self.held_command = False  # ... and whether it is a controller's command
+        self.period_command = self.period_saturated = self.period_limited = False
+        self.answer_wall = -np.inf  # when the answer to the latest state arrived
+        self.tick_lateness = LatencyStats()  # how late after its deadline a tick ran
+        self.late_ticks = 0
+        self.limit_events = 0
+        self.velocity_stops = 0
+        self.stopping = False  # a safety stop is active
+        self.started = False  # lockstep: the first state went out
 
     # ------------------------------------------------------ what is simulated
     def _declare_plant(self, node) -> None:
@@ -159,10 +211,10 @@ class PlantNode:
         """True (q, q̇) of the joints this node drives (those of ``model``)."""
         return self.plant.q, self.plant.qd
 
-    def _step(self, tau: np.ndarray, answers_state: bool) -> np.ndarray:
-        """Hold τ over one control period; the torque applied. ``answers_state``: the period
-        starts at the state last published."""
-        return self.plant.step(tau, seconds(self.period_ns))
+    def _step(self, tau: np.ndarray, steps: int, answers_state: bool) -> np.ndarray:
+        """Hold τ over ``steps`` physics steps; the torque applied. ``answers_state``: these
+        steps start at the state last published."""
+        return self.plant.step(tau, steps * self.dt)
 
     def _publish_extras(self, stamp: int, q: np.ndarray, qd: np.ndarray) -> None:
         """What is published with each state besides /joint_states: the contact wrench."""
@@ -181,36 +233,6 @@ class PlantNode:
                 lambda: Plant(self.model, self.plant_cfg, self.dt).step(zeros, period))
         warm_up(self.log, "inverse_dynamics", lambda: self._hold_torque(self.q0, zeros))
 
-    def _reset_bookkeeping(self) -> None:
-        """Counters and command state of a fresh configuration."""
-        self.k = 0
-        self.stamp = 0  # ns stamp of the last published state
-        self.recent: dict[int, float] = {}  # stamps published within ANSWER_WINDOW_S -> wall time
-        self.answered = -1  # stamp of the last state a command was applied for
-        self.command: np.ndarray | None = None
-        self.command_stamp = -1
-        self.last_command_wall = -np.inf
-        self.applied = 0  # periods stepped (ticks)
-        self.commanded = 0  # of those, the ones that applied a command
-        self.rejected = 0
-        self.foreign = 0
-        self.duplicates = 0
-        self.stale = 0
-        self.missed = 0
-        self.in_safe_mode = False
-        self.blend: tuple[float, np.ndarray] | None = None  # (start, τ offset) into the safe torque
-        self.latency = LatencyStats()
-        self.started_wall = time.perf_counter()
-        self.activated_at = self.started_wall
-        self.active_wall = 0.0  # seconds spent active before the current activation
-        self.saturation_events = 0
-        self.tick_origin: float | None = None
-        self.late_ticks = 0
-        self.limit_events = 0
-        self.velocity_stops = 0
-        self.stopping = False  # a safety stop is active
-        self.started = False  # lockstep: the first state went out
-
     # -------------------------------------------------------------- lifecycle
     def on_configure(self, previous) -> CallbackReturn:
         """Build the plant at its initial state; compile its step and its hold torque."""
@@ -221,6 +243,7 @@ class PlantNode:
         self.effort_limit = self.plant.model.effort_limit
         self._on_new_plant()
         self._reset_bookkeeping()
+        self.loop.prepare()
         self.health.clear()
         self.log.info(f"plant '{self.model.name}' ({self.model.nq} joints) at "
                       f"{1e9 / self.period_ns:.0f} Hz, "
@@ -229,15 +252,22 @@ class PlantNode:
 
     def on_activate(self, previous) -> CallbackReturn:
         """Start stepping (real time: publish the state now, then every period)."""
-        self.command, self.blend, self.tick_origin = None, None, None
+        self.command, self.blend = None, None
         self.activated_at = time.perf_counter()
         if self.lockstep:
             self.started = False  # (re)publish the state that awaits its command
             self.timers = [self.node.create_timer(0.05, self._lockstep_start),
                            self.node.create_timer(0.2, self._lockstep_watchdog)]
         else:
-            self._publish_state()
+            self.loop.start()
+            # deadline k at tick_origin + k·period: the timer's own grid (absolute, no drift;
+            # made right after the origin); the state of deadline k is stamped
+            # stamp_origin + k·period
+            self.deadlines, self.done_steps = 0, 0
+            self.held, self.held_command = self._safe_torque(), False
+            self.tick_origin, self.stamp_origin = time.perf_counter(), int(self.node.now() * 1e9)
             self.timers = [self.node.create_timer(seconds(self.period_ns), self._tick)]
+            self._publish_state()
         return CallbackReturn.SUCCESS
 
     def on_deactivate(self, previous) -> CallbackReturn:
@@ -263,6 +293,7 @@ class PlantNode:
         for timer in self.timers:
             timer.cancel()
         self.timers = []
+        self.loop.stop()
 
     # ------------------------------------------------------------- parameters
     def _validate(self, changes: dict) -> str | None:
@@ -306,7 +337,8 @@ class PlantNode:
                 self.stale += 1  # overtaken by the answer to a later state
             return
         if self.answered < stamp:
-            self.latency.add(time.perf_counter() - self.recent[stamp])
+            self.answer_wall = time.perf_counter()
+            self.latency.add(self.answer_wall - self.recent[stamp])
             self.answered = stamp
         self.command, self.command_stamp = tau, stamp
         self.last_command_wall = time.perf_counter()
@@ -318,6 +350,9 @@ class PlantNode:
                 self.stale += 1  # an answer to an earlier state: already stepped past it
                 return
             self._advance(tau)
+        else:
+            self._apply_now(tau)
+            self.health.publish_if_due()  # the period's slack: its command is in
 
     # ------------------------------------------------------------------ steps
     def _hold_torque(self, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
@@ -342,63 +377,108 @@ class PlantNode:
             if self.blend_time > 0.0 else tau
 
     def _tick(self) -> None:
-        """Real-time period: pick the torque to hold, integrate to now, publish the state."""
+        """Real-time deadline: finish the period under the torque in effect, publish the state,
+        then hold the latest command (or the safe behaviour) until a fresh one arrives.
+
+        The tick serves the latest deadline passed (the timer fires on the period grid); a
+        tick later than a whole period integrates every period that passed, so plant time keeps
+        up with the wall clock, and counts the skipped ones as missed deadlines and late ticks.
+        While commands flow, a deadline is also missed when the answer to the previous state had
+        not arrived by it (the period ran on an older command).
+        """
         if self.health.faulted:
             return
         now = time.perf_counter()
-        if self.tick_origin is None:
-            self.tick_origin = now - seconds(self.period_ns)
-        # a late tick integrates every period that has passed, so plant time keeps up with the
-        # wall clock (and with the trajectory generator); the skipped publications are counted
-        due = int((now - self.tick_origin) / seconds(self.period_ns))
-        periods = max(1, due - self.k)
+        period = seconds(self.period_ns)
+        # the latest deadline passed: normally the next one (the timer fires on the grid just
+        # after it); none if a late tick already served it (the state never runs ahead of the
+        # wall clock)
+        due = math.floor((now - self.tick_origin) / period + 1e-6)
+        if due <= self.deadlines:
+            return
+        periods = due - self.deadlines
+        deadline = self.tick_origin + due * period
+        self.tick_lateness.add(max(0.0, now - deadline))
         self.late_ticks += periods - 1
         commanded = not (self.command is None or now - self.last_command_wall > self.timeout)
-        if not commanded:
+        if commanded:
+            on_time = self.command_stamp == self.stamp and self.answer_wall <= deadline
+            self.missed += (not on_time) + periods - 1
+            self.commanded_deadlines += periods
+        if not self._hold(self.held, periods * self.substeps - self.done_steps,
+                          self.held_command):
+            return
+        self.deadlines, self.done_steps = due, 0
+        self._end_periods(periods)
+        if commanded:
+            self.blend = None
+            self.held, self.held_command = self.command, True
+        else:
             if not self.in_safe_mode and self.command is not None:
                 self.log.warn(f"no valid /joint_command for {self.timeout:.3f} s: "
                               f"safe behaviour '{self.safe}'")
             self.in_safe_mode = self.command is not None or self.in_safe_mode
-            tau = self._blended_safe_torque(now)
+            # the blend runs on the states' clock (deadlines), as the stamps do: a late tick
+            # must not look like a jump
+            self.held, self.held_command = self._blended_safe_torque(deadline), False
             if self.command is None:
                 self.in_safe_mode = False  # not yet started: waiting is not a fault
-        else:
-            self.blend = None
-            if self.command_stamp != self.stamp:
-                self.missed += 1  # the answer to the last state did not arrive within a period
-            tau = self.command
-        self._advance(tau, periods, command=commanded)
+        self.loop.after_tick()
 
-    def _advance(self, tau: np.ndarray, periods: int = 1, command: bool = True) -> None:
-        """Step the plant under τ period by period (the safe torque from a safety stop on),
-        checking each period as a drive would, then publish the state. ``command``: τ is a
-        controller's command (counted in commands_applied), not the safe behaviour."""
-        saturated = limited = False
-        applied_command = False
-        for period in range(periods):
-            commanded = not self.stopping
-            applied_command |= command and commanded
+    def _apply_now(self, tau: np.ndarray) -> None:
+        """Real time: a drive applies a command when it arrives. The physics steps of this
+        period that began before now run under the torque held so far, the rest under τ."""
+        period_start = self.tick_origin + self.deadlines * seconds(self.period_ns)
+        by_now = min(self.substeps, max(0, round((time.perf_counter() - period_start)
+                                                 / self.dt)))
+        if by_now > self.done_steps:
+            if not self._hold(self.held, by_now - self.done_steps, self.held_command):
+                return
+            self.done_steps = by_now
+        self.held, self.held_command = tau, True
+
+    def _advance(self, tau: np.ndarray) -> None:
+        """Lockstep: one period under the command, then the state."""
+        if self._hold(tau, self.substeps, True):
+            self._end_periods(1)
+
+    def _hold(self, tau: np.ndarray, steps: int, command: bool) -> bool:
+        """Integrate ``steps`` physics steps under τ (the safe torque while a safety stop
+        lasts), checked as a drive would at least every period; False if the plant faulted.
+        ``command``: τ is a controller's command (counted in commands_applied)."""
+        first = self.done_steps == 0  # these steps start at the state last published
+        while steps > 0:
+            chunk = min(steps, self.substeps)
+            commanded = command and not self.stopping
+            self.period_command |= commanded
             if self.stopping:
                 tau = self._safe_torque()
             try:
-                applied = self._step(tau, answers_state=period == 0)
+                self._step(tau, chunk, answers_state=first)
+                first = False
                 q, qd = self._driven_state()
                 check_values(q, self.joints.bounds.position, "position")
                 check_values(qd, self.joints.bounds.velocity, "velocity")
             except (FloatingPointError, np.linalg.LinAlgError, Rejected) as exc:
                 self.fault(f"plant state diverged: {exc}")
-                return
-            if commanded and np.any(self.plant.saturated) and not saturated:
+                return False
+            saturated = bool(np.any(self.plant.saturated))
+            if commanded and saturated and not self.period_saturated:
                 self._report_saturation(tau)
-            saturated |= bool(np.any(self.plant.saturated))
-            limited |= bool(np.any(self.plant.at_limit()))
+            self.period_saturated |= saturated
+            self.period_limited |= bool(np.any(self.plant.at_limit()))
             self._watch_velocity()
-            self.k += 1
+            steps -= chunk
+        return True
+
+    def _end_periods(self, periods: int) -> None:
+        """Count the periods stepped since the last state (one tick) and publish the state."""
+        self.k += periods
         self.applied += 1
-        self.commanded += applied_command
-        self.saturation_events += saturated
-        self.limit_events += limited
-        self.last_applied = applied
+        self.commanded += self.period_command
+        self.saturation_events += self.period_saturated
+        self.limit_events += self.period_limited
+        self.period_command = self.period_saturated = self.period_limited = False
         self._publish_state()
 
     def _report_saturation(self, tau: np.ndarray) -> None:
@@ -432,18 +512,21 @@ class PlantNode:
         if self.lockstep:
             self.stamp = self.k * self.period_ns
             self.pub_clock.publish(self.m.clock(self.stamp))
-        else:
-            self.stamp = int(self.node.now() * 1e9)
+            measured_at = time.perf_counter()
+        else:  # stamped with its deadline: the instant the state describes
+            self.stamp = self.stamp_origin + self.deadlines * self.period_ns
+            measured_at = self.tick_origin + self.deadlines * seconds(self.period_ns)
         q, qd = self.last_measured = self.plant.measure()
-        self._remember(self.stamp)
+        self._remember(self.stamp, measured_at)
         self.pub_state.publish(self.m.joint_state(self.stamp, self.names, q, qd,
                                                   self.plant.applied))
         self._publish_extras(self.stamp, q, qd)
 
-    def _remember(self, stamp: int) -> None:
-        """Record a published state's stamp; forget those older than ANSWER_WINDOW_S."""
+    def _remember(self, stamp: int, measured_at: float) -> None:
+        """Record a published state's stamp and when (perf_counter) it was measured; forget
+        those older than ANSWER_WINDOW_S."""
         now = time.perf_counter()
-        self.recent[stamp] = now
+        self.recent[stamp] = measured_at
         cutoff = now - ANSWER_WINDOW_S
         while len(self.recent) > 1 and next(iter(self.recent.values())) < cutoff:
             del self.recent[next(iter(self.recent))]
@@ -463,7 +546,7 @@ class PlantNode:
             return
         if time.perf_counter() - max(self.last_command_wall, self.started_wall) > 1.0:
             self.recent.pop(self.stamp, None)
-            self._remember(self.stamp)  # the answer to the re-sent state is a fresh one
+            self._remember(self.stamp, time.perf_counter())  # its answer is a fresh one
             q, qd = self.last_measured
             self.pub_clock.publish(self.m.clock(self.stamp))
             self.pub_state.publish(self.m.joint_state(self.stamp, self.names, q, qd,
@@ -473,7 +556,7 @@ class PlantNode:
     def stats(self) -> dict:
         elapsed = self.active_wall + (time.perf_counter() - self.activated_at
                                       if self.node.is_active and self.timers else 0.0)
-        lat = self.latency.summary()
+        lat, late = self.latency.summary(), self.tick_lateness.summary()
         return {
             # control ticks executed while active; sim_periods also counts periods a late tick
             # caught up on; commands_applied only the ticks that applied a command
@@ -481,6 +564,7 @@ class PlantNode:
             "commands_rejected": self.rejected, "commands_foreign": self.foreign,
             "commands_ignored": self.gate.ignored, "duplicate_answers": self.duplicates,
             "stale_commands": self.stale, "missed_deadlines": self.missed,
+            "commanded_deadlines": self.commanded_deadlines,
             "late_ticks": self.late_ticks,
             "achieved_rate_hz": self.applied / elapsed if elapsed > 0 else 0.0,
             "latency_p50_us": lat["p50"], "latency_p99_us": lat["p99"],
@@ -488,6 +572,9 @@ class PlantNode:
             "saturation_events": self.saturation_events, "limit_events": self.limit_events,
             "velocity_stops": self.velocity_stops, "safety_stop": self.stopping,
             "sim_time_s": seconds(self.k * self.period_ns),
+            # how late after its deadline each tick ran (the loop's own jitter)
+            "tick_late_p50_us": late["p50"], "tick_late_p99_us": late["p99"],
+            "tick_late_max_us": late["max"], **self.loop.status(),
         }
 
     def _status(self):

@@ -1,30 +1,42 @@
-"""The ``trajectory_generator`` node: publishes /joint_reference (q_d, q̇_d, q̈_d) at the control rate.
+"""The ``trajectory_generator`` node: sends the motion to the controller as quintic knots.
 
 The motion is a scenario's trajectory, a named example (``huo_intended``), or a looping sweep
 through ``waypoints`` starting from wherever the robot is. A goal on /trajectory_generator/goal
 (trajectory_msgs/JointTrajectory) replaces the motion, re-anchored at the current reference so
 the reference stays continuous; a goal that breaks the joint limits is refused before it runs.
-In lockstep the reference for t_k is published when the state for t_k arrives. A joint state
-that fails the checks of nodes/validation.py is dropped and counted (it could otherwise anchor
-the motion at a NaN); so is a goal with a non-finite or implausible value.
+A joint state that fails the checks of nodes/validation.py is dropped and counted (it could
+otherwise anchor the motion at a NaN); so is a goal with a non-finite or implausible value.
+
+Real time: only the control loop crosses processes every tick. When a motion starts (and ahead
+of each new cycle of a looping sweep) the node publishes it once on /controller/joint_trajectory
+as a trajectory_msgs/JointTrajectory of its quintic knots — positions, velocities, accelerations
+and time_from_start, header stamp = the start — which the controller evaluates at each state's
+stamp (trajectory/schedule.py), as ros2_control's joint_trajectory_controller samples the
+trajectory it receives. That topic is reliable and transient local (depth 1): a controller that
+starts or restarts late still gets the motion under way, and the profile matches any reader,
+including joint_trajectory_controller's ``~/joint_trajectory`` (SystemDefaultsQoS: volatile). The
+sampled reference is published on /joint_reference at ``monitor_rate`` for rqt and bags.
+The node listens to /joint_states only until the first state anchors a motion.
+Lockstep: the reference for t_k is published on /joint_reference when the state for t_k arrives
+(the controller answers t_k only with it), as the offline simulation samples it.
 
 A managed node: configuring checks the motion's parameters; activating starts the motion from
 the position measured at the next joint state (the lifecycle_manager activates it once the
-loop is closed, so the arm is held there), or the scenario's trajectory from t = 0; only while
-active does it publish (and accept goals).
+loop is closed, so the arm is held there), or the scenario's trajectory from now (lockstep:
+t = 0); only while active does it publish (and accept goals). Deactivating sends a hold at the
+reference's current position.
 """
 
 from __future__ import annotations
 
 import sys
-import time
 
 import numpy as np
 
 from robot_control.bus import ParameterError
 from robot_control.bus.lifecycle import CallbackReturn
 from robot_control.nodes.common import configure_failure, declare_common, run_node, warm_up
-from robot_control.nodes.convert import Messages, seconds, stamp_ns
+from robot_control.nodes.convert import TRAJECTORY_TOPIC, Messages, seconds, stamp_ns
 from robot_control.nodes.health import OK, NodeHealth
 from robot_control.nodes.validation import (
     DropLog,
@@ -32,10 +44,14 @@ from robot_control.nodes.validation import (
     Rejected,
 )
 from robot_control.trajectory import Hold, JointTrajectory, named_trajectory
+from robot_control.trajectory.schedule import trajectory_knots
+
+#: without a monitor rate, how often the node still looks after a looping motion, s
+HOUSEKEEPING_PERIOD_S = 0.1
 
 
 class TrajectoryNode:
-    """Owns the active trajectory and samples it on every tick."""
+    """Owns the active motion: sends it as knots when it starts, samples it for monitoring."""
 
     def __init__(self, node) -> None:
         self.node = node
@@ -59,16 +75,31 @@ class TrajectoryNode:
         self.segment = node.declare_parameter("segment_duration", 1.5, "sweep segment time, s",
                                               floating_point_range=(0.05, 600.0), read_only=True)
         self.loop = node.declare_parameter("loop", True, "repeat the sweep", read_only=True)
+        self.monitor_rate = node.declare_parameter(
+            "monitor_rate", 100.0, "real time: rate of the sampled /joint_reference (for rqt, "
+            "bags), Hz; 0: none (the controller gets the motion as knots)",
+            floating_point_range=(0.0, 10000.0), read_only=True)
+        self.knot_interval = node.declare_parameter(
+            "knot_interval", 0.01, "a reference that is not made of quintics (an excitation) is "
+            "sent as knots this far apart, s", floating_point_range=(1e-4, 1.0), read_only=True)
         self.m = Messages(node)
         self.pub = node.create_lifecycle_publisher("trajectory_msgs/msg/JointTrajectory",
                                                    "/joint_reference")
-        node.create_subscription("sensor_msgs/msg/JointState", "/joint_states", self._on_state)
+        self.pub_motion = node.create_lifecycle_publisher(
+            "trajectory_msgs/msg/JointTrajectory", TRAJECTORY_TOPIC, qos="transient_local")
         node.create_subscription("trajectory_msgs/msg/JointTrajectory",
                                  "/trajectory_generator/goal", self._on_goal)
-        self.trajectory = None
-        self.t0_wall: float | None = None
-        self.last = None  # last (q, qd, qdd) published
+        self.state_sub = None  # /joint_states, while a state is awaited (lockstep: always)
+        if self.lockstep:
+            self.state_sub = node.create_subscription("sensor_msgs/msg/JointState",
+                                                      "/joint_states", self._on_state)
+        self.trajectory = None  # the motion, on its own clock (seconds since start_ns)
+        self.knots = None  # its knots, as sent
+        self.start_ns = 0  # when the motion (its current cycle) started
+        self.cycle_ns = 0  # a looping motion's period
+        self.sent_ahead = -1  # start of the next cycle once it was sent
         self.looping = False
+        self.last_ns = 0  # stamp of the last reference published (lockstep) or sampled
         if self.scenario is not None:
             if not hasattr(self.scenario.trajectory, "sample") or \
                     type(self.scenario.trajectory).__name__ == "CartesianPath":
@@ -97,29 +128,42 @@ class TrajectoryNode:
         return CallbackReturn.SUCCESS
 
     def on_activate(self, previous) -> CallbackReturn:
-        """Start the motion: the scenario's from t = 0, else from the next measured position."""
-        self.trajectory = self.scenario.trajectory if self.scenario is not None else None
-        self.t0_wall, self.last, self.looping = None, None, False
+        """Start the motion: the scenario's from now (lockstep: t = 0), else from the next
+        measured position."""
+        self.trajectory, self.looping = None, False
+        if self.scenario is not None:
+            self._start(self.scenario.trajectory, 0 if self.lockstep else self._now_ns())
+        elif self.state_sub is None:
+            self.state_sub = self.node.create_subscription(
+                "sensor_msgs/msg/JointState", "/joint_states", self._on_state)
         if not self.lockstep:
-            self.timer = self.node.create_timer(1.0 / self.rate, self._tick)
+            self.timer = self.node.create_timer(self._monitor_period(), self._monitor)
         return CallbackReturn.SUCCESS
 
     def on_deactivate(self, previous) -> CallbackReturn:
-        self._stop_timer()
+        """Stop: the controller holds the reference's current position (sent while active)."""
+        if self.trajectory is not None and not self.lockstep:
+            now = self._now_ns()
+            q, _, _ = self._sample(now)
+            self._start(Hold(q), now)
+        self._stop()
         return CallbackReturn.SUCCESS
 
     def on_shutdown(self, previous) -> CallbackReturn:
-        self._stop_timer()
+        self._stop()
         return CallbackReturn.SUCCESS
 
     def on_error(self, previous) -> CallbackReturn:
-        self._stop_timer()
+        self._stop()
         return CallbackReturn.SUCCESS
 
-    def _stop_timer(self) -> None:
+    def _stop(self) -> None:
         if self.timer is not None:
             self.timer.cancel()
             self.timer = None
+        if self.state_sub is not None and not self.lockstep:
+            self.node.destroy_subscription(self.state_sub)
+            self.state_sub = None
 
     # ---------------------------------------------------------------- motions
     def _default_trajectory(self, q_start: np.ndarray):
@@ -143,11 +187,21 @@ class TrajectoryNode:
             points = points + points[-2::-1]
         return JointTrajectory.through(points, [self.segment] * (len(points) - 1))
 
-    def _sample(self, t: float):
-        if self.looping:  # the demo sweep returns to its start, so it can repeat seamlessly
-            t = self.trajectory.start_time + (t - self.trajectory.start_time) % \
-                self.trajectory.duration
-        return self.trajectory.sample(t)
+    def _start(self, trajectory, start_ns: int, looping: bool = False) -> None:
+        """Make ``trajectory`` (on its own clock) the motion from ``start_ns``; real time: send
+        its knots (a looping sweep returns to its start at rest, so it repeats seamlessly)."""
+        self.trajectory, self.start_ns, self.looping = trajectory, start_ns, looping
+        self.cycle_ns = int(round(trajectory.duration * 1e9)) if looping else 0
+        self.sent_ahead = -1
+        if not self.lockstep:
+            self.knots = trajectory_knots(trajectory, self.knot_interval)
+            self.pub_motion.publish(self.m.joint_trajectory(start_ns, self.names, self.knots))
+
+    def _sample(self, ns: int):
+        """(q_d, q̇_d, q̈_d) at stamp ``ns`` (a looping motion moves on to the cycle holding it)."""
+        if self.looping and self.cycle_ns > 0 and ns - self.start_ns >= self.cycle_ns:
+            self.start_ns += (ns - self.start_ns) // self.cycle_ns * self.cycle_ns
+        return self.trajectory.sample(self.trajectory.start_time + seconds(ns - self.start_ns))
 
     # ----------------------------------------------------------------- inputs
     def _on_state(self, msg) -> None:
@@ -158,13 +212,16 @@ class TrajectoryNode:
         except Rejected as exc:
             self.drops.drop("/joint_states", str(exc))
             return
+        ns = stamp_ns(msg.header.stamp)
         if self.trajectory is None:
-            self.trajectory = self._default_trajectory(q)
-            self.looping = self.motion == "sweep" and self.loop
+            loops = self.motion == "sweep" and self.loop
+            self._start(self._default_trajectory(q), 0 if self.lockstep else ns, loops)
             self.log.info(f"reference starts from the measured position ({self.motion})")
+            if not self.lockstep:  # anchored: the states are the controller's business now
+                self.node.destroy_subscription(self.state_sub)
+                self.state_sub = None
         if self.lockstep:
-            ns = stamp_ns(msg.header.stamp)
-            self._publish(ns, seconds(ns))
+            self._publish(ns)
 
     def _on_goal(self, msg) -> None:
         if not self.node.is_active:
@@ -172,57 +229,55 @@ class TrajectoryNode:
                            "not active")
             self.drops.counts["/trajectory_generator/goal"] += 1
             return
+        now = self.last_ns if self.lockstep else self._now_ns()
         try:
-            traj = self._goal_trajectory(msg)
+            traj = self._goal_trajectory(msg, now)
         except ValueError as exc:
             self.log.error(f"refused goal: {exc}")
             self.drops.counts["/trajectory_generator/goal"] += 1
             return
         self.goals += 1
-        self.trajectory = traj
-        self.looping = False
+        self._start(traj, now)
         self.log.info(f"new goal: {len(msg.points)} points over {traj.duration:.3f} s")
 
-    def _goal_trajectory(self, msg) -> JointTrajectory:
-        order = self.joints.order(msg.joint_names)
-        if not msg.points:
-            raise ValueError("a goal needs at least one point")
-        positions = [self.joints.optional(p.positions, order, "position") for p in msg.points]
-        if any(p is None for p in positions):
-            raise ValueError("every point needs positions")
-        vel = [self.joints.optional(p.velocities, order, "velocity") for p in msg.points]
-        acc = [self.joints.optional(p.accelerations, order, "acceleration") for p in msg.points]
-        times = [p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec for p in msg.points]
-        goal = JointTrajectory.from_points(
-            positions, times, None if all(v is None for v in vel) else
-            [v if v is not None else np.full(self.n, np.nan) for v in vel],
-            None if all(a is None for a in acc) else
-            [a if a is not None else np.full(self.n, np.nan) for a in acc])
-        q, qd, qdd = self.last if self.last is not None else (positions[0], np.zeros(self.n),
-                                                              np.zeros(self.n))
-        traj = goal.starting_from(q, qd, qdd, self._now())
+    def _goal_trajectory(self, msg, now: int) -> JointTrajectory:
+        """The goal re-anchored at the reference at ``now`` (at its first point before any)."""
+        times, positions, vel, acc = self.joints.points(msg)
+        goal = JointTrajectory.from_points(positions, times, vel, acc)
+        if self.trajectory is not None:
+            q, qd, qdd = self._sample(now)
+        else:
+            q, qd, qdd = positions[0], np.zeros(self.n), np.zeros(self.n)
+        traj = goal.starting_from(q, qd, qdd, 0.0)
         traj.validate(self.model.lower, self.model.upper, self.model.velocity_limit)
         return traj
 
     # ---------------------------------------------------------------- publish
-    def _now(self) -> float:
-        if self.lockstep:
-            return self.last_t if hasattr(self, "last_t") else 0.0
-        if self.t0_wall is None:
-            return 0.0
-        return time.perf_counter() - self.t0_wall
+    def _monitor_period(self) -> float:
+        return 1.0 / self.monitor_rate if self.monitor_rate > 0 else HOUSEKEEPING_PERIOD_S
 
-    def _tick(self) -> None:
+    def _now_ns(self) -> int:
+        return int(self.node.now() * 1e9)
+
+    def _monitor(self) -> None:
+        """Real time: send the next cycle of a looping motion ahead of its start; publish the
+        sampled reference (monitor_rate)."""
         if self.trajectory is None:
             return
-        if self.t0_wall is None:
-            self.t0_wall = time.perf_counter()
-        self._publish(int(self.node.now() * 1e9), self._now())
+        ns = self._now_ns()
+        if self.looping and self.cycle_ns > 0:
+            self._sample(ns)  # moves start_ns on to the current cycle
+            following = self.start_ns + self.cycle_ns
+            lookahead = int(2e9 * self._monitor_period()) + 50_000_000
+            if following - ns <= lookahead and self.sent_ahead != following:
+                self.pub_motion.publish(self.m.joint_trajectory(following, self.names, self.knots))
+                self.sent_ahead = following
+        if self.monitor_rate > 0:
+            self._publish(ns)
 
-    def _publish(self, ns: int, t: float) -> None:
-        self.last_t = t
-        q, qd, qdd = self._sample(t)
-        self.last = (q, qd, qdd)
+    def _publish(self, ns: int) -> None:
+        self.last_ns = ns
+        q, qd, qdd = self._sample(ns)
         self.pub.publish(self.m.joint_reference(ns, self.names, q, qd, qdd))
 
 

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from robot_control.clock import NS
+
 Array = np.ndarray
 
 #: a value this many times its limit is garbage, not a measurement or a command
@@ -126,6 +128,26 @@ class JointVectors:
     def optional(self, values, order: Array | None, kind: str) -> Array | None:
         """Like :meth:`vector`, but an empty field means "not given" (None)."""
         return None if len(values) == 0 else self.vector(values, order, kind)
+
+    def points(self, msg) -> tuple[Array, Array, Array | None, Array | None]:
+        """(times from start in s (k,), q (k, n), q̇, q̈) of a trajectory_msgs/JointTrajectory in
+        the model's joint order. q̇ (q̈) is None if no point gives one, else (k, n) with NaN rows
+        where a point leaves it out (JointTrajectory then picks it by its via-point rules)."""
+        order = self.order(msg.joint_names)
+        if not msg.points:
+            raise Rejected("a trajectory needs at least one point")
+        q = [self.optional(p.positions, order, "position") for p in msg.points]
+        if any(p is None for p in q):
+            raise Rejected("every point needs positions")
+        nan = np.full(self.n, np.nan)
+        rates = []
+        for kind, field in (("velocity", "velocities"), ("acceleration", "accelerations")):
+            rows = [self.optional(getattr(p, field), order, kind) for p in msg.points]
+            rates.append(None if all(r is None for r in rows) else
+                         np.array([nan if r is None else r for r in rows]))
+        times = np.array([(p.time_from_start.sec * NS + p.time_from_start.nanosec) / NS
+                          for p in msg.points])
+        return times, np.array(q), rates[0], rates[1]
 
 
 def check_wrench(wrench6: Array, what: str = "wrench") -> Array:
