@@ -11,6 +11,8 @@ import numpy as np
 from stack_helpers import Stack, private_domain
 
 from robot_control.bus import create_node
+from robot_control.bus.client import BusClient
+from robot_control.bus.lifecycle_client import change_state
 from robot_control.nodes.convert import TRAJECTORY_TOPIC, Messages, stamp_ns
 
 GOAL = [0.3, 1.2, 0.5]
@@ -66,9 +68,16 @@ def test_a_goal_reaches_the_controller_as_knots_and_is_tracked_to_its_end():
             states.clear()
             errors.clear()
             spin_until(node, lambda: False, 3.0)  # 2 s of motion, then the goal is held
+            tracked, errors_seen = list(states), list(errors)
+            # deactivated, the generator leaves the controller a hold where the reference is
+            with BusClient(discovery_s=1.0) as client:
+                assert change_state(client, "/trajectory_generator", "deactivate")
+            assert spin_until(node, lambda: len(motions) > 2, 30), stack.stop()
         finally:
             node.shutdown()
-    assert states and errors, "the loop stopped"
-    np.testing.assert_allclose(states[-1], GOAL, atol=0.02)
+    assert tracked and errors_seen, "the loop stopped"
+    np.testing.assert_allclose(tracked[-1], GOAL, atol=0.02)
     # the controller tracked what it sampled itself: its error stayed small all along
-    assert np.abs(np.array(errors)).max() < 0.05
+    assert np.abs(np.array(errors_seen)).max() < 0.05
+    hold = motions[-1]
+    assert len(hold.points) == 1 and list(hold.points[0].positions) == GOAL
