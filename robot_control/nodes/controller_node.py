@@ -32,7 +32,12 @@ from robot_control.bus.lifecycle import CallbackReturn
 from robot_control.control.base import Reference, State
 from robot_control.control.model_terms import ExternalModelTerms
 from robot_control.control.registry import available
-from robot_control.nodes.common import configure_failure, declare_common, run_node
+from robot_control.nodes.common import (
+    LoopTimerHooks,
+    configure_failure,
+    declare_common,
+    run_node,
+)
 from robot_control.nodes.convert import Messages, read_terms, read_wrench, seconds, stamp_ns
 from robot_control.nodes.health import NodeHealth
 from robot_control.nodes.law_host import CONFIGURE_ERRORS, LawHost
@@ -49,7 +54,7 @@ SOURCES = ("local", "server")
 TRIGGERS = ("state", "timer")
 
 
-class ControllerNode:
+class ControllerNode(LoopTimerHooks):
     """Holds the active law and feeds it states, references, wrenches and model terms."""
 
     def __init__(self, node) -> None:
@@ -143,19 +148,6 @@ class ControllerNode:
     def on_cleanup(self, previous) -> CallbackReturn:
         self.laws.clear()
         return CallbackReturn.SUCCESS
-
-    def on_shutdown(self, previous) -> CallbackReturn:
-        self._stop_timer()
-        return CallbackReturn.SUCCESS
-
-    def on_error(self, previous) -> CallbackReturn:
-        self._stop_timer()
-        return CallbackReturn.SUCCESS
-
-    def _stop_timer(self) -> None:
-        if self.timer is not None:
-            self.timer.cancel()
-            self.timer = None
 
     # ----------------------------------------------------------------- inputs
     def _on_reference(self, msg) -> None:

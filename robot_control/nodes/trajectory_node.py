@@ -23,7 +23,13 @@ import numpy as np
 
 from robot_control.bus import ParameterError
 from robot_control.bus.lifecycle import CallbackReturn
-from robot_control.nodes.common import configure_failure, declare_common, run_node, warm_up
+from robot_control.nodes.common import (
+    LoopTimerHooks,
+    configure_failure,
+    declare_common,
+    run_node,
+    warm_up,
+)
 from robot_control.nodes.convert import Messages, seconds, stamp_ns
 from robot_control.nodes.health import OK, NodeHealth
 from robot_control.nodes.validation import (
@@ -34,7 +40,7 @@ from robot_control.nodes.validation import (
 from robot_control.trajectory import Hold, JointTrajectory, named_trajectory
 
 
-class TrajectoryNode:
+class TrajectoryNode(LoopTimerHooks):
     """Owns the active trajectory and samples it on every tick."""
 
     def __init__(self, node) -> None:
@@ -103,23 +109,6 @@ class TrajectoryNode:
         if not self.lockstep:
             self.timer = self.node.create_timer(1.0 / self.rate, self._tick)
         return CallbackReturn.SUCCESS
-
-    def on_deactivate(self, previous) -> CallbackReturn:
-        self._stop_timer()
-        return CallbackReturn.SUCCESS
-
-    def on_shutdown(self, previous) -> CallbackReturn:
-        self._stop_timer()
-        return CallbackReturn.SUCCESS
-
-    def on_error(self, previous) -> CallbackReturn:
-        self._stop_timer()
-        return CallbackReturn.SUCCESS
-
-    def _stop_timer(self) -> None:
-        if self.timer is not None:
-            self.timer.cancel()
-            self.timer = None
 
     # ---------------------------------------------------------------- motions
     def _default_trajectory(self, q_start: np.ndarray):
