@@ -31,21 +31,23 @@ import time
 from dataclasses import dataclass
 from typing import IO
 
-from robot_control.launch_runner import (
-    CONTROLLERS,
+from robot_control.launch_processes import (
     STOPPED_CODES,
-    LaunchError,
-    LaunchPlan,
     LineWriter,
     NodeProcess,
     child_environment,
     describe_exit,
+    stop_processes,
+)
+from robot_control.launch_runner import (
+    CONTROLLERS,
+    LaunchError,
+    LaunchPlan,
     load_launch_file,
     node_command,
     node_module,
     resolve_launch_file,
     split_overrides,
-    stop_processes,
 )
 from robot_control.launch_summary import ERROR_LEVEL, figures_line, json_safe
 

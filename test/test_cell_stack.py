@@ -121,7 +121,9 @@ def test_without_commands_the_cell_plant_holds_the_cell_where_the_scenario_put_i
                     diag = values
                     break
             logs = stack.stop()
-    assert len(poses) > 100, logs["cell_plant"]
+    # 2 s of poses: ~500 at 250 Hz, far fewer when CI loads the machine (the closed-chain step
+    # is Python); the drift is what this test is about
+    assert len(poses) > 20, logs["cell_plant"]
     drift = max(np.abs(T[:3, 3] - start[:3, 3]).max() for T in poses)
     assert drift < 1e-6, drift  # after more than 2 s of holding
     assert abs(wrench[5]) < 1e-6 and diag is not None, diag  # resting on the table, no push

@@ -300,7 +300,10 @@ def test_a_timed_run_reports_rate_latency_commands_and_tracking_errors(timed_run
     # closed, so there is no start-up transient to catch up on (issue 12: ≤ 0.2 rad)
     assert all(0 <= r <= m <= 0.2 for r, m in zip(summary["rms_error"], summary["max_error"]))
     assert max(abs(e) for e in summary["final_error"]) < 0.1
-    assert 0 < summary["loop_closed_s"] < 150 and summary["tracking_s"] <= summary["duration_s"]
+    # tracking_s is timed by the trajectory generator until it stops, duration_s by the launcher:
+    # the node stops a moment after the launcher's mark
+    assert 0 < summary["loop_closed_s"] < 150
+    assert summary["tracking_s"] <= summary["duration_s"] + 0.2
     assert {n: s["exit"] for n, s in summary["nodes"].items()} == {n: 0 for n in PROCESSES}
 
 

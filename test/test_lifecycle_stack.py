@@ -113,6 +113,8 @@ def test_gain_change_swap_and_lifecycle_transitions_are_bumpless(monkeypatch):
     stamps = np.array(sorted(s for s in states if last < s < last + 0.5))
     hold = np.array([states[s] for s in stamps])
     excursion = hold.max(axis=0) - hold.min(axis=0)
-    rate = (np.abs(np.diff(hold, axis=0)) / np.diff(stamps)[:, None]).max(axis=0)
+    # over three periods: a loaded machine's tick jitter (stamps are wall-clock publication
+    # times) must not read as a jump; a switch without the blend still moves far faster
+    rate = (np.abs(hold[3:] - hold[:-3]) / (stamps[3:] - stamps[:-3])[:, None]).max(axis=0)
     assert excursion.max() > 5.0, excursion  # a hand-over worth checking
     assert np.all(rate <= 2.0 * excursion / 0.05 + 50.0), (rate, excursion)

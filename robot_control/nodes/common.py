@@ -179,6 +179,30 @@ def install_hooks(node, logic) -> None:
                                 if hasattr(logic, name)})
 
 
+class LoopTimerHooks:
+    """Lifecycle hooks of a node logic whose loop runs on ``self.timer`` while active (made by
+    its on_activate): leaving the active state (deactivate, shutdown, error) cancels it."""
+
+    timer = None
+
+    def on_deactivate(self, previous) -> CallbackReturn:
+        self._stop_timer()
+        return CallbackReturn.SUCCESS
+
+    def on_shutdown(self, previous) -> CallbackReturn:
+        self._stop_timer()
+        return CallbackReturn.SUCCESS
+
+    def on_error(self, previous) -> CallbackReturn:
+        self._stop_timer()
+        return CallbackReturn.SUCCESS
+
+    def _stop_timer(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+
+
 def autostart(node) -> bool:
     """Configure and activate now if the ``autostart`` parameter says so; False if it failed."""
     if not node.declare_parameter(

@@ -45,6 +45,7 @@ from robot_control.control.model_terms import ExternalModelTerms
 from robot_control.control.registry import available
 from robot_control.nodes.common import (
     ErrorStatistics,
+    LoopTimerHooks,
     configure_failure,
     declare_common,
     run_node,
@@ -76,7 +77,7 @@ SOURCES = ("local", "server")
 TRIGGERS = ("state", "timer")
 
 
-class ControllerNode:
+class ControllerNode(LoopTimerHooks):
     """Holds the active law and feeds it states, references, wrenches and model terms."""
 
     def __init__(self, node) -> None:
@@ -191,18 +192,8 @@ class ControllerNode:
         self.laws.clear()
         return CallbackReturn.SUCCESS
 
-    def on_shutdown(self, previous) -> CallbackReturn:
-        self._stop_timer()
-        return CallbackReturn.SUCCESS
-
-    def on_error(self, previous) -> CallbackReturn:
-        self._stop_timer()
-        return CallbackReturn.SUCCESS
-
     def _stop_timer(self) -> None:
-        if self.timer is not None:
-            self.timer.cancel()
-            self.timer = None
+        super()._stop_timer()
         self.loop.stop()
 
     def _warm_up_sampling(self) -> None:

@@ -35,7 +35,13 @@ import numpy as np
 
 from robot_control.bus import ParameterError
 from robot_control.bus.lifecycle import CallbackReturn
-from robot_control.nodes.common import configure_failure, declare_common, run_node, warm_up
+from robot_control.nodes.common import (
+    LoopTimerHooks,
+    configure_failure,
+    declare_common,
+    run_node,
+    warm_up,
+)
 from robot_control.nodes.convert import TRAJECTORY_TOPIC, Messages, seconds, stamp_ns
 from robot_control.nodes.health import OK, NodeHealth
 from robot_control.nodes.validation import (
@@ -50,7 +56,7 @@ from robot_control.trajectory.schedule import trajectory_knots
 HOUSEKEEPING_PERIOD_S = 0.1
 
 
-class TrajectoryNode:
+class TrajectoryNode(LoopTimerHooks):
     """Owns the active motion: sends it as knots when it starts, samples it for monitoring."""
 
     def __init__(self, node) -> None:
@@ -146,21 +152,10 @@ class TrajectoryNode:
             now = self._now_ns()
             q, _, _ = self._sample(now)
             self._start(Hold(q), now)
-        self._stop()
-        return CallbackReturn.SUCCESS
+        return super().on_deactivate(previous)
 
-    def on_shutdown(self, previous) -> CallbackReturn:
-        self._stop()
-        return CallbackReturn.SUCCESS
-
-    def on_error(self, previous) -> CallbackReturn:
-        self._stop()
-        return CallbackReturn.SUCCESS
-
-    def _stop(self) -> None:
-        if self.timer is not None:
-            self.timer.cancel()
-            self.timer = None
+    def _stop_timer(self) -> None:
+        super()._stop_timer()
         if self.state_sub is not None and not self.lockstep:
             self.node.destroy_subscription(self.state_sub)
             self.state_sub = None
