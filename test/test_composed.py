@@ -202,7 +202,7 @@ def test_tools_in_other_processes_see_the_separate_nodes_and_the_topics(composed
 def test_lockstep_in_a_container_equals_the_offline_simulation(tmp_path):
     """The container (controller, plant, trajectory generator, dynamics server, lifecycle
     manager, as composed:=true runs them) in lockstep; this test's reader is in another
-    process, so the plant waits for it too: three same-process subscribers of /joint_states
+    process, so the plant waits for it too: two same-process subscribers of /joint_states
     and this one."""
     from robot_control.bus.client import BusClient
     from robot_control.sim.simulate import run
@@ -217,7 +217,7 @@ def test_lockstep_in_a_container_equals_the_offline_simulation(tmp_path):
                 for a in ("-p", f"{n}:use_sim_time:=true")]
     argv = [sys.executable, "-m", "robot_control.nodes.container", "--ros-args",
             "-p", f"scenario:={path}", "-p", "lockstep:=true", *sim_time,
-            "-p", "plant:lockstep_start_subscribers:=4"]
+            "-p", "plant:lockstep_start_subscribers:=3"]
     with BusClient(discovery_s=1.0) as client:
         proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 text=True)

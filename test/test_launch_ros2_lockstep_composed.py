@@ -29,9 +29,10 @@ pytestmark = pytest.mark.ros2
 @launch_pytest.fixture(scope="module")
 def composed_lockstep_stack(scenario_file, observer):  # noqa: F811
     return launch.LaunchDescription([
-        # controller, trajectory generator and dynamics server (in the container) and this
-        # test's reader: the plant starts once all four are subscribed
-        SetParameter(name="lockstep_start_subscribers", value=4),
+        # controller and trajectory generator (in the container) and this test's reader: the
+        # plant starts once all three are subscribed (the dynamics server listens to states
+        # only while a controller subscribes to its terms)
+        SetParameter(name="lockstep_start_subscribers", value=3),
         *stack_launch(DOMAIN, scenario=str(scenario_file), lockstep="true", composed="true",
                       rate=str(float(SCENARIO["rate"])), controller=SCENARIO["controller"]["type"]),
         launch_pytest.actions.ReadyToTest(),

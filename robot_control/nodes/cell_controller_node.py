@@ -31,7 +31,12 @@ from robot_control.bus.lifecycle import CallbackReturn
 from robot_control.control.base import State
 from robot_control.control.registry import available, create
 from robot_control.model.cell import arms_model
-from robot_control.nodes.common import configure_failure, declare_cell_common, run_node
+from robot_control.nodes.common import (
+    ErrorStatistics,
+    configure_failure,
+    declare_cell_common,
+    run_node,
+)
 from robot_control.nodes.convert import Messages, read_wrench, seconds, stamp_ns
 from robot_control.nodes.health import NodeHealth
 from robot_control.nodes.law_host import CONFIGURE_ERRORS, LawHost
@@ -68,6 +73,7 @@ class CellControllerNode:
         self.start: np.ndarray | None = None  # the scenario's initial pose of E
         self.path = None  # the path of E being tracked, from time t0
         self.t0 = 0.0
+        self.errors = ErrorStatistics()  # the task error of E over every answered state
         self.m = Messages(node)
         self.pub_cmd = node.create_lifecycle_publisher("sensor_msgs/msg/JointState",
                                                        "/joint_command")
@@ -88,6 +94,7 @@ class CellControllerNode:
             self.start = initial_contact_pose(self.scenario)
         except CONFIGURE_ERRORS as exc:
             return configure_failure(self.log, f"'{self.laws.name}'", exc)
+        self.errors = ErrorStatistics()
         self.health.clear()
         self.log.info(f"cell controller '{self.laws.name}' on cell '{self.scenario.cell.name}' "
                       f"({', '.join(self.scenario.cell.arm_names)}): configured")
@@ -138,10 +145,13 @@ class CellControllerNode:
         self.pub_cmd.publish(self.m.joint_state(ns, self.names, tau=tau))
         self.pub_reference.publish(self.m.pose(ns, ref.pose, "world"))
         self.pub_state.publish(self.m.joint_state(ns, TASK_NAMES, self.laws.law.task_error))
+        self.errors.add(TASK_NAMES, self.laws.law.task_error)
 
     def _status(self):
-        """The law's status, with each arm's prescribed pressing force and fraction."""
+        """The law's status and the task error of E, with each arm's prescribed pressing force
+        and fraction."""
         level, message, d = self.laws.status()
+        d.update(self.errors.status(TASK_NAMES))
         if self.laws.running:
             diag = self.laws.law.diagnostics()
             for key, label in (("arm_normal_forces", "pressing_force_desired"),

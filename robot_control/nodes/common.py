@@ -4,6 +4,7 @@ statistics, compiling kernels before a node runs, and ``run_node``: the four nod
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from collections.abc import Callable
@@ -152,6 +153,16 @@ class ErrorStatistics:
                        "max_error": self.max_abs.tolist(), "final_error": self.last.tolist()}
         if self.non_finite:
             out["non_finite_error_samples"] = self.non_finite
+        return out
+
+    def status(self, names: list[str]) -> dict[str, str | int | float]:
+        """The figures as /diagnostics values (JSON lists per joint: what ``robot-control
+        launch`` reports), for joints ``names``."""
+        out: dict[str, str | int | float] = {"tracking_samples": self.count,
+                                             "joint_names": json.dumps(list(names))}
+        for key, value in self.summary().items():
+            if value is not None:
+                out[key] = json.dumps(value) if isinstance(value, list) else value
         return out
 
 

@@ -33,7 +33,6 @@ bumpless too: the torque continues from the last one and decays into the law's n
 
 from __future__ import annotations
 
-import json
 import sys
 
 import numpy as np
@@ -355,20 +354,11 @@ class ControllerNode(LoopTimerHooks):
                          (zero if ref.qdd is None else ref.qdd) - odd, wrench=ref.wrench)
 
     def _status(self):
-        """The law host's status and the tracking error over the run."""
+        """The law host's status and the tracking error over every tick that tracked the
+        generator's motion."""
         level, message, d = self.laws.status()
-        return level, message, {**d, **self._tracking_status()}
+        return level, message, {**d, **self.errors.status(self.names)}
 
-    def _tracking_status(self) -> dict[str, object]:
-        """The tracking error over every tick that tracked the generator's motion (JSON lists
-        per joint: what ``robot-control launch`` reports)."""
-        summary = self.errors.summary()
-        out: dict[str, object] = {"tracking_samples": self.errors.count,
-                                  "joint_names": json.dumps(self.names)}
-        for key, value in summary.items():
-            if value is not None:
-                out[key] = json.dumps(value) if isinstance(value, list) else value
-        return out
 
 def main(argv: list[str] | None = None) -> int:
     return run_node("controller", ControllerNode, argv)
