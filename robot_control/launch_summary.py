@@ -149,28 +149,21 @@ class StackMonitor:
 
     # -- collection (monitor threads) -----------------------------------------------------------
     def _watch(self, topic: str, handle: Callable[[object], None]) -> None:
+        """Follow a topic with one reader from its first publisher to the end of the run (a
+        reader made again could miss the first message, which dates the closed loop)."""
         from robot_control.bus.client import BusClientError
 
         while not self._stop.is_set():
-            with self._graph_lock:
-                samples = self.client.iter_topic(topic, timeout_s=1.0, discovery_s=0.5)
+            with self._graph_lock:  # the graph is one per client: discover one topic at a time
                 try:
-                    first = next(samples)
-                except StopIteration:
-                    continue  # found a publisher but it said nothing for a second: look again
+                    reader = self.client.topic_reader(topic, timeout_s=0.5)
                 except BusClientError:
-                    samples = None  # nobody publishes it yet
-            if samples is None:
+                    reader = None  # nobody publishes it yet
+            if reader is None:
                 self._stop.wait(0.2)
                 continue
-            try:
-                handle(first)
-                for msg in samples:
-                    if self._stop.is_set():
-                        break
-                    handle(msg)
-            finally:
-                samples.close()
+            for msg in self.client.samples(reader, stop=self._stop):
+                handle(msg)
 
     def _watch_events(self, topic: str) -> None:
         """Follow a managed node's lifecycle_msgs/TransitionEvent topic: one reader for the whole

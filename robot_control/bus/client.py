@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import statistics
+import threading
 import time
 import typing
 from collections.abc import Iterator
@@ -107,7 +108,9 @@ class BusClient:
         return self.graph.names_and_types("request")
 
     # -- topics --------------------------------------------------------------------------------
-    def _topic_reader(self, topic: str, timeout_s: float):
+    def topic_reader(self, topic: str, timeout_s: float):
+        """A reader of a published topic, with its publishers' type and QoS (BusClientError if
+        nobody publishes it within timeout_s); hidden from the graph, read with ``samples``."""
         topic = _fq(topic)
         deadline = time.monotonic() + timeout_s
         while not (pubs := self.graph.publications(topic)):
@@ -124,16 +127,16 @@ class BusClient:
         self.graph.hide(reader)
         return reader
 
-    def iter_topic(self, topic: str, timeout_s: float | None = None,
-                   discovery_s: float = 5.0) -> Iterator[object]:
-        """Messages of a topic as they arrive (forever, or until timeout_s without a message)."""
-        reader = self._topic_reader(topic, discovery_s)
+    def samples(self, reader, timeout_s: float | None = None,
+                stop: threading.Event | None = None) -> Iterator[object]:
+        """Messages of a ``topic_reader`` as they arrive, until timeout_s without one or ``stop``
+        is set (checked every 0.1 s); the reader is deleted at the end."""
         condition = ReadCondition(reader, SampleState.Any | ViewState.Any | InstanceState.Any)
         waitset = WaitSet(self.context.participant)
         waitset.attach(condition)
         try:
             last = time.monotonic()
-            while True:
+            while stop is None or not stop.is_set():
                 got = False
                 for sample in reader.take(N=256, condition=condition):
                     if not isinstance(sample, InvalidSample):
@@ -148,6 +151,11 @@ class BusClient:
         finally:
             waitset.detach(condition)
             delete_entity(reader)
+
+    def iter_topic(self, topic: str, timeout_s: float | None = None,
+                   discovery_s: float = 5.0) -> Iterator[object]:
+        """Messages of a topic as they arrive (forever, or until timeout_s without a message)."""
+        yield from self.samples(self.topic_reader(topic, discovery_s), timeout_s)
 
     def topic_echo(self, topic: str, count: int = 1, timeout_s: float = 5.0) -> list[object]:
         """The next ``count`` messages of a topic (fewer if timeout_s passes without one)."""
