@@ -153,3 +153,25 @@ def test_service_list_and_call(rc):
     response = yaml.safe_load(out.split("\n", 1)[1])
     assert sorted(response["result"]["names"]) == [
         "passivity.bumpless_time_constant", "passivity.kd", "passivity.lambda"]
+
+
+def test_one_reader_follows_a_topic_until_told_to_stop(stack):
+    """The launch monitor's way of watching a topic: one reader, no timeout, ended by an event
+    (within the 0.1 s it polls at), and gone from the graph afterwards."""
+    import threading
+
+    with BusClient(discovery_s=1.0) as client:
+        reader = client.topic_reader("/joint_states", timeout_s=20.0)
+        stop = threading.Event()
+        stamps = []
+        for msg in client.samples(reader, stop=stop):
+            stamps.append(msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec)
+            if len(stamps) == 50:
+                stop.set()
+                ended = time.monotonic()
+        assert time.monotonic() - ended < 1.0
+        assert len(stamps) >= 50 and stamps == sorted(stamps)
+        from cyclonedds.core import DDSException
+
+        with pytest.raises(DDSException, match="BAD_PARAMETER"):  # the reader was deleted
+            reader.take(N=1)
