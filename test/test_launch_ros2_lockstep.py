@@ -48,7 +48,9 @@ def observer():
             states[msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec] = \
                 np.asarray(msg.position, dtype=float)
 
-    node.node.create_subscription(JointState, "/joint_states", on_state, 100)
+    # every state kept until taken: the lockstep stack does not wait for this reader, and the
+    # test's offline run (compiling in this process) can hold its executor off for seconds
+    node.node.create_subscription(JointState, "/joint_states", on_state, 1_000_000)
     node.states, node.lock = states, lock
     yield node
     node.close()

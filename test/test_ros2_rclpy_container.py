@@ -1,0 +1,75 @@
+"""The rclpy container (composed nodes on one rclpy executor): a message one node sends another
+is handed on right after the sending callback (SameProcessChain), exactly once and in order,
+while a node in another context still receives the topic over DDS."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import pytest
+from ros2_env import ros2_missing, wait_for
+
+if ros2_missing():
+    pytest.skip(ros2_missing(), allow_module_level=True)
+
+import domains  # noqa: E402
+from launch_helpers import Observer  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+
+from robot_control.bus.node import create_container  # noqa: E402
+
+pytestmark = pytest.mark.ros2
+PINGS = 200
+
+
+@pytest.fixture(scope="module", autouse=True)
+def private_domain():
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ROS_DOMAIN_ID", str(domains.claim("rclpy-container")))
+        mp.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+        yield
+
+
+def test_same_process_replies_come_once_in_order_within_the_senders_round():
+    outside = Observer(int(os.environ["ROS_DOMAIN_ID"]), "outside")
+    heard_outside: list[int] = []
+    outside.node.create_subscription(JointState, "/ping",
+                                     lambda m: heard_outside.append(int(m.position[0])), 1000)
+    container = create_container(["prog"], backend="rclpy")
+    pinger, echo = container.create_node("pinger"), container.create_node("echo")
+    ping = pinger.create_publisher("sensor_msgs/msg/JointState", "/ping", qos=1000)
+    pong = echo.create_publisher("sensor_msgs/msg/JointState", "/pong", qos=1000)
+    events: list[tuple[str, int]] = []
+    sent = [0]
+
+    def tick() -> None:
+        if sent[0] < PINGS and ping.get_subscription_count() >= 2:  # echo and outside matched
+            sent[0] += 1
+            events.append(("ping", sent[0]))
+            ping.publish(JointState(position=[float(sent[0])]))
+
+    def on_ping(msg) -> None:
+        events.append(("echo", int(msg.position[0])))
+        pong.publish(msg)
+
+    echo.create_subscription("sensor_msgs/msg/JointState", "/ping", on_ping, qos=1000)
+    pinger.create_subscription("sensor_msgs/msg/JointState", "/pong",
+                               lambda m: events.append(("pong", int(m.position[0]))), qos=1000)
+    pinger.create_timer(0.0001, tick)  # always due: a round later would be after the next ping
+    thread = threading.Thread(target=container.spin, daemon=True)
+    thread.start()
+    try:
+        assert wait_for(lambda: events.count(("pong", PINGS)) >= 1, 30.0), events[-10:]
+        assert wait_for(lambda: len(heard_outside) >= PINGS, 10.0), len(heard_outside)
+    finally:
+        container.shutdown()
+        thread.join(10)
+        outside.close()
+    assert not thread.is_alive(), "the container's spin did not end after shutdown()"
+    # each ping was echoed once and its echo came back once, before the next ping went out: the
+    # chain ran inside the round of the timer that sent it, not a timer period later
+    expected = [(kind, k) for k in range(1, PINGS + 1) for kind in ("ping", "echo", "pong")]
+    assert events == expected, next((i, e, x) for i, (e, x) in
+                                    enumerate(zip(events, expected)) if e != x)
+    assert heard_outside == list(range(1, PINGS + 1))
