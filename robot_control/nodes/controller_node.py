@@ -27,7 +27,9 @@ does it command (/joint_command and /controller/state are lifecycle publishers).
 bumpless: the law starts from the torque the plant reports applying (its hold), and in real time
 the reference is re-anchored at the measured state — the tracked reference starts at (q, q̇) and
 joins the published one along a quintic over ``reference_blend_time`` — so a controller activated
-mid-motion (after a deactivation) resumes without a jump in error or torque. A gain change is
+mid-motion (after a deactivation) resumes without a jump in error or torque. The same take-over
+follows a stall of the loop (states answered more than RESUME_AFTER_S apart: a swap to a law that
+had to compile, a starved process), during which the plant held on its own. A gain change is
 bumpless too: the torque continues from the last one and decays into the law's new one.
 """
 
@@ -74,6 +76,11 @@ from robot_control.trajectory.schedule import TrajectorySchedule
 
 SOURCES = ("local", "server")
 TRIGGERS = ("state", "timer")
+
+
+#: states this far apart (s) mean the loop stalled: longer than the plant's default command
+#: timeout, after which it applies its safe behaviour instead of this node's torque
+RESUME_AFTER_S = 0.05
 
 
 class ControllerNode(LoopTimerHooks):
@@ -312,6 +319,12 @@ class ControllerNode(LoopTimerHooks):
         if self.force_reference is not None:
             ref.wrench = self.force_reference
         t = seconds(ns)
+        if not self.lockstep and self.last_state is not None and \
+                t - self.last_state.t > RESUME_AFTER_S:
+            # the loop stalled (a swap compiling, a starved process): the plant has held on its
+            # own meanwhile while the motion went on, so take over as after an activation
+            self.anchor_pending = True
+            self.laws.takeover = self.laws.takeover or "activate"
         if tracking and (self.anchor_pending or self.anchor is not None):
             ref = self._anchored(t, ref, q, qd)
         state = State(t, q, qd, wrench=self.wrench.copy())
