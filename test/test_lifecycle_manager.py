@@ -22,32 +22,33 @@ pytestmark = pytest.mark.slow
 
 
 class Events:
-    """Every transition event of the probes and the first /lc_b/out, with arrival order."""
+    """Every transition event of the probes and the first /lc_b/out, with the time its writer
+    stamped on it (DDS source timestamp: one machine, one clock). Messages of different topics
+    may arrive here in any order; when they were sent is what the bring-up order is about."""
 
     def __init__(self):
         self.node = create_node("lc_events", [], backend="dds")
-        self.log: list[tuple[str, str, str]] = []  # (node, transition label, goal label)
+        self.sent: dict[tuple[str, str, str], int] = {}  # (node, transition, goal) -> ns
         self.lock = threading.Lock()
         for name in NAMES:
             self.node.create_subscription(
                 "lifecycle_msgs/msg/TransitionEvent", f"/{name}/transition_event",
-                lambda m, name=name: self._add(name, m.transition.label, m.goal_state.label))
+                lambda m, name=name: self._add(m, name, m.transition.label, m.goal_state.label))
         self.node.create_subscription("std_msgs/msg/String", "/lc_b/out",
-                                      lambda m: self._add("lc_b", "out", ""))
+                                      lambda m: self._add(m, "lc_b", "out", ""))
         self.thread = threading.Thread(target=self.node.spin, daemon=True)
         self.thread.start()
 
-    def _add(self, *entry):
+    def _add(self, msg, *entry):
         with self.lock:
-            if entry[1] != "out" or ("lc_b", "out", "") not in self.log:
-                self.log.append(entry)
+            self.sent.setdefault(entry, msg.sample_info.source_timestamp)
 
-    def index(self, entry, timeout: float = 5.0) -> int:
-        """Where entry is in the log, waiting for it up to timeout."""
+    def when(self, entry, timeout: float = 5.0) -> int:
+        """When entry was sent (its first occurrence), waiting for it up to timeout."""
         deadline = time.monotonic() + timeout
-        while entry not in self.log and time.monotonic() < deadline:
+        while entry not in self.sent and time.monotonic() < deadline:
             time.sleep(0.05)
-        return self.log.index(entry)
+        return self.sent[entry]
 
     def close(self):
         self.node.shutdown()
@@ -86,13 +87,12 @@ def test_configures_all_then_activates_in_order_and_waits_for_the_loop(env):
                             "loop_topic_type:=std_msgs/msg/String")
     try:
         assert manager.wait_for_line(r"stack active: lc_a, lc_b, lc_c", 60), manager.output
-        configured = [events.index((n, "transition_success", "inactive")) for n in NAMES]
-        activated = [events.index((n, "transition_success", "active")) for n in NAMES]
+        configured = [events.when((n, "transition_success", "inactive")) for n in NAMES]
+        activated = [events.when((n, "transition_success", "active")) for n in NAMES]
         assert max(configured) < min(activated)
         assert activated[0] < activated[1] < activated[2]
-        # lc_c waited for the loop topic (which flows only once lc_b is active); events of two
-        # topics arrive here in no set order, but the manager's round trip separates these
-        assert events.index(("lc_b", "out", "")) < events.index(("lc_c", "activate", "activating"))
+        # lc_c waited for the loop topic (which flows only once lc_b is active)
+        assert events.when(("lc_b", "out", "")) < events.when(("lc_c", "activate", "activating"))
         assert manager.proc.poll() is None  # it stays up
     finally:
         events.close()
@@ -105,7 +105,7 @@ def test_lockstep_activates_the_clock_node_last(env):
                             "start_after_loop_closed:=[lc_c]")
     try:
         assert manager.wait_for_line(r"stack active", 60), manager.output
-        activated = [events.index((n, "transition_success", "active")) for n in NAMES]
+        activated = [events.when((n, "transition_success", "active")) for n in NAMES]
         assert activated[1] < activated[2] < activated[0]
     finally:
         events.close()
