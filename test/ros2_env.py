@@ -61,6 +61,22 @@ def ros_env(tag: str, discovery_range: str = "LOCALHOST") -> dict[str, str]:
             "RMW_IMPLEMENTATION": "rmw_cyclonedds_cpp"}
 
 
+def private_rclpy_domain(tag: str):
+    """A module-wide autouse fixture giving this process's rclpy its own domain (rclpy reads the
+    domain and discovery range from the environment at init): ``private_domain =
+    private_rclpy_domain("tag")`` in a test module."""
+    import pytest
+
+    @pytest.fixture(scope="module", autouse=True)
+    def private_domain():
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("ROS_DOMAIN_ID", str(domains.claim(tag)))
+            mp.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+            yield
+
+    return private_domain
+
+
 def _ros_prefixes(env: Mapping[str, str]) -> list[str]:
     return [p.rstrip("/") for var in ("AMENT_PREFIX_PATH", "COLCON_PREFIX_PATH")
             for p in env.get(var, "").split(os.pathsep) if p]

@@ -13,12 +13,11 @@ import time
 from contextlib import contextmanager
 
 import pytest
-from ros2_env import exit_after_ctrl_c, ros2_missing, wait_for
+from ros2_env import exit_after_ctrl_c, private_rclpy_domain, ros2_missing, wait_for
 
 if ros2_missing():
     pytest.skip(ros2_missing(), allow_module_level=True)
 
-import domains  # noqa: E402
 from launch_helpers import Observer  # noqa: E402
 from rcl_interfaces.msg import ParameterType  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
@@ -31,13 +30,7 @@ pytestmark = pytest.mark.ros2
 CALL_TIMEOUT_S = 15.0
 
 
-@pytest.fixture(scope="module", autouse=True)
-def private_domain():
-    """rclpy reads the domain and discovery range from the environment at init."""
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("ROS_DOMAIN_ID", str(domains.claim("rclpy-backend")))
-        mp.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-        yield
+private_domain = private_rclpy_domain("rclpy-backend")
 
 
 @pytest.fixture

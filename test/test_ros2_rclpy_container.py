@@ -8,12 +8,11 @@ import os
 import threading
 
 import pytest
-from ros2_env import ros2_missing, wait_for
+from ros2_env import private_rclpy_domain, ros2_missing, wait_for
 
 if ros2_missing():
     pytest.skip(ros2_missing(), allow_module_level=True)
 
-import domains  # noqa: E402
 from launch_helpers import Observer  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 
@@ -23,12 +22,7 @@ pytestmark = pytest.mark.ros2
 PINGS = 200
 
 
-@pytest.fixture(scope="module", autouse=True)
-def private_domain():
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("ROS_DOMAIN_ID", str(domains.claim("rclpy-container")))
-        mp.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-        yield
+private_domain = private_rclpy_domain("rclpy-container")
 
 
 def test_same_process_replies_come_once_in_order_within_the_senders_round():
