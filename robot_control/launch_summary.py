@@ -126,7 +126,7 @@ class StackMonitor:
         self.tracking_since: float | None = None  # the trajectory generator became active
         self.controller = controller_node  # whose status holds the tracking error
         self._stop = threading.Event()
-        # discovery (the client's graph) is used by one thread at a time; reading samples is not
+        # the client's graph (node_names) is used by one thread at a time
         self._graph_lock = threading.Lock()
         self.running_since: float | None = None  # monotonic time of the first /controller/state
         self.diagnostics: list[tuple[float, dict[str, object]]] = []  # (received, plant status)
@@ -134,56 +134,27 @@ class StackMonitor:
         self.heartbeats: dict[str, tuple[float, int, str]] = {}
         #: node fqn -> its last status: level, message and key/values
         self.statuses: dict[str, dict[str, object]] = {}
-        self._threads = [
-            threading.Thread(target=self._watch, args=(TOPIC_CONTROLLER_STATE, self._on_state),
-                             daemon=True, name="monitor-controller-state"),
-            threading.Thread(target=self._watch, args=(TOPIC_DIAGNOSTICS, self._on_diagnostics),
-                             daemon=True, name="monitor-diagnostics"),
-        ]
+        watched = [(TOPIC_CONTROLLER_STATE, "sensor_msgs/msg/JointState", self._on_state),
+                   (TOPIC_DIAGNOSTICS, "diagnostic_msgs/msg/DiagnosticArray",
+                    self._on_diagnostics)]
         if tracking_node is not None:
-            self._threads.append(threading.Thread(
-                target=self._watch_events, args=(f"{tracking_node}/transition_event",),
-                daemon=True, name="monitor-tracking"))
+            watched.append((f"{tracking_node}/transition_event",
+                            "lifecycle_msgs/msg/TransitionEvent", self._on_tracking_event))
+        self._threads = [threading.Thread(target=self._watch, args=w, daemon=True,
+                                          name=f"monitor {w[0]}") for w in watched]
         for t in self._threads:
             t.start()
 
     # -- collection (monitor threads) -----------------------------------------------------------
-    def _watch(self, topic: str, handle: Callable[[object], None]) -> None:
-        """Follow a topic with one reader from its first publisher to the end of the run (a
-        reader made again could miss the first message, which dates the closed loop)."""
-        from robot_control.bus.client import BusClientError
-
-        while not self._stop.is_set():
-            with self._graph_lock:  # the graph is one per client: discover one topic at a time
-                try:
-                    reader = self.client.topic_reader(topic, timeout_s=0.5)
-                except BusClientError:
-                    reader = None  # nobody publishes it yet
-            if reader is None:
-                self._stop.wait(0.2)
-                continue
-            for msg in self.client.samples(reader, stop=self._stop):
-                handle(msg)
-
-    def _watch_events(self, topic: str) -> None:
-        """Follow a managed node's lifecycle_msgs/TransitionEvent topic: one reader for the whole
-        run (the events are volatile and rare: a reader made again could miss one)."""
-        from cyclonedds.internal import InvalidSample
-
+    def _watch(self, topic: str, ros_type: str, handle: Callable[[object], None]) -> None:
+        """Follow a topic of our stack with one reader, made before its publishers exist so it
+        matches them as they appear (no discovery to wait for: the first /controller/state dates
+        the closed loop, a transition event is volatile and rare), until the monitor stops."""
         from robot_control.bus import dds_config
-        from robot_control.bus.dds_context import delete_entity
-        from robot_control.bus.messages import dds_topic_name
 
-        reader = self.client.context.reader(dds_topic_name(topic),
-                                            "lifecycle_msgs/msg/TransitionEvent", dds_config.DEFAULT)
-        self.client.graph.hide(reader)
-        try:
-            while not self._stop.wait(0.01):
-                for event in reader.take(N=64):
-                    if not isinstance(event, InvalidSample):
-                        self._on_tracking_event(event)
-        finally:
-            delete_entity(reader)
+        reader = self.client.typed_reader(topic, ros_type, dds_config.DEFAULT)
+        for msg in self.client.samples(reader, stop=self._stop):
+            handle(msg)
 
     def _on_tracking_event(self, event) -> None:
         if event.goal_state.label == "active" and self.tracking_since is None:

@@ -123,7 +123,12 @@ class BusClient:
             raise BusClientError(f"{topic} has publishers of several types: {types}")
         if types[0] not in MESSAGE_TYPES:
             raise BusClientError(f"{topic} carries {types[0]}, a type robot-control cannot decode")
-        reader = self.context.reader(dds_topic_name(topic), types[0], _profile_matching(pubs))
+        return self.typed_reader(topic, types[0], _profile_matching(pubs))
+
+    def typed_reader(self, topic: str, ros_type: str, profile: QosProfile):
+        """A reader of a topic whose type is known, made at once (it matches publishers as they
+        appear); hidden from the graph, read with ``samples``."""
+        reader = self.context.reader(dds_topic_name(_fq(topic)), ros_type, profile)
         self.graph.hide(reader)
         return reader
 
