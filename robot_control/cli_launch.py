@@ -188,8 +188,8 @@ def run_plan(plan: LaunchPlan, options: RunOptions, stream: IO[str] = sys.stdout
 
             members = dict(plan.members())  # executable -> fully qualified name, composed too
             monitor = StackMonitor(tracking_node=members.get("trajectory_generator"),
-                                   controller_node=members.get("controller",
-                                                               members.get("cell_controller")))
+                                   controller_node=next((members[exe] for exe in CONTROLLERS
+                                                         if exe in members), None))
         refuse_name_clashes(plan, names_on_domain(monitor), domain)
         for node in plan.nodes:
             procs.append(NodeProcess(node, env, out))

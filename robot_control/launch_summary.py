@@ -126,7 +126,8 @@ class StackMonitor:
         self.tracking_since: float | None = None  # the trajectory generator became active
         self.controller = controller_node  # whose status holds the tracking error
         self._stop = threading.Event()
-        # the client's graph (node_names) is used by one thread at a time
+        # the client's graph (node_names, hiding the monitor's readers) is used by one thread
+        # at a time
         self._graph_lock = threading.Lock()
         self.running_since: float | None = None  # monotonic time of the first /controller/state
         self.diagnostics: list[tuple[float, dict[str, object]]] = []  # (received, plant status)
@@ -152,7 +153,8 @@ class StackMonitor:
         the closed loop, a transition event is volatile and rare), until the monitor stops."""
         from robot_control.bus import dds_config
 
-        reader = self.client.typed_reader(topic, ros_type, dds_config.DEFAULT)
+        with self._graph_lock:  # the reader is hidden from the graph node_names reads
+            reader = self.client.typed_reader(topic, ros_type, dds_config.DEFAULT)
         for msg in self.client.samples(reader, stop=self._stop):
             handle(msg)
 

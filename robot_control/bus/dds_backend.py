@@ -294,8 +294,9 @@ class DdsNode(Node):
         key = self._executor.add_reader(reader, callback, label)
         local = None
         if self._same_process(profile):
-            local = self._intra.subscribe(fq, callback, profile.depth, self._executor, label,
-                                          self._report_error)
+            # the shared executor itself delivers (the node's view has nothing to add)
+            local = self._intra.subscribe(fq, callback, profile.depth, self._executor.executor,
+                                          label, self._report_error)
             self._local_subs.append(local)
         return DdsSubscription(self, reader, key, fq, local)
 

@@ -357,9 +357,6 @@ class ExecutorView:
         self._timers = [t for t in self._timers if not t.cancelled] + [timer]
         return timer
 
-    def post(self, subscription) -> None:
-        self.executor.post(subscription)
-
     def wake(self) -> None:
         self.executor.wake()
 

@@ -27,8 +27,6 @@ from robot_control.dynamics.hybrid import HWORK, ZWORK, prescribed_mask
 from robot_control.dynamics.packing import array, kernel_data, not_vectors, wrenches
 
 Array = np.ndarray
-_ND = np.ndarray
-_empty = np.empty
 
 
 class DerivativeWork:
@@ -64,12 +62,10 @@ def _inverse_dynamics_derivatives_kim(P, g, q, qd, qdd, fext, W, Mw, Rw, vec, sc
 
 def world_pass(kernel, model, q, qd, x, f_ext) -> tuple[Array, Array, Array]:
     """The three n × n results of a ``derivatives_world`` kernel on the model's data array."""
-    d = model._kernel
-    if d is None or model.gravity is not d.gravity:
-        d = kernel_data(model)
-    if not (type(q) is _ND and type(qd) is _ND and type(x) is _ND):
+    d = kernel_data(model)
+    if not (type(q) is np.ndarray and type(qd) is np.ndarray and type(x) is np.ndarray):
         q, qd, x = array(q), array(qd), array(x)
-    J = _empty((3, d.n, d.n))
+    J = np.empty((3, d.n, d.n))
     try:
         kernel(d.D, q, qd, x, None if f_ext is None else wrenches(f_ext, d), J)
     except TypingError as exc:

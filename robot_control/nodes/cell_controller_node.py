@@ -120,8 +120,7 @@ class CellControllerNode:
 
     def _on_state(self, msg) -> None:
         try:
-            q, qd = self.joints.state(msg)
-            tau = self.joints.optional(msg.effort, self.joints.order(msg.name), "effort")
+            q, qd, tau = self.joints.measured(msg)
         except Rejected as exc:
             self.drops.drop("/joint_states", str(exc))
             return

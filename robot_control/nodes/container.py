@@ -51,8 +51,7 @@ COMPONENTS = {
     "lifecycle_manager": Component("robot_control.nodes.lifecycle_manager", "LifecycleManager",
                                    managed=False),
 }
-DEFAULT_NODES = ("controller", "plant", "trajectory_generator", "dynamics_server",
-                 "lifecycle_manager")
+DEFAULT_NODES = tuple(COMPONENTS)
 
 
 def component_names(own_args: list[str]) -> list[str]:

@@ -189,11 +189,6 @@ class ControllerNode(LoopTimerHooks):
         self.answer_from = 0 if self.lockstep else int(self.node.now() * 1e9)
         return CallbackReturn.SUCCESS
 
-    def on_deactivate(self, previous) -> CallbackReturn:
-        """Stop commanding: the plant's safe behaviour takes over once commands stop."""
-        self._stop_timer()
-        return CallbackReturn.SUCCESS
-
     def on_cleanup(self, previous) -> CallbackReturn:
         self.laws.clear()
         return CallbackReturn.SUCCESS
@@ -281,8 +276,7 @@ class ControllerNode(LoopTimerHooks):
 
     def _on_state(self, msg) -> None:
         try:
-            q, qd = self.joints.state(msg)
-            tau = self.joints.optional(msg.effort, self.joints.order(msg.name), "effort")
+            q, qd, tau = self.joints.measured(msg)
         except Rejected as exc:
             self.drops.drop("/joint_states", str(exc))
             return

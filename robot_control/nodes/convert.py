@@ -96,8 +96,7 @@ class Messages:
         n, f = np.asarray(wrench6[:3], dtype=float), np.asarray(wrench6[3:], dtype=float)
         return self.WrenchStamped(
             header=self.header(ns, frame_id),
-            wrench=self.Wrench(force=self.Vector3(x=float(f[0]), y=float(f[1]), z=float(f[2])),
-                               torque=self.Vector3(x=float(n[0]), y=float(n[1]), z=float(n[2]))))
+            wrench=self.Wrench(force=self._vector3(f), torque=self._vector3(n)))
 
     def pose(self, ns: int, T: Array, frame_id: str):
         """PoseStamped of a 4×4 placement (orientation as a unit quaternion x, y, z, w)."""

@@ -121,6 +121,13 @@ class JointVectors:
         return (self.vector(msg.position, order, "position"),
                 self.vector(msg.velocity, order, "velocity"))
 
+    def measured(self, msg) -> tuple[Array, Array, Array | None]:
+        """(q, q̇, τ or None when the state reports no effort) of a sensor_msgs/JointState."""
+        order = self.order(msg.name)
+        return (self.vector(msg.position, order, "position"),
+                self.vector(msg.velocity, order, "velocity"),
+                self.optional(msg.effort, order, "effort"))
+
     def effort(self, msg) -> Array:
         """τ of a sensor_msgs/JointState command."""
         return self.vector(msg.effort, self.order(msg.name), "effort")

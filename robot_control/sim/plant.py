@@ -59,6 +59,7 @@ class Plant:
         self._limits_on = cfg.limits_enabled and bool(
             np.any(np.isfinite(self._lower)) or np.any(np.isfinite(self._upper)))
         self._J, self._S = self._packed_settings()
+        self._hold = PK.HOLDS[int(self._S[PK.S_INTEGRATOR])]  # its integrator's compiled hold
         self._X = np.zeros((PK.XROWS, self.n))
         self._M = np.zeros((self.n, self.n))
         self.reset(np.zeros(self.n))
@@ -201,8 +202,7 @@ class Plant:
         steps = max(1, int(round(duration / self.dt)))
         if self.compiled:
             q, qd, qdd = self.q.copy(), self.qd.copy(), np.empty(self.n)
-            hold = PK.HOLDS[int(self._S[PK.S_INTEGRATOR])]
-            self.t = hold(kernel_data(self.model).D, self._J, self._S, self._X, self.mass_buffer,
+            self.t = self._hold(kernel_data(self.model).D, self._J, self._S, self._X, self.mass_buffer,
                           self.t, steps, q, qd, qdd, tau)
             self.q, self.qd, self.qdd = q, qd, qdd
         else:
