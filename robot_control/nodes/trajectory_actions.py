@@ -27,41 +27,52 @@ ACTION = "control_msgs/action/FollowJointTrajectory"
 TOPIC_ALIAS = "/trajectory_generator/goal"
 
 
-def declare_jtc_parameters(node, model) -> tuple[GoalRules, Tolerances, float]:
-    """The goal rules, default tolerances and feedback rate from JTC-named parameters."""
+def declare_jtc_parameters(node, model) -> float:
+    """Declare JTC's parameters (and this package's caps); the feedback rate, Hz (read-only)."""
     d = node.declare_parameter
     rate = d("action_monitor_rate", 20.0, "rate of FollowJointTrajectory feedback and of the "
              "checks of a goal without joint states, Hz (JTC's default 20)",
              floating_point_range=(1.0, 1000.0), read_only=True)
-    partial = d("allow_partial_joints_goal", False, "accept goals naming a subset of the joints "
-                "(the others hold)")
-    moving_end = d("allow_nonzero_velocity_at_trajectory_end", False,
-                   "accept trajectories whose last point has a velocity")
-    max_points = d("max_trajectory_points", 10_000, "a goal with more points is refused",
-                   integer_range=(2, 1_000_000))
-    max_duration = d("max_trajectory_duration", 600.0, "a goal ending later than this from now "
-                     "is refused, s", floating_point_range=(0.1, 86_400.0))
-    blend = d("corner_blend", 0.005, "a linear or cubic spline's corner is rounded by a quintic "
-              "this long, s", floating_point_range=(1e-4, 0.5))
-    stopped = d("constraints.stopped_velocity_tolerance", 0.01, "a goal is reached only with every "
-                "joint slower than this (default goal velocity tolerance), rad/s or m/s; 0: not "
-                "checked", floating_point_range=(0.0, 100.0))
-    goal_time = d("constraints.goal_time", 1.0, "time after the trajectory's end for the goal "
-                  "tolerance to be met, s (finite: a goal always ends; JTC's 0 = forever)",
-                  floating_point_range=(0.001, 60.0))
+    d("allow_partial_joints_goal", False, "accept goals naming a subset of the joints (the "
+      "others hold)")
+    d("allow_nonzero_velocity_at_trajectory_end", False,
+      "accept trajectories whose last point has a velocity")
+    d("max_trajectory_points", 10_000, "a goal with more points is refused",
+      integer_range=(2, 1_000_000))
+    d("max_trajectory_duration", 600.0, "a goal ending later than this from now is refused, s",
+      floating_point_range=(0.1, 86_400.0))
+    d("corner_blend", 0.005, "a linear or cubic spline's corner is rounded by a quintic this "
+      "long, s", floating_point_range=(1e-4, 0.5))
+    d("constraints.stopped_velocity_tolerance", 0.01, "a goal is reached only with every joint "
+      "slower than this (the default goal velocity tolerance), rad/s or m/s; 0: not checked",
+      floating_point_range=(0.0, 100.0))
+    d("constraints.goal_time", 1.0, "time after the trajectory's end for the goal tolerance to "
+      "be met, s (finite: a goal always ends; JTC's 0 = forever)",
+      floating_point_range=(0.001, 60.0))
+    for name in model.joint_names:
+        d(f"constraints.{name}.trajectory", 0.0, f"path position tolerance of {name}; 0: not "
+          "checked", floating_point_range=(0.0, 100.0))
+        d(f"constraints.{name}.goal", 0.01, f"goal position tolerance of {name}; 0: not checked",
+          floating_point_range=(0.0, 100.0))
+    return rate
+
+
+def jtc_settings(node, model) -> tuple[GoalRules, Tolerances]:
+    """The goal rules and default tolerances the node's JTC parameters say now."""
+    p = node.get_parameter
     path = np.zeros((3, model.nq))
     goal = np.zeros((3, model.nq))
-    goal[1] = stopped
+    goal[1] = p("constraints.stopped_velocity_tolerance")
     for j, name in enumerate(model.joint_names):
-        path[0, j] = d(f"constraints.{name}.trajectory", 0.0, f"path position tolerance of "
-                       f"{name}; 0: not checked", floating_point_range=(0.0, 100.0))
-        goal[0, j] = d(f"constraints.{name}.goal", 0.01, f"goal position tolerance of {name}; "
-                       "0: not checked", floating_point_range=(0.0, 100.0))
+        path[0, j] = p(f"constraints.{name}.trajectory")
+        goal[0, j] = p(f"constraints.{name}.goal")
     rules = GoalRules(model.joint_names, model.lower, model.upper, model.velocity_limit,
-                      allow_partial_joints_goal=partial,
-                      allow_nonzero_velocity_at_trajectory_end=moving_end,
-                      max_points=max_points, max_duration=max_duration, blend=blend)
-    return rules, Tolerances(path, goal, goal_time), rate
+                      allow_partial_joints_goal=p("allow_partial_joints_goal"),
+                      allow_nonzero_velocity_at_trajectory_end=p(
+                          "allow_nonzero_velocity_at_trajectory_end"),
+                      max_points=p("max_trajectory_points"),
+                      max_duration=p("max_trajectory_duration"), blend=p("corner_blend"))
+    return rules, Tolerances(path, goal, p("constraints.goal_time"))
 
 
 class TrajectoryActions(ActionHandler):
@@ -71,7 +82,10 @@ class TrajectoryActions(ActionHandler):
         self.node = node
         self.log = node.get_logger()
         self.now_ns = now_ns
-        rules, defaults, self.rate = declare_jtc_parameters(node, model)
+        self.model = model
+        self.rate = declare_jtc_parameters(node, model)
+        rules, defaults = jtc_settings(node, model)
+        node.add_parameter_listener(self._changed)
         self.joints = JointVectors(model)
         self.follower = TrajectoryFollower(rules, defaults, reference, self._finish, self.log,
                                            self.rate)
@@ -85,6 +99,10 @@ class TrajectoryActions(ActionHandler):
             node.create_subscription("trajectory_msgs/msg/JointTrajectory", topic, self._on_topic)
         self.states = None
         self.timer = None
+
+    def _changed(self, new: dict, old: dict) -> None:
+        """A JTC parameter changed (``ros2 param set``): the next goal runs with it."""
+        self.follower.rules, self.follower.defaults = jtc_settings(self.node, self.model)
 
     # -------------------------------------------------------------- lifecycle
     def activate(self) -> None:
