@@ -208,8 +208,11 @@ class TrajectoryFollower:
         goal, self.active = self.active, None
         if goal is None:
             return
-        (self.log.info if status == SUCCEEDED else self.log.warn)(
-            f"goal {_short(goal.goal_id)} {status}: {text}")
+        line = f"goal {_short(goal.goal_id)} {status}: {text}"
+        if status == SUCCEEDED:  # (rclpy refuses two severities from one line of code)
+            self.log.info(line)
+        else:
+            self.log.warn(line)
         self.counts[status] += 1
         self.finish(goal.goal_id, status, code, text)
 

@@ -41,7 +41,7 @@ def declare_jtc_parameters(node, model) -> float:
       integer_range=(2, 1_000_000))
     d("max_trajectory_duration", 600.0, "a goal ending later than this from now is refused, s",
       floating_point_range=(0.1, 86_400.0))
-    d("corner_blend", 0.005, "a linear or cubic spline's corner is rounded by a quintic this "
+    d("corner_blend", 0.02, "a linear or cubic spline's corner is rounded by a quintic this "
       "long, s", floating_point_range=(1e-4, 0.5))
     d("constraints.stopped_velocity_tolerance", 0.01, "a goal is reached only with every joint "
       "slower than this (the default goal velocity tolerance), rad/s or m/s; 0: not checked",

@@ -63,7 +63,7 @@ class GoalRules:
     max_points: int = 10_000
     max_duration: float = 600.0
     start_tolerance: float = 0.01
-    blend: float = 0.005
+    blend: float = 0.02
 
 
 @dataclass(frozen=True)

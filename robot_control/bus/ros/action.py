@@ -8,6 +8,8 @@ completes, then moves the goal to its terminal state and returns the result.
 
 from __future__ import annotations
 
+import traceback
+
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.task import Future
 
@@ -31,8 +33,17 @@ class RclpyActionServer:
             goal_callback=self._goal, handle_accepted_callback=self._accepted,
             cancel_callback=self._cancel)
 
+    def _failed(self, what: str, exc: Exception) -> str:
+        """Log a handler's exception (rclpy would let it end spin(): the node would die)."""
+        text = f"{what} raised: {exc!r}"
+        self._log.error(f"{text}\n{traceback.format_exc()}")
+        return text
+
     def _goal(self, goal) -> GoalResponse:
-        reason = self._handler.accept(goal)
+        try:
+            reason = self._handler.accept(goal)
+        except Exception as exc:
+            reason = self._failed("accepting a goal", exc)
         if reason is None:
             return GoalResponse.ACCEPT
         self._log.warn(f"goal rejected: {reason}")
@@ -43,10 +54,17 @@ class RclpyActionServer:
         self._handles[key] = handle
         self._ends[key] = Future()
         handle.execute()  # EXECUTING before the handler may end it
-        self._handler.accepted(key, handle.request)
+        try:
+            self._handler.accepted(key, handle.request)
+        except Exception as exc:
+            self.finish(key, "aborted", self.Result(**self._error(self._failed("a goal", exc))))
 
     def _cancel(self, handle) -> CancelResponse:
-        ok = self._handler.cancel(bytes(handle.goal_id.uuid))
+        try:
+            ok = self._handler.cancel(bytes(handle.goal_id.uuid))
+        except Exception as exc:
+            self._failed("canceling a goal", exc)
+            ok = False
         return CancelResponse.ACCEPT if ok else CancelResponse.REJECT
 
     async def _execute(self, handle):
@@ -60,6 +78,11 @@ class RclpyActionServer:
         else:
             handle.abort()
         return result
+
+    def _error(self, text: str) -> dict:
+        """Result fields saying what went wrong, where the action's result has them."""
+        fields = self.Result.get_fields_and_field_types()
+        return {"error_string": text} if "error_string" in fields else {}
 
     def publish_feedback(self, goal_id: bytes, feedback) -> None:
         handle = self._handles.get(goal_id)
