@@ -306,8 +306,9 @@ def test_a_path_violation_aborts_and_holds():
     d = ctl.desired(stamp)
     f.on_state(stamp, d[0] + 0.2, d[1])  # 0.2 rad off, the default path tolerance is 0.1
     assert ends[0][1:3] == (ABORTED, PATH_TOLERANCE_VIOLATED) and "holding" in ends[0][3]
-    held = ctl.desired(stamp + 5 * NS)
-    assert np.allclose(held[0], d[0]) and not held[1:].any()
+    held = ctl.desired(stamp + 5 * NS)  # stopped from the reference's motion, then held
+    T = rules().stop_time
+    assert np.allclose(held[0], d[0] + d[1] * T / 2 + d[2] * T * T / 12) and not held[1:].any()
 
 
 def test_a_goal_not_reached_aborts_at_the_goal_time_and_a_moving_joint_is_not_reached():
@@ -331,15 +332,30 @@ def test_a_goal_without_joint_states_still_ends():
     assert ends[0][2] == GOAL_TOLERANCE_VIOLATED and "no joint state" in ends[0][3]
 
 
-def test_cancel_holds_the_current_reference_position():
+def test_cancel_brings_the_reference_to_rest_without_a_jump():
     f, ctl, ends = follower()
     f.submit("g", goal(GOOD), T0)
     now = T0 + int(1.3 * NS)
     before = ctl.desired(now)
+    assert before[1].any()  # moving
     assert not f.cancel("other", now)
     assert f.cancel("g", now)
     assert ends == [("g", CANCELED, SUCCESSFUL, "canceled")]
     assert not f.cancel("g", now)  # already ended
+    assert np.allclose(ctl.desired(now), before, atol=1e-12)
+    q, qd, qdd = before
+    T = rules().stop_time
+    rest = ctl.desired(now + int(T * NS) + 1)
+    assert np.allclose(rest[0], q + qd * T / 2 + qdd * T * T / 12) and not rest[1:].any()
+    assert np.array_equal(ctl.desired(now + 5 * NS), rest)
+
+
+def test_with_no_stop_time_cancel_holds_the_position_at_once():
+    f, ctl, ends = follower(stop_time=0.0)
+    f.submit("g", goal(GOOD), T0)
+    now = T0 + int(1.3 * NS)
+    before = ctl.desired(now)
+    f.cancel("g", now)
     after = ctl.desired(now + NS)
     assert np.array_equal(after[0], before[0]) and not after[1:].any()
 

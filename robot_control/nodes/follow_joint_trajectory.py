@@ -14,8 +14,10 @@ once with its code and reason (trajectory/jtc_goal.py); only a node that cannot 
 succeeds once every joint is inside its goal tolerance *and* moving slower than its goal velocity
 tolerance (stopped_velocity_tolerance by default — a slow joint still moving is not "reached",
 unlike JTC, ros2_controllers#1088), else it aborts with GOAL_TOLERANCE_VIOLATED when the goal
-time is over (always finite here). Cancel: CANCELED, and the reference holds its current
-position at rest. Feedback (desired, actual, error at the last state's stamp) goes out whenever
+time is over (always finite here). Cancel: CANCELED, and the reference comes to rest from where
+it is within ``stop_time`` (a quintic from its q, q̇, q̈: no jump; 0 = hold the position at
+once, as JTC does); a path violation stops it the same way. Feedback (desired, actual, error
+at the last state's stamp) goes out whenever
 :meth:`feedback_due` says so, at ``action_monitor_rate``.
 """
 
@@ -28,7 +30,6 @@ from typing import Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-from robot_control.trajectory import Hold
 from robot_control.trajectory.jtc_goal import (
     GOAL_TOLERANCE_VIOLATED,
     INVALID_GOAL,
@@ -39,6 +40,7 @@ from robot_control.trajectory.jtc_goal import (
     GoalRules,
     Plan,
     plan_goal,
+    stop_trajectory,
 )
 from robot_control.trajectory.tolerances import ToleranceError, Tolerances, resolve, violation
 
@@ -194,7 +196,10 @@ class TrajectoryFollower:
         return False
 
     def _hold(self, now_ns: int) -> None:
-        self.reference.run(Hold(self.reference.desired(now_ns)[0]), now_ns)
+        """Stop the reference where it is: to rest within ``stop_time`` (0: at once)."""
+        r = self.rules
+        self.reference.run(stop_trajectory(self.reference.desired(now_ns), r.stop_time, r.lower,
+                                           r.upper), now_ns)
 
     def _check_deadline(self, now_ns: int, problem: str) -> None:
         goal = self.active

@@ -8,8 +8,8 @@ parameters (``constraints.<joint>.trajectory`` / ``.goal``, ``constraints.stoppe
 (``max_trajectory_points``, ``max_trajectory_duration``). ``/trajectory_generator/goal`` is kept
 as an alias of the topic.
 
-While a goal runs the node reads /joint_states to check the tolerances at every state and sends
-feedback at ``action_monitor_rate``. Goals are rejected only while the node is not active.
+While active the node reads /joint_states: a running goal's tolerances are checked at every
+state, and feedback goes out at ``action_monitor_rate``. Goals are rejected only while the node is not active.
 """
 
 from __future__ import annotations
@@ -43,6 +43,9 @@ def declare_jtc_parameters(node, model) -> float:
       floating_point_range=(0.1, 86_400.0))
     d("corner_blend", 0.02, "a linear or cubic spline's corner is rounded by a quintic this "
       "long, s", floating_point_range=(1e-4, 0.5))
+    d("stop_time", 0.25, "on cancel or a path violation the reference comes to rest from its "
+      "current motion in this time, s (0: holds its position at once, as JTC)",
+      floating_point_range=(0.0, 5.0))
     d("constraints.stopped_velocity_tolerance", 0.01, "a goal is reached only with every joint "
       "slower than this (the default goal velocity tolerance), rad/s or m/s; 0: not checked",
       floating_point_range=(0.0, 100.0))
@@ -71,7 +74,8 @@ def jtc_settings(node, model) -> tuple[GoalRules, Tolerances]:
                       allow_nonzero_velocity_at_trajectory_end=p(
                           "allow_nonzero_velocity_at_trajectory_end"),
                       max_points=p("max_trajectory_points"),
-                      max_duration=p("max_trajectory_duration"), blend=p("corner_blend"))
+                      max_duration=p("max_trajectory_duration"), blend=p("corner_blend"),
+                      stop_time=p("stop_time"))
     return rules, Tolerances(path, goal, p("constraints.goal_time"))
 
 
@@ -106,7 +110,10 @@ class TrajectoryActions(ActionHandler):
 
     # -------------------------------------------------------------- lifecycle
     def activate(self) -> None:
+        """Feedback timer; joint states from now on (a subscription made at a goal's arrival
+        could still be matching the plant's publisher when the goal needs its states)."""
         self.timer = self.node.create_timer(1.0 / self.rate, self._monitor)
+        self._watch_states()
 
     def deactivate(self) -> None:
         self.follower.stop("the trajectory generator was deactivated")
@@ -123,8 +130,7 @@ class TrajectoryActions(ActionHandler):
         return None
 
     def accepted(self, goal_id: bytes, goal) -> None:
-        if self.follower.submit(goal_id, goal, self.now_ns()):
-            self._watch_states()
+        self.follower.submit(goal_id, goal, self.now_ns())
 
     def cancel(self, goal_id: bytes) -> bool:
         return self.follower.cancel(goal_id, self.now_ns())

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from robot_control.trajectory.joint_trajectory import JointTrajectory
+from robot_control.trajectory.joint_trajectory import Hold, JointTrajectory
 from robot_control.trajectory.variable_degree import spline_knots
 
 Array = NDArray[np.float64]
@@ -64,6 +64,7 @@ class GoalRules:
     max_duration: float = 600.0
     start_tolerance: float = 0.01
     blend: float = 0.02
+    stop_time: float = 0.25
 
 
 @dataclass(frozen=True)
@@ -185,6 +186,19 @@ def _fill(X: Array | None, joints: Array, held: Array, zero: bool) -> Array | No
     out = np.tile(np.zeros_like(held) if zero else held, (len(X), 1))
     out[:, joints] = X
     return out
+
+def stop_trajectory(state: Array, T: float, lower: Array, upper: Array):
+    """Come to rest from ``state`` (3, n) in ``T`` s: the quintic to (q_f, 0, 0) with
+    q_f = q + q̇T/2 + q̈T²/12 (where it ends with no overshoot of the velocity's sign for a
+    constant deceleration), inside the limits; at once (a hold) for T = 0 or a state at rest."""
+    q, qd, qdd = state
+    if T <= 0.0 or not (qd.any() or qdd.any()):
+        return Hold(q)
+    qf = np.clip(q + qd * T / 2.0 + qdd * T * T / 12.0, lower, upper)
+    rest = np.zeros_like(q)
+    return JointTrajectory(np.array([0.0, T]), np.stack([q, qf]), np.stack([qd, rest]),
+                           np.stack([qdd, rest]))
+
 
 def plan_goal(msg, rules: GoalRules, now_ns: int, current: Array) -> Plan:
     """The motion a trajectory_msgs/JointTrajectory asks for, from the current reference
