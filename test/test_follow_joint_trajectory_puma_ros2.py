@@ -17,8 +17,8 @@ if ros2_missing():
 import domains  # noqa: E402
 import launch_pytest  # noqa: E402
 from action_msgs.msg import GoalStatus  # noqa: E402
+from fjt_checks import UP_S, Arm, goal_of, point, tolerance  # noqa: E402
 from launch_helpers import Observer, cli_env, stack_launch  # noqa: E402
-from test_follow_joint_trajectory_ros2 import UP_S, Arm, goal_of, point, tolerance  # noqa: E402
 
 import launch  # noqa: E402
 
