@@ -44,10 +44,13 @@ def test_generated_types_put_the_same_bytes_on_the_wire_as_the_hand_written_ones
     assert type(sample).deserialize(bytes.fromhex(expected["cdr"])).serialize() == sample.serialize()
 
 
-def test_every_registered_type_has_a_recorded_wire_sample():
+def test_every_type_with_a_recorded_wire_sample_is_still_registered():
+    """Types added since (control_msgs, the action protocol's, tf2_msgs) had no hand-written
+    layout to record: test_bus_messages.py checks their bytes against rosbags, the ROS suite their
+    hashes against the installation (bus/interfaces: "Adding a type", step 4)."""
     from robot_control.bus.dds.messages import MESSAGE_TYPES
 
-    assert set(MESSAGE_TYPES) == set(GOLDEN)
+    assert set(GOLDEN) <= set(MESSAGE_TYPES)
 
 
 def test_hashes_equal_those_read_from_ros2_jazzy():
