@@ -256,3 +256,29 @@ def check_an_inactive_generator_rejects_goals(arm, env):
     finally:
         assert "successful" in ros2(env, "lifecycle", "set", "/trajectory_generator",
                                     "activate")
+
+
+def check_cancel_of_an_unknown_goal_is_refused_by_code(arm, env):
+    out = ros2(env, "service", "call", ACTION + "/_action/cancel_goal",
+               "action_msgs/srv/CancelGoal",
+               "{goal_info: {goal_id: {uuid: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, "
+               "16]}}}", timeout=30)
+    assert "return_code=2" in out, out  # ERROR_UNKNOWN_GOAL_ID
+
+
+def check_a_flood_of_goals_each_preempts_the_last(arm, env):
+    """100 goals at about 100/s: every one accepted, each ended by the next but the last,
+    which succeeds; the generator stays up."""
+    go_home(arm)
+    handles = []
+    for i in range(100):
+        q = [HOME[0] + 0.002 * (i % 10), HOME[1], HOME[2]]
+        future = arm.client.send_goal_async(goal_of([point(0.5, q)]))
+        handles.append(future)
+        time.sleep(0.01)
+    assert wait_for(lambda: all(f.done() for f in handles), 60)
+    goals = [f.result() for f in handles]
+    assert all(g.accepted for g in goals)
+    results = [arm.result(g) for g in goals]
+    assert [r.result.error_string for r in results[:-1]] == ["preempted by a newer goal"] * 99
+    assert results[-1].status == GoalStatus.STATUS_SUCCEEDED, results[-1]

@@ -23,10 +23,12 @@ from fjt_checks import (  # noqa: E402
     CASES,
     Arm,
     check_a_bad_goal_is_accepted_and_aborted_with_its_code_and_reason,
+    check_a_flood_of_goals_each_preempts_the_last,
     check_a_newer_goal_preempts_without_a_jump,
     check_a_three_waypoint_goal_succeeds_within_a_hundredth_with_feedback_at_20_hz,
     check_an_inactive_generator_rejects_goals,
     check_cancel_holds_the_arm_where_it_is,
+    check_cancel_of_an_unknown_goal_is_refused_by_code,
     check_old_header_path_and_goal_tolerance_codes,
     check_partial_goals_once_allowed_move_the_named_joints_only,
     check_ros2_action_list_and_info_see_the_server,
@@ -102,6 +104,16 @@ def test_ros2_action_send_goal_with_feedback(arm):
 @pytest.mark.launch(fixture=stack)
 def test_tf_and_controller_state_are_published(arm):
     check_tf_and_controller_state_are_published(arm, ENV)
+
+
+@pytest.mark.launch(fixture=stack)
+def test_cancel_of_an_unknown_goal_is_refused_by_code(arm):
+    check_cancel_of_an_unknown_goal_is_refused_by_code(arm, ENV)
+
+
+@pytest.mark.launch(fixture=stack)
+def test_a_flood_of_goals_each_preempts_the_last(arm):
+    check_a_flood_of_goals_each_preempts_the_last(arm, ENV)
 
 
 @pytest.mark.launch(fixture=stack)
