@@ -25,7 +25,11 @@ from dataclasses import dataclass, field
 from robot_control.bus.dds import config as dds_config
 from robot_control.bus.dds.messages import message_type
 from robot_control.bus.node import ActionHandler
+from robot_control.bus.qos import QosProfile
 
+#: goal requests waiting for the node's thread are kept, not overwritten, up to this many (a
+#: flood of goals is answered, each, rather than silently thinned by a depth-10 history)
+GOAL_REQUESTS = QosProfile(depth=1000)
 RESULT_TIMEOUT_S = 900.0  # rcl_action_server_options_t's default result_timeout (15 min)
 ACCEPTED, EXECUTING, CANCELING, SUCCEEDED, CANCELED, ABORTED = 1, 2, 3, 4, 5, 6
 ENDS = {"succeeded": SUCCEEDED, "aborted": ABORTED, "canceled": CANCELED}
@@ -60,7 +64,8 @@ class DdsActionServer:
         base = self.name + "/_action/"
         self._goals: dict[bytes, Goal] = {}
         self._servers = [
-            node._serve(action_type + "_SendGoal", base + "send_goal", self._on_send_goal),
+            node._serve(action_type + "_SendGoal", base + "send_goal", self._on_send_goal,
+                        GOAL_REQUESTS),
             node._serve("action_msgs/srv/CancelGoal", base + "cancel_goal", self._on_cancel),
             node._serve(action_type + "_GetResult", base + "get_result", self._on_get_result)]
         self._send, self._cancel, self._get = self._servers

@@ -296,10 +296,11 @@ class DdsNode(Node):
             self._local_subs.append(local)
         return DdsSubscription(self, reader, key, fq, local)
 
-    def _serve(self, srv_type: str, service: str, handler: Callable[[object], object]):
+    def _serve(self, srv_type: str, service: str, handler: Callable[[object], object],
+                profile: QosProfile = dds_config.SERVICES_DEFAULT):
         """A server of a (fully qualified) service in this node's executor."""
         return ServiceServer(self._context, self._executor, self._node_key, srv_type, service,
-                             handler)
+                             handler, profile)
 
     def create_action_server(self, action_type: str, name: str, handler):
         from robot_control.bus.dds.action import DdsActionServer

@@ -11,11 +11,15 @@ from __future__ import annotations
 import traceback
 
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
+from rclpy.qos import QoSProfile
 from rclpy.task import Future
 
 from robot_control.bus.node import ActionHandler
 
 STATUSES = ("succeeded", "aborted", "canceled")
+#: goal requests waiting for the executor are kept, not overwritten (services' default depth 10
+#: would silently thin a flood of goals)
+GOAL_REQUESTS = QoSProfile(depth=1000)
 
 
 class RclpyActionServer:
@@ -31,7 +35,7 @@ class RclpyActionServer:
         self._server = ActionServer(
             rcl_node, action_class, name, execute_callback=self._execute,
             goal_callback=self._goal, handle_accepted_callback=self._accepted,
-            cancel_callback=self._cancel)
+            cancel_callback=self._cancel, goal_service_qos_profile=GOAL_REQUESTS)
 
     def _failed(self, what: str, exc: Exception) -> str:
         """Log a handler's exception (rclpy would let it end spin(): the node would die)."""
