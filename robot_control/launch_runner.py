@@ -27,6 +27,8 @@ from pathlib import Path
 
 import yaml
 
+from robot_control.safe_yaml import YamlError, load_file, load_text
+
 PACKAGE = "robot_control"
 DEFAULT_LAUNCH_FILE = "control.launch.yaml"
 
@@ -249,8 +251,8 @@ def parameter_value(text: str) -> object:
     if text == "":
         return ""
     try:
-        value = yaml.safe_load(text)
-    except yaml.YAMLError:
+        value = load_text(text)
+    except YamlError:
         return text
     if value is None:
         return text
@@ -315,8 +317,7 @@ def split_overrides(items: list[str]) -> tuple[str | None, dict[str, str]]:
 
 def read_entities(path: Path) -> list[tuple[str, dict]]:
     """The ``launch:`` list of a YAML launch file as (entity type, attributes) pairs."""
-    with open(path) as fh:
-        doc = yaml.safe_load(fh)
+    doc = load_file(path, LaunchError)
     if not isinstance(doc, dict) or set(doc) != {"launch"} or not isinstance(doc["launch"], list):
         raise LaunchError(f"{path}: a YAML launch file is a mapping with one key, 'launch', "
                           "holding a list of entities")

@@ -16,7 +16,6 @@ from functools import cache
 from pathlib import Path
 
 import numpy as np
-import yaml
 from cyclonedds.idl import IdlStruct
 
 from robot_control.bus.msg import lifecycle_msgs as lc
@@ -47,6 +46,7 @@ from robot_control.bus.msg.standard import (
     Wrench,
     WrenchStamped,
 )
+from robot_control.safe_yaml import load_file
 
 MESSAGE_TYPES: dict[str, type[IdlStruct]] = {
     "builtin_interfaces/msg/Time": Time,
@@ -190,8 +190,7 @@ def _split_type_name(ros_type_name: str) -> tuple[str, str, str]:
 
 @cache
 def _type_hashes() -> dict[str, str]:
-    with HASH_FILE.open(encoding="utf-8") as stream:
-        return yaml.safe_load(stream)
+    return load_file(HASH_FILE)
 
 
 def type_hash(ros_type_name: str) -> str:

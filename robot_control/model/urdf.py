@@ -204,28 +204,29 @@ def _build_tree(name: str, links: dict[str, _Link], joints: list[_UJoint], gravi
     bodies: list[Body] = []
     frames: dict[str, Frame] = {roots[0]: Frame(roots[0], -1, np.eye(4))}
 
-    def visit(link_name: str, body: int, T_body_link: np.ndarray) -> None:
-        # Depth-first, joints in document order: the coordinate order Pinocchio uses too.
-        for j in children[link_name]:
-            T = T_body_link @ j.origin
-            if j.type == "fixed":
-                frames[j.child] = Frame(j.child, body, T)
-                child = links[j.child]
-                if body >= 0 and child.has_inertial:
-                    m, c, Ic = transform_inertia(
-                        child.inertia.mass, child.inertia.com, child.inertia.inertia_com, T
-                    )
-                    bodies[body].inertia = bodies[body].inertia + Inertia(m, c, Ic)
-                visit(j.child, body, T)
-                continue
-            screw = np.zeros(6)
-            screw[3 if j.type == "prismatic" else 0 :][:3] = j.axis
-            joint = Joint(j.name, j.type, screw, T, j.lower, j.upper, j.velocity, j.effort,
-                          j.friction)
-            bodies.append(Body(j.child, body, joint, links[j.child].inertia))
-            visit(j.child, len(bodies) - 1, np.eye(4))
+    # Depth-first, joints in document order (the coordinate order Pinocchio uses too), with an
+    # explicit stack rather than recursion so a chain of any length loads.
+    pending = [(j, -1, np.eye(4)) for j in reversed(children[roots[0]])]
+    while pending:
+        j, body, T_body_link = pending.pop()
+        T = T_body_link @ j.origin
+        if j.type == "fixed":
+            frames[j.child] = Frame(j.child, body, T)
+            child = links[j.child]
+            if body >= 0 and child.has_inertial:
+                m, c, Ic = transform_inertia(
+                    child.inertia.mass, child.inertia.com, child.inertia.inertia_com, T
+                )
+                bodies[body].inertia = bodies[body].inertia + Inertia(m, c, Ic)
+            pending.extend((jc, body, T) for jc in reversed(children[j.child]))
+            continue
+        screw = np.zeros(6)
+        screw[3 if j.type == "prismatic" else 0 :][:3] = j.axis
+        joint = Joint(j.name, j.type, screw, T, j.lower, j.upper, j.velocity, j.effort,
+                      j.friction)
+        bodies.append(Body(j.child, body, joint, links[j.child].inertia))
+        pending.extend((jc, len(bodies) - 1, np.eye(4)) for jc in reversed(children[j.child]))
 
-    visit(roots[0], -1, np.eye(4))
     _check_connected(joints, child_of, set(frames) | {b.name for b in bodies}, roots[0])
     return RobotModel(name, bodies, gravity=gravity, frames=frames, base_name=roots[0])
 
