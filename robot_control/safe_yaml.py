@@ -14,6 +14,7 @@ PyYAML has it), which costs no recursion and builds nothing, and refused when
   an alias to a collection that contains it (a recursive document) is refused too.
 
 Only then is it loaded (safe types only). Each refusal is one line naming the file.
+``read_text`` (size-bounded, UTF-8 only) also reads the URDF files.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from pathlib import Path
 
 import yaml
 
-__all__ = ["MAX_BYTES", "MAX_DEPTH", "MAX_NODES", "YamlError", "load_file", "load_text"]
+__all__ = ["MAX_BYTES", "MAX_DEPTH", "MAX_NODES", "YamlError", "load_file", "load_text", "read_text"]
 
 MAX_BYTES = 4 * 1024 * 1024
 MAX_NODES = 1_000_000
@@ -37,22 +38,27 @@ class YamlError(ValueError):
     aliases are expanded."""
 
 
-def load_file(path: str | Path, error: type[Exception] = YamlError) -> object:
-    """The document in a YAML file, or ``error`` (one line naming the file) if it is refused."""
+def read_text(path: str | Path, max_bytes: int = MAX_BYTES, error: type[Exception] = YamlError,
+              kind: str = "YAML") -> str:
+    """A UTF-8 text file of at most max_bytes, or ``error`` (one line naming the file)."""
     path = Path(path)
     try:
         with open(path, "rb") as fh:
-            data = fh.read(MAX_BYTES + 1)  # bounded even for /dev/zero or a pipe
+            data = fh.read(max_bytes + 1)  # bounded even for /dev/zero or a pipe
     except OSError as exc:
         raise error(f"{path}: cannot read ({exc.strerror})") from exc
-    if len(data) > MAX_BYTES:
-        raise error(f"{path}: larger than the {MAX_BYTES >> 20} MiB a YAML file may be")
+    if len(data) > max_bytes:
+        raise error(f"{path}: larger than the {max_bytes >> 20} MiB a {kind} file may be")
     try:
-        text = data.decode("utf-8-sig")
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[:exc.start].count(b"\n") + 1
         raise error(f"{path}: not UTF-8 text (byte 0x{data[exc.start]:02x} on line {line})") from None
-    return load_text(text, str(path), error)
+
+
+def load_file(path: str | Path, error: type[Exception] = YamlError) -> object:
+    """The document in a YAML file, or ``error`` (one line naming the file) if it is refused."""
+    return load_text(read_text(path, MAX_BYTES, error), str(path), error)
 
 
 def load_text(text: str, where: str = "YAML text", error: type[Exception] = YamlError) -> object:

@@ -177,3 +177,29 @@ def test_a_1000_link_chain_simulates(chain1000):
                               "controller": {"type": "pd", "params": {"kp": 10.0, "kd": 1.0}}})
     result = run(scenario)
     assert result.q.shape[-1] == 1000 and np.all(np.isfinite(result.q))
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_the_nodes_run_a_1000_link_chain(chain1000):
+    from launch_run import Stack, stack_env
+
+    stack = Stack(stack_env("files-chain1000"), f"robot:={chain1000}", "rate:=50.0",
+                  "--duration", "2")
+    assert stack.wait_for("[launch] control loop running", 240), "\n".join(stack.lines[-40:])
+    code = stack.finish(120)
+    output = "\n".join(stack.lines)
+    assert code == 0 and "RecursionError" not in output, output[-4000:]
+
+
+def test_a_non_utf8_or_oversized_urdf_is_one_line(tmp_path):
+    from robot_control.model.urdf import MAX_URDF_BYTES
+
+    path = tmp_path / "latin1.urdf"
+    path.write_bytes(chain_urdf(2).replace('name="chain2"', 'name="chaîne"').encode("latin-1"))
+    with pytest.raises(ModelError, match=r"latin1.urdf: not UTF-8 text \(byte 0xee on line 1\)"):
+        load_robot(path)
+    with pytest.raises(ModelError, match="larger than the 16 MiB a URDF file may be"):
+        with open(path, "wb") as fh:
+            fh.truncate(MAX_URDF_BYTES + 1)
+        load_robot(path)

@@ -23,9 +23,13 @@ from robot_control.model.robot_model import (
     ModelError,
     RobotModel,
 )
+from robot_control.safe_yaml import read_text
 from robot_control.spatial import rpy_to_matrix, transform, transform_inertia
 
 _MOVABLE = ("revolute", "continuous", "prismatic")
+#: largest URDF read (file or robot_description string): a 1000-link chain is about 0.5 MB;
+#: XML entity expansion ("billion laughs") is bounded by expat itself
+MAX_URDF_BYTES = 16 * 1024 * 1024
 
 
 @dataclass
@@ -162,7 +166,9 @@ def load_urdf(source: str | Path, gravity=(0.0, 0.0, -9.81)) -> RobotModel:
         path = Path(source)
         if not path.is_file():
             raise FileNotFoundError(f"URDF file not found: {path}")
-        xml, origin_name = path.read_text(), str(path)
+        xml, origin_name = read_text(path, MAX_URDF_BYTES, ModelError, "URDF"), str(path)
+    if len(xml) > MAX_URDF_BYTES:
+        raise ModelError(f"{origin_name}: longer than the {MAX_URDF_BYTES >> 20} MiB a URDF may be")
     try:
         root = ET.fromstring(xml)
     except ET.ParseError as exc:
