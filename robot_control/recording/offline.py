@@ -25,6 +25,7 @@ from robot_control.clock import period_ns
 from robot_control.model.urdf_export import robot_description
 from robot_control.recording import bag
 from robot_control.recording.serialized import serialize
+from robot_control.recording.writer import BagWriter
 from robot_control.sim.scenario import Scenario
 from robot_control.sim.simulate import Result, reference_at
 
@@ -46,10 +47,10 @@ def write_run(result: Result, scenario: Scenario, path: str | Path) -> dict[str,
     names = scenario.robot.joint_names
     contact = bool(scenario.plant.get("environment"))
     tick = period_ns(scenario.rate)
-    writer = bag.open_bag_writer(path)
+    writer = BagWriter(path)
     counts = dict.fromkeys(TOPICS, 0)
     try:
-        conns = {topic: bag.add_topic(writer, topic, ros_type,
+        conns = {topic: writer.add_topic(topic, ros_type,
                                       [bag.qos_of_profile(dds_config.topic_profile(topic))])
                  for topic, ros_type in TOPICS.items() if contact or topic != "/wrench"}
 
