@@ -148,7 +148,7 @@ import sys
 from robot_control.recording.bag import BagError
 from robot_control.recording.writer import BagWriter
 from robot_control.recording.bag import qos_of_profile
-from robot_control.bus import dds_config
+from robot_control.bus.dds import config as dds_config
 writer = BagWriter(sys.argv[1])
 conn = writer.add_topic("/chatter", "std_msgs/msg/String",
                         [qos_of_profile(dds_config.DEFAULT)])

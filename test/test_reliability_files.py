@@ -15,11 +15,11 @@ import yaml
 from launch_run import robot_control_command
 
 from robot_control import safe_yaml
+from robot_control.bringup.runner import LaunchError, read_entities
 from robot_control.bus.parameters import ParameterError, load_params_file
-from robot_control.launch_runner import LaunchError, read_entities
 from robot_control.model import ModelError, load_robot
 from robot_control.model.cell import load_cell
-from robot_control.resources import share_path
+from robot_control.model.resources import share_path
 from robot_control.sim.scenario import ScenarioError, load_scenario
 
 LAUGHS_KEY = "billion laughs"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from robot_control.model.resources import share_path
 from robot_control.model.robot_model import ModelError, RobotModel
 from robot_control.model.urdf import load_urdf
-from robot_control.resources import share_path
 from robot_control.safe_yaml import load_file
 
 #: Robots shipped in urdf/ (and D-H tables in config/robots/ where the source gives D-H).
