@@ -27,6 +27,7 @@ from rosbags.interfaces import (
     QosTime,
 )
 from rosbags.rosbag2 import Reader, ReaderError
+from rosbags.serde import SerdeError
 from rosbags.typesys import Stores, get_typestore
 
 from robot_control.bus.qos import QosProfile
@@ -134,7 +135,7 @@ class RecordedMessage:
 
 
 # what a damaged bag raises from inside rosbags' reading and CDR decoding
-DAMAGE = (ReaderError, struct.error, ValueError, TypeError, IndexError, KeyError, OverflowError,
+DAMAGE = (ReaderError, SerdeError, struct.error, ValueError, TypeError, IndexError, KeyError, OverflowError,
           EOFError)
 
 
