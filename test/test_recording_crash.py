@@ -186,16 +186,37 @@ def test_a_writer_past_a_file_size_limit_closes_the_bag_readable(tmp_path):
     assert_closed_and_readable(done, tmp_path / "bag", "File too large")
 
 
-@pytest.mark.timeout(120)
-def test_a_writer_on_a_full_disk_closes_the_bag_readable(tmp_path):
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 1 MiB tmpfs (needs the right to mount, as root in a container has)."""
     disk = tmp_path / "disk"
     disk.mkdir()
     mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(disk)],
                              capture_output=True, text=True)
     if mounted.returncode != 0:
         pytest.skip(f"cannot mount a small tmpfs here: {mounted.stderr.strip()}")
-    try:
-        done = write_until_full(disk / "bag")
-        assert_closed_and_readable(done, disk / "bag", "No space left on device")
-    finally:
-        subprocess.run(["umount", str(disk)], check=True)
+    yield disk
+    subprocess.run(["umount", str(disk)], check=True)
+
+
+@pytest.mark.timeout(120)
+def test_a_writer_on_a_full_disk_closes_the_bag_readable(small_disk):
+    done = write_until_full(small_disk / "bag")
+    assert_closed_and_readable(done, small_disk / "bag", "No space left on device")
+
+
+@pytest.mark.timeout(200)
+def test_simulate_record_on_a_full_disk_is_one_line_and_a_readable_bag(small_disk):
+    from launch_run import robot_control_command
+
+    bag = small_disk / "run"  # 3 s of the DDArm: about 2.3 MB of messages
+    done = subprocess.run(robot_control_command("simulate", "huo_3_1_pd", "--record", str(bag),
+                                                "--quiet"), capture_output=True, text=True,
+                          timeout=180)
+    assert done.returncode == 1, done.stderr
+    line = one_line(done.stderr, "recording stopped")
+    assert "No space left on device" in line and "kept" in line
+    recovered = messages(bag)
+    states = recovered["/joint_states"]
+    assert len(states) > 100 and [t for t, _, _ in states] == \
+        [k * 1_000_000 for k in range(len(states))]

@@ -38,6 +38,7 @@ TOPICS = {
     "/controller/state": "sensor_msgs/msg/JointState",
 }
 WRENCH_FRAME = "world"
+CHECKPOINT_PERIODS = 1000  # control periods per checkpoint (writer.py)
 
 
 def write_run(result: Result, scenario: Scenario, path: str | Path) -> dict[str, int]:
@@ -60,6 +61,8 @@ def write_run(result: Result, scenario: Scenario, path: str | Path) -> dict[str,
 
         write("/robot_description", 0, m.String(data=robot_description(scenario.robot)))
         for k in range(len(result.t)):
+            if k and k % CHECKPOINT_PERIODS == 0:  # a full disk then keeps all but the last ones
+                writer.checkpoint()
             ns = k * tick
             stamp = m.time_from_nanoseconds(ns)
             q, qd = result.q_measured[k], result.qd_measured[k]
