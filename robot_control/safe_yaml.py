@@ -10,8 +10,9 @@ PyYAML has it), which costs no recursion and builds nothing, and refused when
   parameter file about 0.5 MB),
 - it is not UTF-8 text,
 - its nodes, every alias counted as a full copy of what it names, number more than
-  ``MAX_NODES`` (1 000 000), or collections nest, aliases expanded, deeper than ``MAX_DEPTH`` (100);
-  an alias to a collection that contains it (a recursive document) is refused too.
+  ``MAX_NODES`` (100 000, about a second to load on a busy machine), or collections nest, aliases
+  expanded, deeper than ``MAX_DEPTH`` (100); an alias to a collection that contains it (a
+  recursive document) is refused too.
 
 Only then is it loaded (safe types only). Each refusal is one line naming the file.
 ``read_text`` (size-bounded, UTF-8 only) also reads the URDF files.
@@ -26,7 +27,7 @@ import yaml
 __all__ = ["MAX_BYTES", "MAX_DEPTH", "MAX_NODES", "YamlError", "load_file", "load_text", "read_text"]
 
 MAX_BYTES = 4 * 1024 * 1024
-MAX_NODES = 1_000_000
+MAX_NODES = 100_000
 MAX_DEPTH = 100
 
 # libyaml's parser when PyYAML was built with it (fast), else the pure-Python one
