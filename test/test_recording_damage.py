@@ -145,3 +145,31 @@ def test_reindex_keeps_the_readable_chunks_and_says_what_was_lost(clean, tmp_pat
     # a second reindex of the repaired bag changes nothing
     code, _, err = command("bag", "reindex", str(path))
     assert code == 0 and "kept 2001 messages" in err and "nothing lost" in err
+
+
+def test_a_chunk_corrupted_in_the_middle_is_one_line_and_reindex_keeps_the_chunks_before(
+        clean, tmp_path):
+    from robot_control.recording import mcap_index
+
+    path = tmp_path / "mid"
+    writer = BagWriter(path)
+    conns = {c.topic: writer.add_topic(c.topic, c.msgtype, c.ext.offered_qos_profiles)
+             for c in bag.bag_connections(clean)}
+    for k, msg in enumerate(bag.read_messages(clean)):
+        writer.write(conns[msg.topic], msg.timestamp_ns, msg.data)
+        if k % 1000 == 999:
+            writer.checkpoint()
+    writer.close()
+    mcap = path / "mid.mcap"
+    third = mcap_index.scan(mcap).chunks[2]
+    with open(mcap, "r+b") as fh:  # the length of the third chunk's first record made absurd
+        fh.seek(third.start + 9 + 40 + 1)  # chunk record header, chunk header, message opcode
+        fh.write(b"\xff" * 8)
+    code, _, err = command("plot", str(path), "-o", str(tmp_path / "mid.png"))
+    assert code == 1
+    one_line(err, str(path), "unreadable after", "bag reindex")
+    code, _, err = command("bag", "reindex", str(path))
+    assert code == 0
+    line = one_line(err, "reindexed")
+    assert "kept 2000 messages" in line and "unreadable record at byte" in line
+    assert sum(len(v) for v in messages(path).values()) == 2000
