@@ -173,3 +173,14 @@ def test_a_chunk_corrupted_in_the_middle_is_one_line_and_reindex_keeps_the_chunk
     line = one_line(err, "reindexed")
     assert "kept 2000 messages" in line and "unreadable record at byte" in line
     assert sum(len(v) for v in messages(path).values()) == 2000
+
+
+def test_reindex_refuses_a_bag_being_written(tmp_path):
+    writer = BagWriter(tmp_path / "live")
+    try:
+        code, _, err = command("bag", "reindex", str(tmp_path / "live"))
+        assert code == 1 and "is being written" in one_line(err, "stop it first")
+    finally:
+        writer.close()
+    code, _, err = command("bag", "reindex", str(tmp_path / "live"))
+    assert code == 0 and "kept 0 messages" in err, err

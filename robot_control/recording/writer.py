@@ -19,6 +19,7 @@ survive the process, not a power cut.
 
 from __future__ import annotations
 
+import fcntl
 import os
 from collections.abc import Sequence
 from contextlib import suppress
@@ -114,6 +115,8 @@ class BagWriter:
         except OSError as exc:
             raise BagError(f"{self.path}: cannot create the bag ({exc.strerror})") from exc
         self._mcap = self._writer.storage.path
+        # held while writing, so a `bag reindex` of a live recording is refused, not done
+        self._lock = _locked(self._mcap)
         self._guarded(self._write_metadata)
 
     # -- writing
@@ -139,6 +142,7 @@ class BagWriter:
         """Write the MCAP summary and the final metadata.yaml (nothing more after a failure)."""
         if self.failed is None:
             self._guarded(self._writer.close)
+        self._unlock()
 
     # -- inside
     def _checkpoint(self) -> None:
@@ -155,6 +159,11 @@ class BagWriter:
                   for c in w.connections]
         write_metadata(self.path, [self._mcap.name], topics, w.min_timestamp, w.max_timestamp)
 
+    def _unlock(self) -> None:
+        if self._lock >= 0:
+            os.close(self._lock)
+            self._lock = -1
+
     def _guarded(self, action, *args) -> None:
         if self.failed is not None:
             raise self.failed
@@ -169,6 +178,7 @@ class BagWriter:
         if storage is not None:
             with suppress(OSError):  # flushing the rest fails again: the tail is cut below
                 storage.bio.close()
+        self._unlock()
         try:
             closed = reindex_bag(self.path).report()
         except (OSError, BagError) as again:
@@ -201,10 +211,13 @@ def reindex_bag(path: str | Path) -> Reindexed:
     result = Reindexed(path, [f.name for f in files], 0, 0)
     first = NO_MESSAGES
     for file in files:
+        lock = _locked(file)
         try:
             scan = mcap_index.reindex(file)
         except mcap_index.McapError as exc:
             raise BagError(str(exc)) from exc
+        finally:
+            os.close(lock)
         result.lost_bytes += scan.lost
         if scan.problem and scan.lost:
             result.problems.append(f"{file.name}: {scan.problem}")
@@ -222,6 +235,18 @@ def reindex_bag(path: str | Path) -> Reindexed:
     result.messages = sum(t.count for t in topics.values())
     write_metadata(path, result.files, list(topics.values()), first, result.last_ns or 0)
     return result
+
+
+def _locked(mcap: Path) -> int:
+    """A descriptor holding an exclusive lock on an MCAP file (released with it, or when its
+    process dies); BagError if a writer holds it."""
+    fd = os.open(mcap, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise BagError(f"{mcap} is being written (a recorder is running): stop it first") from None
+    return fd
 
 
 def _type_hash(ros_type: str) -> str:
