@@ -175,8 +175,8 @@ def check_process(argv: Sequence[str], env: Mapping[str, str] | None = None,
         raise SecurityError(DDS_ROUTE_REFUSAL)
     keystore = env.get(KEYSTORE_ENV, "")
     if not keystore:
-        raise SecurityError(f"ROS_SECURITY_ENABLE=true but {KEYSTORE_ENV} is not set: point it "
-                            "at a keystore (robot-control security init KEYSTORE makes one)")
+        raise SecurityError(f"ROS_SECURITY_ENABLE=true but no keystore: give keystore:=DIR (or "
+                            f"set {KEYSTORE_ENV}); robot-control security init DIR makes one")
     enclave = enclave_from_args(argv, env)
     if env.get(STRATEGY_ENV, "") != "Enforce":
         # Permissive would start this node WITHOUT security if its files were missing
