@@ -29,8 +29,8 @@ from hypothesis import strategies as st
 from rosbags.interfaces import Nodetype
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 
-from robot_control.bus import dds_config as cfg
-from robot_control.bus import messages as m
+from robot_control.bus.dds import config as cfg
+from robot_control.bus.dds import messages as m
 
 # The services as the Jazzy .srv files define them: (request, response). An empty request is
 # the struct rosidl generates for it (one uint8 placeholder member, on the wire and in the hash).
@@ -506,7 +506,7 @@ import os, sys, time
 from cyclonedds.domain import Domain, DomainParticipant
 from cyclonedds.pub import DataWriter
 from cyclonedds.topic import Topic
-from robot_control.bus import dds_config as cfg, messages as m
+from robot_control.bus.dds import config as cfg, messages as m
 domain_id, config = cfg.domain_config_from_env()
 domain = Domain(domain_id, config)
 plant = DomainParticipant(domain_id)

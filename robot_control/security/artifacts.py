@@ -31,7 +31,7 @@ KEYSTORE_FILES = ("public/identity_ca.cert.pem", "public/permissions_ca.cert.pem
 
 def policy_dir() -> Path:
     """The shipped policy: policy.xml, its profiles/ and common/ parts."""
-    from robot_control.resources import share_path
+    from robot_control.model.resources import share_path
 
     return share_path(*POLICY_DIR)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from robot_control.launch_runner import LaunchPlan, node_command
+from robot_control.bringup.runner import LaunchPlan, node_command
 from robot_control.security import DDS_ROUTE_REFUSAL, SecurityError, requested
 from robot_control.security.keystore import check_process
 

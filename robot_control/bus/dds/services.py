@@ -18,10 +18,10 @@ from collections.abc import Callable
 from cyclonedds.core import InstanceState, Policy, ReadCondition, SampleState, ViewState, WaitSet
 from cyclonedds.internal import InvalidSample
 
-from robot_control.bus import dds_config
-from robot_control.bus.dds_config import QosProfile
-from robot_control.bus.dds_context import delete_entity
-from robot_control.bus.messages import SERVICE_TYPES, dds_topic_name
+from robot_control.bus.dds import config as dds_config
+from robot_control.bus.dds.config import QosProfile
+from robot_control.bus.dds.context import delete_entity
+from robot_control.bus.dds.messages import SERVICE_TYPES, dds_topic_name
 
 REPLY_MATCH_TIMEOUT_S = 1.0  # how long a server holds a reply for a client not yet matched
 REPLY_RETRY_S = 0.005

@@ -1,9 +1,9 @@
 """The launch monitor's bus client on rclpy, for a secure stack: a plain Cyclone DDS participant
-(the rclpy-free :class:`~robot_control.bus.client.BusClient`) is not admitted to a domain under
+(the rclpy-free :class:`~robot_control.bus.dds.client.BusClient`) is not admitted to a domain under
 DDS Security, so ``robot-control launch security:=true`` watches its stack through an rclpy node
 of its own context in the observer enclave (subscribe only, config/security/profiles/observer.xml).
 
-It offers what :class:`~robot_control.launch_summary.StackMonitor` and the runner's name check
+It offers what :class:`~robot_control.bringup.summary.StackMonitor` and the runner's name check
 use of a BusClient: ``typed_reader``/``samples``, ``node_list``, ``graph.settle``,
 ``context.domain_id`` and ``close``.
 """

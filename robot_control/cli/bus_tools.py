@@ -1,6 +1,6 @@
 """``robot-control topic|node|param|service …``: the ros2 command-line tools, without ROS 2.
 
-Each command is a :class:`~robot_control.bus.client.BusClient` (a tool participant on the
+Each command is a :class:`~robot_control.bus.dds.client.BusClient` (a tool participant on the
 domain named by ROS_DOMAIN_ID, discovering as ROS 2 does) and prints what ``ros2`` prints:
 
     robot-control topic list [-t] | echo NAME [--count N] | hz NAME [--duration S]
@@ -38,7 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from robot_control.bus.client import BusClient, BusClientError
+    from robot_control.bus.dds.client import BusClient, BusClientError
 
     try:
         with BusClient(discovery_s=args.spin_time) as client:
@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m robot_control.cli_bus topic list`` is ``robot-control topic list`` (etc.)."""
+    """``python -m robot_control.cli.bus_tools topic list`` is ``robot-control topic list`` (etc.)."""
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = argparse.ArgumentParser(prog="robot-control")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -91,14 +91,14 @@ def _topic_parsers(verbs) -> None:
 
 
 def _topic_list(client, args) -> int:
-    from robot_control.bus.client import format_topic_list
+    from robot_control.bus.dds.client import format_topic_list
 
     _print(format_topic_list(client.topic_list(), show_types=args.show_types))
     return 0
 
 
 def _topic_echo(client, args) -> int:
-    from robot_control.bus.client import BusClientError, format_message
+    from robot_control.bus.dds.client import BusClientError, format_message
 
     received = 0
     for msg in client.iter_topic(args.name, timeout_s=args.timeout, discovery_s=args.timeout):
@@ -113,7 +113,7 @@ def _topic_echo(client, args) -> int:
 
 
 def _topic_hz(client, args) -> int:
-    from robot_control.bus.client import format_hz
+    from robot_control.bus.dds.client import format_hz
 
     stats = client.topic_hz(args.name, duration_s=args.duration, timeout_s=args.timeout)
     if stats["count"] < 2:
@@ -134,8 +134,8 @@ def _node_parsers(verbs) -> None:
 
 
 def _node_list(client, args) -> int:
-    from robot_control.bus.client import format_node_list
-    from robot_control.bus.dds_graph import duplicates
+    from robot_control.bus.dds.client import format_node_list
+    from robot_control.bus.dds.graph import duplicates
 
     names = client.node_list()
     if duplicates(names):  # ros2 node list's warning, word for word
@@ -146,7 +146,7 @@ def _node_list(client, args) -> int:
 
 
 def _node_info(client, args) -> int:
-    from robot_control.bus.client import format_node_info
+    from robot_control.bus.dds.client import format_node_info
 
     print(format_node_info(client.node_info(args.name)))
     return 0
@@ -173,7 +173,7 @@ def _param_parsers(verbs) -> None:
 
 
 def _param_list(client, args) -> int:
-    from robot_control.bus.client import format_param_list
+    from robot_control.bus.dds.client import format_param_list
 
     nodes = [args.node] if args.node else sorted(set(client.node_list()))
     for node in nodes:
@@ -182,7 +182,7 @@ def _param_list(client, args) -> int:
 
 
 def _param_get(client, args) -> int:
-    from robot_control.bus.client import format_param_value
+    from robot_control.bus.dds.client import format_param_value
 
     print(format_param_value(client.param_get(args.node, args.name)))
     return 0
@@ -198,7 +198,7 @@ def _param_set(client, args) -> int:
 
 
 def _param_describe(client, args) -> int:
-    from robot_control.bus.client import format_descriptor
+    from robot_control.bus.dds.client import format_descriptor
 
     print(format_descriptor(client.param_describe(args.node, args.name)))
     return 0
@@ -239,14 +239,14 @@ def _service_parsers(verbs) -> None:
 
 
 def _service_list(client, args) -> int:
-    from robot_control.bus.client import format_service_list
+    from robot_control.bus.dds.client import format_service_list
 
     _print(format_service_list(client.service_list(), show_types=args.show_types))
     return 0
 
 
 def _service_call(client, args) -> int:
-    from robot_control.bus.client import message_to_dict
+    from robot_control.bus.dds.client import message_to_dict
 
     response = client.service_call(args.name, args.type, args.request, timeout_s=args.timeout)
     print("response:")

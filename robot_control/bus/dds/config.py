@@ -19,7 +19,7 @@ from xml.sax.saxutils import quoteattr
 from cyclonedds.qos import Policy, Qos
 from cyclonedds.util import duration
 
-from robot_control.bus.messages import ROS_DISCOVERY_TOPIC, type_hash
+from robot_control.bus.dds.messages import ROS_DISCOVERY_TOPIC, type_hash
 from robot_control.bus.qos import (  # noqa: F401  (the profiles, re-exported for the backend)
     CLOCK,
     DEFAULT,

@@ -1,6 +1,6 @@
 """What ``robot-control launch`` reports about a running stack, gathered over the bus.
 
-A :class:`StackMonitor` is a :class:`~robot_control.bus.client.BusClient` in the runner's process
+A :class:`StackMonitor` is a :class:`~robot_control.bus.dds.client.BusClient` in the runner's process
 (a tool participant, not a node) watching ``/diagnostics``, where each node measures its own
 figures where they happen: the plant its steps, commands applied and rejected, missed deadlines
 and state-to-command latency percentiles; the controller its tracking error e = q_d − q per joint
@@ -119,7 +119,7 @@ class StackMonitor:
     def __init__(self, client_factory: Callable[[], object] | None = None,
                  tracking_node: str | None = None, controller_node: str | None = None) -> None:
         if client_factory is None:
-            from robot_control.bus.client import BusClient
+            from robot_control.bus.dds.client import BusClient
 
             client_factory = BusClient
         self.client = client_factory()
@@ -151,7 +151,7 @@ class StackMonitor:
         """Follow a topic of our stack with one reader, made before its publishers exist so it
         matches them as they appear (no discovery to wait for: the first /controller/state dates
         the closed loop, a transition event is volatile and rare), until the monitor stops."""
-        from robot_control.bus import dds_config
+        from robot_control.bus.dds import config as dds_config
 
         with self._graph_lock:  # the reader is hidden from the graph node_names reads
             reader = self.client.typed_reader(topic, ros_type, dds_config.DEFAULT)

@@ -29,7 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from robot_control import cli_launch
+    from robot_control.cli import launch as cli_launch
 
     parser = argparse.ArgumentParser(prog="robot-control launch")
     cli_launch.add_arguments(parser)

@@ -20,10 +20,10 @@ from cyclonedds.pub import DataWriter
 from cyclonedds.sub import DataReader
 from cyclonedds.topic import Topic
 
-from robot_control.bus import dds_config
-from robot_control.bus.dds_config import QosProfile
-from robot_control.bus.messages import ROS_DISCOVERY_TOPIC, message_type
-from robot_control.bus.msg.rmw_dds_common import Gid, NodeEntitiesInfo, ParticipantEntitiesInfo
+from robot_control.bus.dds import config as dds_config
+from robot_control.bus.dds.config import QosProfile
+from robot_control.bus.dds.messages import ROS_DISCOVERY_TOPIC, message_type
+from robot_control.bus.dds.msg.rmw_dds_common import Gid, NodeEntitiesInfo, ParticipantEntitiesInfo
 from robot_control.security.keystore import check_process
 
 DISCOVERY_TYPE = "rmw_dds_common/msg/ParticipantEntitiesInfo"

@@ -21,18 +21,15 @@ from cyclonedds.core import InstanceState, Policy, ReadCondition, SampleState, V
 from cyclonedds.idl import IdlStruct
 from cyclonedds.internal import InvalidSample
 
-from robot_control.bus import dds_config, parameters
-from robot_control.bus.dds_config import QosProfile
-from robot_control.bus.dds_context import acquire_context, delete_entity, release_context
-from robot_control.bus.dds_graph import GraphView
-from robot_control.bus.dds_parameters import (
-    from_descriptor_msg,
-    from_value_msg,
-    to_value_msg,
-)
-from robot_control.bus.dds_services import ServiceClient, ServiceError
-from robot_control.bus.messages import MESSAGE_TYPES, SERVICE_TYPES, dds_topic_name
-from robot_control.bus.msg import rcl_interfaces as rcl
+from robot_control.bus import parameters
+from robot_control.bus.dds import config as dds_config
+from robot_control.bus.dds.config import QosProfile
+from robot_control.bus.dds.context import acquire_context, delete_entity, release_context
+from robot_control.bus.dds.graph import GraphView
+from robot_control.bus.dds.messages import MESSAGE_TYPES, SERVICE_TYPES, dds_topic_name
+from robot_control.bus.dds.msg import rcl_interfaces as rcl
+from robot_control.bus.dds.parameters import from_descriptor_msg, from_value_msg, to_value_msg
+from robot_control.bus.dds.services import ServiceClient, ServiceError
 from robot_control.bus.parameters import Descriptor
 from robot_control.bus.ros_args import parse_value
 

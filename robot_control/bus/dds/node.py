@@ -27,23 +27,19 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from cyclonedds.idl import IdlStruct
 
-from robot_control.bus import dds_config, messages
-from robot_control.bus.dds_config import QosProfile
-from robot_control.bus.dds_context import (
-    DISCOVERY_TYPE,
-    acquire_context,
-    delete_entity,
-    release_context,
-)
-from robot_control.bus.dds_executor import Executor
-from robot_control.bus.dds_graph import DISCOVERY_READER, participant_names
-from robot_control.bus.dds_lifecycle import LifecycleServer
-from robot_control.bus.dds_parameters import ParameterServer
-from robot_control.bus.dds_services import ServiceClient, ServiceError
-from robot_control.bus.intra_process import LocalSubscription
+from robot_control.bus.dds import config as dds_config
+from robot_control.bus.dds import messages
+from robot_control.bus.dds.config import QosProfile
+from robot_control.bus.dds.context import DISCOVERY_TYPE, acquire_context, delete_entity, release_context
+from robot_control.bus.dds.executor import Executor
+from robot_control.bus.dds.graph import DISCOVERY_READER, participant_names
+from robot_control.bus.dds.intra_process import LocalSubscription
+from robot_control.bus.dds.lifecycle import LifecycleServer
+from robot_control.bus.dds.messages import ROS_DISCOVERY_TOPIC
+from robot_control.bus.dds.msg.rcl_interfaces import Log
+from robot_control.bus.dds.parameters import ParameterServer
+from robot_control.bus.dds.services import ServiceClient, ServiceError
 from robot_control.bus.lifecycle import CallbackReturn, LifecycleHooks
-from robot_control.bus.messages import ROS_DISCOVERY_TOPIC
-from robot_control.bus.msg.rcl_interfaces import Log
 from robot_control.bus.node import (
     Logger,
     Node,

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import time
 
-from robot_control.bus import dds_config
-from robot_control.bus.dds_context import delete_entity
-from robot_control.bus.dds_services import ServiceServer
+from robot_control.bus.dds import config as dds_config
+from robot_control.bus.dds.context import delete_entity
+from robot_control.bus.dds.messages import dds_topic_name
+from robot_control.bus.dds.msg import lifecycle_msgs as lc
+from robot_control.bus.dds.services import ServiceServer
 from robot_control.bus.lifecycle import (
     STATE_LABELS,
     TRANSITION_GRAPH,
@@ -25,8 +27,6 @@ from robot_control.bus.lifecycle import (
     StateMachine,
     TransitionDescription,
 )
-from robot_control.bus.messages import dds_topic_name
-from robot_control.bus.msg import lifecycle_msgs as lc
 
 LIFECYCLE_SERVICES = {
     "change_state": "lifecycle_msgs/srv/ChangeState",

@@ -14,7 +14,7 @@ def share_dir() -> Path:
     Order: a source checkout (editable install or running from the repository), the ament
     index of a sourced ROS 2 workspace, then ``<prefix>/share/robot_control`` of a pip install.
     """
-    source = Path(__file__).resolve().parent.parent
+    source = Path(__file__).resolve().parents[2]
     if (source / "package.xml").is_file() and (source / "config").is_dir():
         return source
     try:  # a colcon install of this package

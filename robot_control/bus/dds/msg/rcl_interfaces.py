@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from cyclonedds.idl import IdlStruct
 from cyclonedds.idl import types as idl
 
-from robot_control.bus.msg.standard import Time
+from robot_control.bus.dds.msg.standard import Time
 
 # --- messages ----------------------------------------------------------------------------------
 

@@ -18,9 +18,9 @@ from cyclonedds.builtin import (
 from cyclonedds.core import InstanceState
 from cyclonedds.internal import InvalidSample
 
-from robot_control.bus.dds_config import QosProfile
-from robot_control.bus.dds_context import DISCOVERY_TYPE
-from robot_control.bus.messages import ROS_DISCOVERY_TOPIC, ros_topic_name, ros_type_name
+from robot_control.bus.dds.config import QosProfile
+from robot_control.bus.dds.context import DISCOVERY_TYPE
+from robot_control.bus.dds.messages import ROS_DISCOVERY_TOPIC, ros_topic_name, ros_type_name
 
 # keyless topic: one instance shared by all writers, so the reader keeps room for a burst of them
 DISCOVERY_READER = QosProfile(depth=256, transient_local=True)

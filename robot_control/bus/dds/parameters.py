@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from robot_control.bus import dds_config, parameters
-from robot_control.bus.dds_context import delete_entity
-from robot_control.bus.dds_services import ServiceServer
-from robot_control.bus.messages import time_from_seconds
-from robot_control.bus.msg import rcl_interfaces as rcl
+from robot_control.bus import parameters
+from robot_control.bus.dds import config as dds_config
+from robot_control.bus.dds.context import delete_entity
+from robot_control.bus.dds.messages import time_from_seconds
+from robot_control.bus.dds.msg import rcl_interfaces as rcl
+from robot_control.bus.dds.services import ServiceServer
 from robot_control.bus.parameters import Descriptor, ParameterError, ParameterStore
 
 _VALUE_FIELD = {

@@ -1,6 +1,6 @@
 """Same-process delivery for the nodes of one container (rclcpp's intra-process communication).
 
-Nodes composed into one process (a :class:`~robot_control.bus.dds_container.DdsContainer`) share
+Nodes composed into one process (a :class:`~robot_control.bus.dds.container.DdsContainer`) share
 one executor and one :class:`IntraProcess` registry. A message one of them publishes reaches the
 others' subscriptions of that topic by reference — no serialisation, no DDS — queued in the
 subscription's keep-last buffer (its QoS depth) and handed to its callback by the shared executor

@@ -1,32 +1,35 @@
-"""The ``robot-control`` command: one entry point, one sub-command per job."""
+"""The ``robot-control`` command: one entry point, one sub-command per job.
+
+Each family of sub-commands is a module of this room (``add_arguments(parser)`` and
+``run(args) -> int``, a thin layer over the library), loaded only when its command runs.
+"""
 
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Callable
 
 COMMANDS: dict[str, tuple[str, str]] = {
     # name: (module providing add_arguments(parser) and run(args) -> int, help)
-    "demo": ("robot_control.demo", "run the main demo"),
-    "simulate": ("robot_control.sim.cli_simulate", "run a scenario file offline and summarise it"),
-    "sweep": ("robot_control.sim.cli_sweep",
+    "demo": ("robot_control.cli.demo", "run the main demo"),
+    "simulate": ("robot_control.cli.simulate", "run a scenario file offline and summarise it"),
+    "sweep": ("robot_control.cli.sweep",
               "run scenarios × parameter sets offline on every core and summarise each"),
-    "launch": ("robot_control.cli_launch", "run a launch file of this package without ROS 2"),
-    "topic": ("robot_control.cli_bus", "list, echo and measure topics (like ros2 topic)"),
-    "node": ("robot_control.cli_bus", "list nodes and show their endpoints (like ros2 node)"),
-    "param": ("robot_control.cli_bus",
+    "launch": ("robot_control.cli.launch", "run a launch file of this package without ROS 2"),
+    "topic": ("robot_control.cli.bus_tools", "list, echo and measure topics (like ros2 topic)"),
+    "node": ("robot_control.cli.bus_tools", "list nodes and show their endpoints (like ros2 node)"),
+    "param": ("robot_control.cli.bus_tools",
               "list, get, set, describe and dump node parameters (like ros2 param)"),
-    "service": ("robot_control.cli_bus", "list and call services (like ros2 service)"),
-    "lifecycle": ("robot_control.cli_lifecycle",
+    "service": ("robot_control.cli.bus_tools", "list and call services (like ros2 service)"),
+    "lifecycle": ("robot_control.cli.lifecycle",
                   "list managed nodes, get and change their states (like ros2 lifecycle)"),
-    "identify": ("robot_control.identification.cli_identify",
+    "identify": ("robot_control.cli.identify",
                  "estimate a robot's dynamic parameters from a recorded run (rosbag2)"),
-    "bag": ("robot_control.recording.cli",
+    "bag": ("robot_control.cli.recording",
             "record, play and inspect rosbag2 (MCAP) recordings (like ros2 bag)"),
-    "security": ("robot_control.cli_security",
+    "security": ("robot_control.cli.security",
                  "make an SROS2 keystore with the package's policy; check enclaves"),
-    "plot": ("robot_control.recording.cli",
+    "plot": ("robot_control.cli.recording",
              "plot a recorded or simulated run: q vs q_d, error, torques, contact force"),
 }
 
@@ -55,6 +58,3 @@ def main(argv: list[str] | None = None) -> int:
     run: Callable[[argparse.Namespace], int] = _load(args._module).run
     return run(args)
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -233,7 +233,7 @@ def _arity(kind: str, words: list[str], lo: int, hi: int) -> None:
 def package_share(package: str) -> Path:
     """``$(find-pkg-share PKG)``: this package's share directory, else the ament index."""
     if package == PACKAGE:
-        from robot_control.resources import share_dir
+        from robot_control.model.resources import share_dir
 
         return share_dir()
     try:
@@ -279,7 +279,7 @@ def ros_arg_value(value: object) -> str:
 
 
 def default_launch_file() -> Path:
-    from robot_control.resources import share_path
+    from robot_control.model.resources import share_path
 
     return share_path("launch", DEFAULT_LAUNCH_FILE)
 
@@ -291,7 +291,7 @@ def resolve_launch_file(name: str | None) -> Path:
     path = Path(name)
     if path.is_file():
         return path
-    from robot_control.resources import share_path
+    from robot_control.model.resources import share_path
 
     bundled = share_path("launch", name)
     if bundled.is_file():

@@ -4,8 +4,8 @@ ros2lifecycle's api is for ``ros2 lifecycle``): managed nodes are those that ser
 
 from __future__ import annotations
 
-from robot_control.bus.client import BusClient, BusClientError
-from robot_control.bus.msg import lifecycle_msgs as lc
+from robot_control.bus.dds.client import BusClient, BusClientError
+from robot_control.bus.dds.msg import lifecycle_msgs as lc
 
 GET_STATE = "lifecycle_msgs/srv/GetState"
 CHANGE_STATE = "lifecycle_msgs/srv/ChangeState"

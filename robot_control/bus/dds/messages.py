@@ -19,10 +19,10 @@ import numpy as np
 import yaml
 from cyclonedds.idl import IdlStruct
 
-from robot_control.bus.msg import lifecycle_msgs as lc
-from robot_control.bus.msg import rcl_interfaces as rcl
-from robot_control.bus.msg import rmw_dds_common as rmw
-from robot_control.bus.msg.standard import (
+from robot_control.bus.dds.msg import lifecycle_msgs as lc
+from robot_control.bus.dds.msg import rcl_interfaces as rcl
+from robot_control.bus.dds.msg import rmw_dds_common as rmw
+from robot_control.bus.dds.msg.standard import (
     Accel,
     AccelStamped,
     Clock,
@@ -129,7 +129,7 @@ SERVICE_TYPES: dict[str, tuple[type[IdlStruct], type[IdlStruct]]] = {
 ROS_DISCOVERY_TOPIC = "ros_discovery_info"  # DDS topic of ParticipantEntitiesInfo, no rt/ prefix
 
 _TOPIC_PREFIXES = {"topic": ("rt", ""), "request": ("rq", "Request"), "reply": ("rr", "Reply")}
-HASH_FILE = Path(__file__).resolve().parent.parent / "data" / "ros2_type_hashes.yaml"
+HASH_FILE = Path(__file__).resolve().parents[2] / "data" / "ros2_type_hashes.yaml"
 
 
 # --- names -------------------------------------------------------------------------------------

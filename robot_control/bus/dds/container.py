@@ -2,7 +2,7 @@
 
 The nodes share the process's participant (as every node of a process does, dds_context), one
 executor — its thread runs every callback of every node, timers included — and one
-:class:`~robot_control.bus.intra_process.IntraProcess` registry, so a message published by one
+:class:`~robot_control.bus.dds.intra_process.IntraProcess` registry, so a message published by one
 node reaches the others by reference, while DDS carries it only to readers in other processes.
 """
 
@@ -12,10 +12,10 @@ import threading
 import traceback
 from collections.abc import Sequence
 
-from robot_control.bus.dds_backend import DdsNode
-from robot_control.bus.dds_context import acquire_context, release_context
-from robot_control.bus.dds_executor import Executor, ExecutorView
-from robot_control.bus.intra_process import IntraProcess
+from robot_control.bus.dds.context import acquire_context, release_context
+from robot_control.bus.dds.executor import Executor, ExecutorView
+from robot_control.bus.dds.intra_process import IntraProcess
+from robot_control.bus.dds.node import DdsNode
 from robot_control.bus.node import Container, Logger, restore_signals, stop_on_signals
 
 

@@ -1,6 +1,6 @@
 """``robot-control lifecycle nodes|get|set|list``: ``ros2 lifecycle`` without ROS 2.
 
-A client of the standard lifecycle_msgs services (robot_control.bus.lifecycle_client), so it
+A client of the standard lifecycle_msgs services (robot_control.bus.dds.lifecycle_client), so it
 drives our managed nodes and ROS 2's alike and prints what ``ros2 lifecycle`` prints:
 
     robot-control lifecycle nodes [-c]              # managed nodes on the domain
@@ -16,8 +16,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from robot_control.cli_bus import _print, _verb
-from robot_control.cli_bus import run as run
+from robot_control.cli.bus_tools import _print, _verb
+from robot_control.cli.bus_tools import run as run
 
 COMMAND = "lifecycle"
 
@@ -39,7 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _nodes(client, args) -> int:
-    from robot_control.bus.lifecycle_client import managed_nodes
+    from robot_control.bus.dds.lifecycle_client import managed_nodes
 
     names = managed_nodes(client)
     if args.count_nodes:
@@ -50,7 +50,7 @@ def _nodes(client, args) -> int:
 
 
 def _get(client, args) -> int:
-    from robot_control.bus.lifecycle_client import get_state, managed_nodes
+    from robot_control.bus.dds.lifecycle_client import get_state, managed_nodes
 
     if args.node:
         state_id, label = get_state(client, args.node)
@@ -63,7 +63,7 @@ def _get(client, args) -> int:
 
 
 def _set(client, args) -> int:
-    from robot_control.bus.lifecycle_client import change_state
+    from robot_control.bus.dds.lifecycle_client import change_state
 
     if change_state(client, args.node, args.transition):
         print("Transitioning successful")
@@ -73,7 +73,7 @@ def _set(client, args) -> int:
 
 
 def _list(client, args) -> int:
-    from robot_control.bus.lifecycle_client import format_transitions, transitions
+    from robot_control.bus.dds.lifecycle_client import format_transitions, transitions
 
     _print(format_transitions(transitions(client, args.node, everything=args.all)))
     return 0

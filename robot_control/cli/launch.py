@@ -1,7 +1,7 @@
 """``robot-control launch [FILE] [name:=value …] [--duration S] [--summary out.json]``.
 
-Runs a launch file of this package without ROS 2 (:mod:`robot_control.launch_runner` reads it
-and starts the nodes), watches the stack over the bus (:mod:`robot_control.launch_summary`) and
+Runs a launch file of this package without ROS 2 (:mod:`robot_control.bringup.runner` reads it
+and starts the nodes), watches the stack over the bus (:mod:`robot_control.bringup.summary`) and
 stops every node on Ctrl-C, after ``--duration`` seconds of closed-loop control, or as soon as
 one node fails; then prints the summary as JSON.
 
@@ -31,7 +31,7 @@ import time
 from dataclasses import dataclass
 from typing import IO
 
-from robot_control.launch_processes import (
+from robot_control.bringup.processes import (
     STOPPED_CODES,
     LineWriter,
     NodeProcess,
@@ -39,7 +39,7 @@ from robot_control.launch_processes import (
     describe_exit,
     stop_processes,
 )
-from robot_control.launch_runner import (
+from robot_control.bringup.runner import (
     CONTROLLERS,
     LaunchError,
     LaunchPlan,
@@ -49,7 +49,7 @@ from robot_control.launch_runner import (
     resolve_launch_file,
     split_overrides,
 )
-from robot_control.launch_summary import ERROR_LEVEL, figures_line, json_safe
+from robot_control.bringup.summary import ERROR_LEVEL, figures_line, json_safe
 
 
 def seconds_arg(text: str) -> float:
@@ -129,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m robot_control.cli_launch …``: the same as ``robot-control launch …``."""
+    """``python -m robot_control.cli.launch …``: the same as ``robot-control launch …``."""
     parser = argparse.ArgumentParser(prog="robot-control launch")
     add_arguments(parser)
     return run(parser.parse_args(argv))
@@ -185,7 +185,7 @@ def run_plan(plan: LaunchPlan, options: RunOptions, stream: IO[str] = sys.stdout
     load_at_start = os.getloadavg()
     try:
         if options.monitor:
-            from robot_control.launch_summary import StackMonitor
+            from robot_control.bringup.summary import StackMonitor
 
             members = dict(plan.members())  # executable -> fully qualified name, composed too
             monitor = StackMonitor(client_factory,
@@ -235,7 +235,7 @@ def run_plan(plan: LaunchPlan, options: RunOptions, stream: IO[str] = sys.stdout
 
 def check_domain(env: dict[str, str]) -> int:
     """The ROS domain id the nodes will use; LaunchError if the environment names none."""
-    from robot_control.bus import dds_config
+    from robot_control.bus.dds import config as dds_config
 
     try:
         return dds_config.domain_config_from_env(env)[0]
@@ -258,7 +258,7 @@ def _client_factory(plan: LaunchPlan, env: dict[str, str]):
         raise LaunchError(str(exc)) from None
     if secure_env is None:
         return None
-    from robot_control.bus.rclpy_monitor import RclpyBusClient
+    from robot_control.bus.ros.monitor_client import RclpyBusClient
 
     return lambda: RclpyBusClient(secure_env)
 
@@ -267,7 +267,7 @@ def names_on_domain(monitor, client_factory=None, settle_s: float = 1.0) -> list
     """The nodes on the domain now, after discovering for at least settle_s."""
     if monitor is not None:
         return monitor.node_names(wait_s=30.0, settle_s=settle_s) or []
-    from robot_control.bus.client import BusClient
+    from robot_control.bus.dds.client import BusClient
 
     factory = client_factory or (lambda: BusClient(discovery_s=settle_s + 2.0))
     with factory() as client:

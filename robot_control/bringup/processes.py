@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from typing import IO
 
-from robot_control.launch_runner import NodeLaunch, node_command
+from robot_control.bringup.runner import NodeLaunch, node_command
 
 
 class LineWriter:
