@@ -105,7 +105,8 @@ def test_composed_runs_the_five_nodes_in_one_container_process_with_the_same_par
         "node_names": ["dynamics_server", "plant", "controller", "trajectory_generator"],
         "start_after_loop_closed": ["trajectory_generator"]}
     # sim time for the nodes that follow /clock, named; the plant (its source) keeps wall time
-    assert container.ros_args == ["-p", "controller:use_sim_time:=true",
+    assert container.ros_args == ["--enclave", "/robot_control/container",
+                                  "-p", "controller:use_sim_time:=true",
                                   "-p", "trajectory_generator:use_sim_time:=true",
                                   "-p", "dynamics_server:use_sim_time:=true"]
     command = node_command(container)
