@@ -46,8 +46,8 @@ def test_the_bundled_launch_file_declares_its_arguments_four_nodes_and_their_man
     assert [(a.name, a.default) for a in plan.arguments] == [
         ("robot", "ddarm"), ("controller", "computed_torque"), ("rate", "1000.0"),
         ("lockstep", "false"), ("scenario", ""), ("composed", "false"),
-        ("realtime_priority", "0"), ("security", "$(optenv ROS_SECURITY_ENABLE false)"),
-        ("keystore", "$(optenv ROS_SECURITY_KEYSTORE)")]
+        ("realtime_priority", "0"), ("security", "$(env ROS_SECURITY_ENABLE false)"),
+        ("keystore", "$(env ROS_SECURITY_KEYSTORE '')")]
     assert all(a.description for a in plan.arguments)
     assert [(n.package, n.executable, n.name) for n in plan.nodes] == [
         ("robot_control", x, x) for x in PROCESSES]
