@@ -89,6 +89,10 @@ def stack(base_env, keystore):
                   f"keystore:={keystore}", "rate:=250"], base_env) as launch:
         assert launch.wait_for_line(r"\[lifecycle_manager\]: stack active", UP_S), launch.output
         yield launch
+        launch.stop()
+    # a secure node's DDS threads must be gone before exit(): left running they used OpenSSL
+    # after its atexit cleanup and the managed nodes died of SIGSEGV on every stop
+    assert not re.search(r"process has died .*exit code -11", launch.output), launch.output
 
 
 def plant_counts(base_env, keystore) -> dict[str, int]:

@@ -114,6 +114,15 @@ def _managed_node_class() -> type:
         def on_deactivate(self, state):
             return self._run(DEACTIVATING, state)
 
+        def destroy_node(self) -> None:
+            """rclpy's LifecycleNode leaves its state machine, which holds the rcl node: the
+            node, and with it the process's DDS participant and its threads, would live until
+            exit(). Under DDS Security those threads then encrypt and decrypt with an OpenSSL
+            whose atexit cleanup already ran: SIGSEGV (core of a secure controller:
+            crypto_calculate_session_key -> HMAC -> CRYPTO_THREAD_read_lock(NULL))."""
+            super().destroy_node()
+            self._state_machine.destroy_when_not_in_use()
+
         def on_shutdown(self, state):
             return self._run(SHUTTINGDOWN, state)
 
