@@ -6,8 +6,8 @@ in its enclave, Enforce), and processes on the same domain in other enclaves or 
   the plant (the plant counts every command that arrives and does not answer its state: a probe
   holding the controller's own identity is counted, the plain one is not); its ``ros2 param set``
   and ``ros2 lifecycle set`` change nothing;
-- the observer enclave reads the data but is refused a /joint_command publisher at creation and
-  cannot call a parameter service;
+- the observer enclave reads the data (ros2 bag record) but is refused a /joint_command
+  publisher at creation and cannot call a parameter service;
 - the operator enclave swaps the law;
 - an expired certificate, or one from another keystore, stops a node at start with the reason
   (and DDS Security refuses the same files without our check); ``robot-control launch`` refuses
@@ -27,7 +27,16 @@ import sys
 from pathlib import Path
 
 import pytest
-from ros2_env import Watched, dds_python, dds_python_missing, ros2, ros2_missing, ros_env
+from ros2_env import (
+    Watched,
+    bag_topics,
+    dds_python,
+    dds_python_missing,
+    record_bag,
+    ros2,
+    ros2_missing,
+    ros_env,
+)
 
 if ros2_missing() or dds_python_missing():
     pytest.skip(ros2_missing() or dds_python_missing(), allow_module_level=True)
@@ -146,6 +155,12 @@ def test_the_observer_reads_but_cannot_create_a_joint_command_publisher(stack, b
     assert "Set parameter successful" not in out, out
 
 
+def test_the_observer_records_a_bag(stack, base_env, keystore, tmp_path):
+    info = record_bag(secure(base_env, keystore, OBSERVER), tmp_path / "bag", ["/joint_states"])
+    topics = bag_topics(info)
+    assert topics["/joint_states"][1] > 50, info
+
+
 def test_param_and_lifecycle_calls_without_an_enclave_change_nothing(stack, base_env, keystore):
     out = ros2(base_env, "param", "set", "/controller", "controller", "pd", "--no-daemon",
                timeout=60)
@@ -167,6 +182,20 @@ def test_the_operator_swaps_the_law(stack, base_env, keystore):
     law = ros2(operator, "param", "get", "/controller", "controller", "--no-daemon", timeout=60)
     assert "pd" in law.split(), law
     assert stack.proc.poll() is None  # the stack runs on with the new law
+
+
+def test_a_namespaced_keystore_grants_the_namespaced_names(base_env, keystore, tmp_path):
+    path = tmp_path / "arm1"
+    out = robot_control(base_env, "security", "init", str(path), "--namespace", "arm1")
+    assert out.returncode == 0, out.stderr
+    granted = (path / "enclaves" / "robot_control" / "controller" / "permissions.xml").read_text()
+    for topic in ("rt/arm1/joint_command", "rr/arm1/controller/set_parametersReply",
+                  "rt/rosout", "rt/clock"):  # the stack's names moved, the global ones kept
+        assert f"<topic>{topic}</topic>" in granted, topic
+    assert "<topic>rt/joint_command</topic>" not in granted
+    again = robot_control(base_env, "security", "init", str(path))  # the root namespace's
+    assert again.returncode == 2
+    assert "is for the stack in namespace /arm1, not /" in again.stderr
 
 
 # --- certificates ------------------------------------------------------------------------------
