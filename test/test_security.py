@@ -107,6 +107,8 @@ def test_a_secure_start_that_would_not_be_secure_is_refused_with_the_reason(env,
     with pytest.raises(SecurityError, match=reason):
         check_process(["x", "--ros-args", "--enclave", "/robot_control/plant"], env)
     check_process([], {"ROS_SECURITY_ENABLE": "True"})  # rcl enables only on exactly "true"
+    with pytest.raises(SecurityError, match="names no enclave"):
+        check_process(["x"], {**env, "ROS_SECURITY_KEYSTORE": "/ks"})
 
 
 def test_the_enclave_is_the_one_rcl_would_use():

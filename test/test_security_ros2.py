@@ -72,6 +72,11 @@ def keystore(base_env, tmp_path_factory) -> Path:
     assert f"export ROS_SECURITY_KEYSTORE={path}" in out.stdout
     again = robot_control(base_env, "security", "init", str(path))  # idempotent
     assert again.returncode == 0, again.stderr
+    check = robot_control(base_env, "security", "check", str(path), "/robot_control/controller",
+                          "/robot_control/container")
+    assert check.stdout.splitlines() == [
+        f"{e}: ok (ROS domain {base_env['ROS_DOMAIN_ID']})"
+        for e in ("/robot_control/controller", "/robot_control/container")], check.stderr
     return path
 
 

@@ -178,6 +178,10 @@ def check_process(argv: Sequence[str], env: Mapping[str, str] | None = None,
         raise SecurityError(f"ROS_SECURITY_ENABLE=true but no keystore: give keystore:=DIR (or "
                             f"set {KEYSTORE_ENV}); robot-control security init DIR makes one")
     enclave = enclave_from_args(argv, env)
+    if enclave == "/":
+        raise SecurityError("ROS_SECURITY_ENABLE=true but this process names no enclave: start it "
+                            "with --ros-args --enclave /robot_control/<node> (the launch files do) "
+                            f"or set {OVERRIDE_ENV}")
     if env.get(STRATEGY_ENV, "") != "Enforce":
         # Permissive would start this node WITHOUT security if its files were missing
         raise SecurityError(f"ROS_SECURITY_ENABLE=true needs {STRATEGY_ENV}=Enforce (got "
