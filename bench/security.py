@@ -14,7 +14,9 @@ p50/p99/max and missed deadlines (the plant's own figures, as in bench/loop.py),
 processes used while the loop ran (cores: CPU seconds per wall second, from /proc, between the
 launcher's "control loop running" and "stopping" lines), the bring-up time (node processes
 started → loop closed: imports, discovery — authenticated when secure — and the lifecycle
-bring-up) and the 1-minute load average. Then secure/plain per round and layout. Goal (issue 27):
+bring-up) and the 1-minute load average. Then secure/plain per round and layout, and with
+several rounds the medians of each figure per layout and mode (the machine's load moves between
+runs; medians over rounds weigh that down). Goal (issue 27):
 ≤ 10 % extra p99 at 1 kHz, missed deadlines within the loop's goal (bench/loop.py).
 """
 
@@ -25,6 +27,7 @@ import json
 import os
 import queue
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -138,6 +141,25 @@ def ratio(secure: dict, plain: dict) -> str:
     return ", ".join(parts)
 
 
+def median_run(runs: list[dict]) -> dict:
+    """A run whose figures are the medians of the runs' (summary fields the table reads)."""
+    def med(values):
+        values = [v for v in values if v is not None]
+        return statistics.median(values) if values else None
+
+    figures = [loop_figures(r) for r in runs]
+    summary = {"rate_hz": med([f["rate_hz"] for f in figures]),
+               "latency_us": {k: med([f[f"{k}_us"] for f in figures])
+                              for k in ("p50", "p99", "max")},
+               "missed_deadlines": med([f["missed"] for f in figures]),
+               "missed_deadline_ratio": med([None if f["missed_pct"] is None
+                                             else f["missed_pct"] / 100 for f in figures]),
+               "max_error": med([f["max_error_rad"] for f in figures])}
+    return {"summary": summary, "cpu_cores": med([r["cpu_cores"] for r in runs]),
+            "loop_closed_s": med([r["loop_closed_s"] for r in runs]),
+            "load_start": med([r["load_start"] for r in runs]), "exit": 0}
+
+
 def make_keystore(env: dict[str, str], path: Path) -> None:
     out = subprocess.run([sys.executable, "-m", "robot_control.cli", "security", "init",
                           str(path)], env=env, capture_output=True, text=True, timeout=180)
@@ -186,6 +208,16 @@ def main(argv: list[str] | None = None) -> int:
                     if run["exit"] != 0:
                         print("    " + run["tail"].replace("\n", "\n    ")[-1500:], flush=True)
                 print(f"  secure/plain: {ratio(pair['secure'], pair['plain'])}", flush=True)
+    if args.repeat > 1:
+        print(f"\nmedians over {args.repeat} rounds:")
+        print(HEADER)
+        for layout in layouts:
+            medians = {mode: median_run([r for r in results if r["layout"] == layout
+                                         and r["mode"] == mode and r["exit"] == 0])
+                       for mode in modes}
+            for mode, run in medians.items():
+                print(row(layout, mode, run))
+            print(f"  secure/plain: {ratio(medians['secure'], medians['plain'])}")
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1))
     return 0
