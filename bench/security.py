@@ -1,7 +1,7 @@
 """What SROS2 costs the 1 kHz loop (issue 27): secure and plain side by side in one run.
 
     python bench/security.py [--duration S] [--repeat N] [--layouts processes,composed]
-                             [--rate HZ] [--json FILE] [name:=value …]
+                             [--rate HZ] [--chrt PRIO] [--json FILE] [name:=value …]
 
 Runs on the rclpy route (ROS 2 from $ROS_SETUP or /opt/ros/jazzy, sourced for the launches;
 the rclpy-free route has no DDS Security). Makes a keystore with ``robot-control security init``
@@ -71,14 +71,15 @@ def descendants_cpu(root: int) -> dict[int, float]:
     return out
 
 
-def launch_measured(env: dict[str, str], duration: float, launch_args: list[str]) -> dict:
-    """One ``robot-control launch``: its summary, bring-up time, node CPU while the loop ran,
-    exit code and load averages."""
+def launch_measured(env: dict[str, str], duration: float, launch_args: list[str],
+                    prefix: tuple[str, ...] = ()) -> dict:
+    """One ``robot-control launch`` (after the ``prefix`` command, e.g. chrt): its summary,
+    bring-up time, node CPU while the loop ran, exit code and load averages."""
     with tempfile.TemporaryDirectory() as tmp:
         summary_file = Path(tmp) / "summary.json"
         load_start = os.getloadavg()[0]
         proc = subprocess.Popen(
-            [sys.executable, "-m", "robot_control.cli", "launch", *launch_args,
+            [*prefix, sys.executable, "-m", "robot_control.cli", "launch", *launch_args,
              "--duration", str(duration), "--summary", str(summary_file)],
             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         lines: queue.SimpleQueue = queue.SimpleQueue()
@@ -176,6 +177,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--layouts", default="processes,composed")
     parser.add_argument("--rate", type=float, default=1000.0, help="control rate (default 1000)")
     parser.add_argument("--json", help="write every run's figures here")
+    parser.add_argument("--chrt", type=int, metavar="PRIO",
+                        help="run each launch, runner and nodes, under SCHED_FIFO at PRIO "
+                             "(chrt -f): the composed container has no realtime_priority of its "
+                             "own, and on a loaded machine the load, not the transport, decides")
     args = parser.parse_args(argv)
     base = {k: v for k, v in os.environ.items() if not k.startswith("ROS_SECURITY")}
     env = ros_environment(base)
@@ -184,6 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     env.update(ROS_DOMAIN_ID=str(domains.claim("bench-security")),
                ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
     layouts = args.layouts.split(",")
+    prefix = ("chrt", "-f", str(args.chrt)) if args.chrt else ()
     results = []
     with tempfile.TemporaryDirectory(prefix="robot_control_keystore_") as tmp:
         keystore = Path(tmp) / "keystore"
@@ -201,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
                     run = launch_measured(env, args.duration,
                                           [f"rate:={args.rate}",
                                            f"composed:={LAYOUTS[layout]}", *extra,
-                                           *args.launch_args])
+                                           *args.launch_args], prefix)
                     pair[mode] = run
                     results.append({"round": k, "layout": layout, "mode": mode, **run})
                     print(row(layout, mode, run), flush=True)
