@@ -110,17 +110,16 @@ def check_certificate(directory: Path, enclave: str) -> None:
 
 def check_signed(directory: Path, name: str, enclave: str) -> str:
     """A signed document (governance or permissions) verified against the keystore's
-    permissions CA; its XML text."""
+    permissions CA; the XML text that was signed."""
     path = directory / f"{name}.p7s"
     ok, out = _openssl("smime", "-verify", "-in", str(path), "-CAfile",
                        str(directory / "permissions_ca.cert.pem"))
     if not ok:
         raise SecurityError(f"enclave {enclave}: {path} is not signed by this keystore's "
                             f"permissions CA: {_openssl_reason(out)}")
-    xml = directory / f"{name}.xml"
-    if out.lstrip().startswith("<"):
-        return out
-    return xml.read_text() if xml.is_file() else ""
+    # the signed content (after its MIME header), not the .xml beside it, which nothing verifies
+    start = out.find("<")
+    return out[start:] if start >= 0 else ""
 
 
 def check_permissions_window(text: str, enclave: str, now: datetime | None = None) -> None:
