@@ -7,7 +7,7 @@ The layout is SROS2's (sros2/keystore): ``KEYSTORE/enclaves/<enclave>/`` holds t
 DDS Security plugins load (OMG DDS Security 1.1 §9.3.1, §9.4.1): the identity CA, the enclave's
 certificate and key, the permissions CA, and the signed governance and permissions documents.
 The certificate chain and the S/MIME signatures are verified with the ``openssl`` command, as the
-plugins verify them; without it only the files' presence and the validity windows are checked.
+plugins verify them; without it only the files' presence is checked (DDS still verifies them).
 """
 
 from __future__ import annotations
