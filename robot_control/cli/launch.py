@@ -174,6 +174,7 @@ def run_plan(plan: LaunchPlan, options: RunOptions, stream: IO[str] = sys.stdout
         node_module(node)  # refuse a file we cannot run before starting anything
     env = child_environment()
     domain = check_domain(env)
+    client_factory = _client_factory(plan, env)
     stop = _StopRequest()
     stop.install()
     monitor = None
@@ -187,10 +188,11 @@ def run_plan(plan: LaunchPlan, options: RunOptions, stream: IO[str] = sys.stdout
             from robot_control.bringup.summary import StackMonitor
 
             members = dict(plan.members())  # executable -> fully qualified name, composed too
-            monitor = StackMonitor(tracking_node=members.get("trajectory_generator"),
+            monitor = StackMonitor(client_factory,
+                                   tracking_node=members.get("trajectory_generator"),
                                    controller_node=next((members[exe] for exe in CONTROLLERS
                                                          if exe in members), None))
-        refuse_name_clashes(plan, names_on_domain(monitor), domain)
+        refuse_name_clashes(plan, names_on_domain(monitor, client_factory), domain)
         for node in plan.nodes:
             procs.append(NodeProcess(node, env, out))
             log(f"started {node.label} (pid {procs[-1].proc.pid}): "
@@ -241,13 +243,34 @@ def check_domain(env: dict[str, str]) -> int:
         raise LaunchError(str(exc)) from None
 
 
-def names_on_domain(monitor, settle_s: float = 1.0) -> list[str]:
+def _client_factory(plan: LaunchPlan, env: dict[str, str]):
+    """What the runner watches the bus with: a BusClient (None: the default), or for a secure
+    plan, once every node's enclave checked out, an rclpy node in the observer enclave (a plain
+    participant is not admitted to a secure domain); LaunchError if the plan cannot run
+    securely."""
+    from robot_control.bus import choose_backend
+    from robot_control.security import SecurityError
+    from robot_control.security.launch_check import check_plan
+
+    try:
+        secure_env = check_plan(plan, env, choose_backend())
+    except SecurityError as exc:
+        raise LaunchError(str(exc)) from None
+    if secure_env is None:
+        return None
+    from robot_control.bus.ros.monitor_client import RclpyBusClient
+
+    return lambda: RclpyBusClient(secure_env)
+
+
+def names_on_domain(monitor, client_factory=None, settle_s: float = 1.0) -> list[str]:
     """The nodes on the domain now, after discovering for at least settle_s."""
     if monitor is not None:
         return monitor.node_names(wait_s=30.0, settle_s=settle_s) or []
     from robot_control.bus.dds.client import BusClient
 
-    with BusClient(discovery_s=settle_s + 2.0) as client:
+    factory = client_factory or (lambda: BusClient(discovery_s=settle_s + 2.0))
+    with factory() as client:
         client.graph.settle(min_s=settle_s, max_s=settle_s + 2.0)
         return client.node_list()
 
