@@ -16,7 +16,7 @@ setup(
         ("share/ament_index/resource_index/packages", ["resource/" + package_name]),
         ("share/" + package_name, ["package.xml"]),
         ("share/" + package_name + "/launch", glob("launch/*")),
-        ("share/" + package_name + "/config", glob("config/*.yaml")),
+        ("share/" + package_name + "/config", glob("config/*.yaml") + glob("config/*.perspective")),
         ("share/" + package_name + "/config/robots", glob("config/robots/*.yaml")),
         ("share/" + package_name + "/config/scenarios", glob("config/scenarios/*.yaml")),
         ("share/" + package_name + "/config/cells", glob("config/cells/*.yaml")),

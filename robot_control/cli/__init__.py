@@ -21,6 +21,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "param": ("robot_control.cli.bus_tools",
               "list, get, set, describe and dump node parameters (like ros2 param)"),
     "service": ("robot_control.cli.bus_tools", "list and call services (like ros2 service)"),
+    "action": ("robot_control.cli.action", "send an action goal (like ros2 action send_goal)"),
     "lifecycle": ("robot_control.cli.lifecycle",
                   "list managed nodes, get and change their states (like ros2 lifecycle)"),
     "identify": ("robot_control.cli.identify",

@@ -125,6 +125,14 @@ class ControllerNode(LoopTimerHooks):
         self.monitor_rate = node.declare_parameter(
             "monitor_rate", 100.0, "real time: rate of /controller/state (for rqt, bags), Hz; "
             "0: none", floating_point_range=(0.0, 10000.0), read_only=True)
+        self.pub_jtc_state = node.create_lifecycle_publisher(
+            "control_msgs/msg/JointTrajectoryControllerState", "~/controller_state")
+        rate = node.declare_parameter(
+            "state_publish_rate", 100.0, "real time: rate of ~/controller_state (JTC's message: "
+            "reference, feedback, error, output), Hz; 0: none",
+            floating_point_range=(0.0, 10000.0), read_only=True)
+        self.jtc_period_ns = period_ns(rate) if rate > 0 else 0
+        self.next_jtc_ns = 0
         node.create_subscription("sensor_msgs/msg/JointState", "/joint_states", self._on_state)
         if self.lockstep:  # the reference of each t_k, sampled by the trajectory generator
             node.create_subscription("trajectory_msgs/msg/JointTrajectory", "/joint_reference",
@@ -336,6 +344,9 @@ class ControllerNode(LoopTimerHooks):
             self.next_monitor_ns = (ns // self.monitor_period_ns + 1) * self.monitor_period_ns \
                 if self.monitor_period_ns else 0
             self.pub_state.publish(self.m.joint_state(ns, self.names, e, ref.qd - qd, tau))
+        if self.jtc_period_ns and ns >= self.next_jtc_ns:
+            self.next_jtc_ns = (ns // self.jtc_period_ns + 1) * self.jtc_period_ns
+            self.pub_jtc_state.publish(self.m.controller_state(ns, self.names, ref, q, qd, tau))
         self.loop.after_tick()
         self.health.publish_if_due()  # the loop's slack: the command is out
 

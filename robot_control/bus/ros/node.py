@@ -54,6 +54,7 @@ from robot_control.bus.lifecycle import (
     LifecycleState,
 )
 from robot_control.bus.node import (
+    ActionHandler,
     Container,
     Node,
     QosSpec,
@@ -242,6 +243,11 @@ class RclpyNode(Node):
         package, _, name = srv_type.split("/")
         srv_class = getattr(importlib.import_module(f"{package}.srv"), name)
         return RclpyClient(self._node, srv_class, service)
+
+    def create_action_server(self, action_type: str, name: str, handler: ActionHandler):
+        from robot_control.bus.ros.action import RclpyActionServer
+
+        return RclpyActionServer(self._node, self.msg(action_type), name, handler)
 
     def create_timer(self, period_s: float, callback: Callable[[], None]):
         timer = self._node.create_timer(period_s, self._guarded(callback, "timer callback"),
