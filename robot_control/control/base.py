@@ -121,6 +121,9 @@ class Controller(ABC):
     REQUIRED_TERMS: ClassVar[frozenset[str]] = frozenset()
     #: attributes holding the law's evolving state (estimates, filters), checked to stay finite
     STATE: ClassVar[tuple[str, ...]] = ()
+    #: units of the per-joint gains, for gains derived from the model (control/tuning.py):
+    #: "torque" (K_p, K_d in N·m/rad), "acceleration" (on ë), "reference" (Λ, K_d on r), None
+    GAINS: ClassVar[str | None] = None
 
     def __init__(self) -> None:
         self.model = None
