@@ -27,6 +27,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                  "estimate a robot's dynamic parameters from a recorded run (rosbag2)"),
     "bag": ("robot_control.cli.recording",
             "record, play and inspect rosbag2 (MCAP) recordings (like ros2 bag)"),
+    "gains": ("robot_control.cli.gains",
+              "print the per-joint gains derived for a robot (or those its stack runs)"),
     "plot": ("robot_control.cli.recording",
              "plot a recorded or simulated run: q vs q_d, error, torques, contact force"),
 }

@@ -33,8 +33,12 @@ RATE_FRACTION = 0.1
 ERROR_AT_EFFORT_LIMIT = 0.1
 #: how far inside its limits a default initial pose keeps each joint (fraction of the range)
 POSE_MARGIN = 0.25
+#: adaptation no faster than this fraction of the joint's bandwidth
+ADAPTATION_RATIO = 0.5
+#: a parameter's scale is at least this fraction of the largest one (zero ones still adapt)
+PARAMETER_SCALE_FLOOR = 0.01
 #: vs3's parameter bounds p̄ = PARAMETER_BOUND_FACTOR · |p̂| (+ a floor per parameter)
-PARAMETER_BOUND_FACTOR = 1.5
+PARAMETER_BOUND_FACTOR = 1.2
 
 
 def joint_inertia(model, q: Array, rotor_inertia: Array | None = None) -> Array:
@@ -81,6 +85,51 @@ def parameter_bounds(law, model) -> dict:
     return {"parameter_bound": PARAMETER_BOUND_FACTOR * np.maximum(p, 0.01 * p.max())}
 
 
+def parameter_scale(model, basis: str = "base") -> Array:
+    """s_j = max(|p_j|, PARAMETER_SCALE_FLOOR · max|p|): each parameter's own size in ``basis``."""
+    from robot_control.control.basis import BasisRegressor
+
+    p = np.abs(BasisRegressor(model, basis).parameters_of(model))
+    return np.maximum(p, PARAMETER_SCALE_FLOOR * max(float(p.max()), 1e-12))
+
+
+def adaptation_gain(model, q0: Array, inertia: Array, omega: Array, kind: str,
+                    kp: Array | None = None, kd: Array | None = None) -> Array:
+    """Γ⁻¹ = γ diag(s_j²) with γ making the adaptation loop's frequency at most ADAPTATION_RATIO·ω_i
+    on every joint at q₀: Slotine–Li (m ṙ + K_d r = −Y p̃, p̃̇ = Γ⁻¹Yᵀr) has ν_i² =
+    (YΓ⁻¹Yᵀ)_ii/m_i; Craig's (ë + K_d ė + K_p e = Φp̃, Φ = M⁻¹Y, p̃̇ = −Γ⁻¹ΦᵀBᵀRx) has ν_i² =
+    (ΦΓ⁻¹Φᵀ)_ii R₃,ii. Y is taken at rest under unit reference accelerations (gravity and M·1)."""
+    from robot_control import dynamics as dyn
+    from robot_control.control.basis import BasisRegressor
+
+    n = model.nq
+    s2 = parameter_scale(model) ** 2
+    Y = BasisRegressor(model, "base").reference(q0, np.zeros(n), np.zeros(n), np.ones(n))
+    if kind == "reference":
+        load = (Y**2 @ s2) / inertia
+    else:
+        from robot_control.control.gain_design import lyapunov_matrix
+
+        Phi = np.linalg.solve(dyn.mass_matrix(model, q0), Y)
+        R3 = np.diag(lyapunov_matrix(kp, kd, np.ones(2 * n)))[n:]
+        load = (Phi**2 @ s2) * R3
+    useful = load > 0.0
+    gamma = float(np.min((ADAPTATION_RATIO * omega[useful]) ** 2 / load[useful])) \
+        if np.any(useful) else 1.0
+    return gamma * s2
+
+
+def boundary_layer(model, q0: Array, inertia: Array, omega: Array, p_bar: Array) -> Array:
+    """ε_i = k̄_i/(m_i ω_i), k̄ = |Y| p̄ (vs3's switching gain, Huo 3-107) at rest under unit
+    reference accelerations: inside the layer the switching term is a gain k̄/ε = m ω on s, the
+    same as K_d, so the sampled loop keeps 2ωT ≤ 0.2 (with ε = 0 it chatters at ±k̄)."""
+    from robot_control.control.basis import BasisRegressor
+
+    n = model.nq
+    Y = BasisRegressor(model, "base").reference(q0, np.zeros(n), np.zeros(n), np.ones(n))
+    return (np.abs(Y) @ p_bar) / (inertia * omega)
+
+
 def default_initial_pose(model) -> Array:
     """Zero, moved inside each joint's limits by POSE_MARGIN of its range where it is closer."""
     lower, upper = np.asarray(model.lower, float), np.asarray(model.upper, float)
@@ -109,6 +158,11 @@ def derived_law_parameters(law, model, rate: float, q0: Array | None = None,
         out = reference_gains(m, omega)
     else:
         raise ValueError(f"{law.name}: unknown gain kind '{kind}'")
-    if "parameter_bound" in {s.name for s in law.parameter_specs()}:
+    names = {s.name for s in law.parameter_specs()}
+    if "parameter_bound" in names:
         out.update(parameter_bounds(law, model))
+        out["boundary_layer"] = boundary_layer(model, q0, m, omega, out["parameter_bound"])
+    if "adaptation_gain" in names:
+        out["adaptation_gain"] = adaptation_gain(model, q0, m, omega, kind, out.get("kp"),
+                                                 out.get("kd"))
     return out

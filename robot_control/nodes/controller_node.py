@@ -110,8 +110,10 @@ class ControllerNode(LoopTimerHooks):
                                  f"{TRIGGERS}")
         self.terms = ExternalModelTerms(self.n, with_coriolis_matrix=True) \
             if self.source == "server" else None
+        # without a scenario (whose laws take their own defaults, as offline) the gains not in
+        # a params file are derived from the model (control/tuning.py)
         self.laws = LawHost(node, self.model, available(), default_law, scenario_params,
-                            self.terms, self.lockstep)
+                            self.terms, self.lockstep, None if sc is not None else common["rate"])
         self.blend_time = node.declare_parameter(
             "reference_blend_time", 1.0, "on activation (real time) the tracked reference starts "
             "at the measured state and joins the published one over this time, s",

@@ -18,6 +18,7 @@ from robot_control.control.base import Reference, State
 from robot_control.control.parameters import MAGNITUDE_MAX
 from robot_control.control.parameters import ParameterError as LawParameterError
 from robot_control.control.registry import create
+from robot_control.control.tuning import derived_law_parameters
 from robot_control.nodes.common import warm_up
 from robot_control.nodes.health import OK
 
@@ -40,13 +41,14 @@ class LawHost:
     """Declares the laws' parameters on a node and holds the active law."""
 
     def __init__(self, node, model, laws: list[str], default_law: str, overrides: dict,
-                 terms=None, lockstep: bool = False) -> None:
+                 terms=None, lockstep: bool = False, rate: float | None = None) -> None:
         self.node = node
         self.log = node.get_logger()
         self.model = model
         self.n = model.nq
         self.terms = terms  # ExternalModelTerms fed from the bus, or None: the law's own model
         self.lockstep = lockstep
+        self.rate = rate  # None: the laws' generic defaults (a scenario's run), else derived
         self.name = node.declare_parameter(
             "controller", default_law, "control law by registry name: " + ", ".join(laws),
             additional_constraints="one of: " + ", ".join(laws))
@@ -68,6 +70,8 @@ class LawHost:
     def _declare_law(self, law: str, overrides: dict) -> None:
         instance = create(law)
         defaults = instance.default_parameters(self.n)
+        if self.rate is not None:  # gains that fit this robot (a params file may override)
+            defaults.update(derived_law_parameters(instance, self.model, self.rate))
         self.specs[law] = {}
         for spec in instance.declared_parameters():
             value = overrides.get(spec.name, defaults.get(spec.name, spec.default))

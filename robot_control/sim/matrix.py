@@ -47,7 +47,7 @@ JOINT_LAWS: tuple[tuple[str, str, dict, str], ...] = (
 #: compensation: its error is K_p⁻¹G(q), which the gains' effort cap keeps under ERROR_AT_EFFORT
 #: _LIMIT (0.1) plus the motion's share; the adaptive bound covers the DDArm's deliberately wrong
 #: initial estimate of Huo's Ex 3-4 (0.36 rad while the estimate converges).
-FAMILY_BOUNDS = {"pd": 0.2, "pd_gravity": 0.05, "model": 0.01, "model_free": 0.05,
+FAMILY_BOUNDS = {"pd": 0.25, "pd_gravity": 0.05, "model": 0.01, "model_free": 0.15,
                  "adaptive": 0.4}
 
 
@@ -108,10 +108,11 @@ def run_cell(robot: str, label: str, rate: float, duration: float | None = None)
 
 def stack_robots() -> list[str]:
     """The bundled robots a stack runs (open chains: the five-bar's loop needs the cell nodes)."""
-    from robot_control.model import load_robot
     from robot_control.model.loader import bundled_robots
+    from robot_control.model.resources import share_path
 
-    return [r for r in bundled_robots() if not getattr(load_robot(r), "loops", None)]
+    return [r for r in bundled_robots()
+            if not share_path("config", "robots", f"{r}.loop.yaml").is_file()]
 
 
 def markdown(cells: list[Cell]) -> str:

@@ -73,7 +73,7 @@ def stack_scenario(robot: str, law: str, rate: float, duration: float | None = N
     nodes = stack_parameters(robot)
     plant, gen, ctrl = (nodes.get(k, {}) for k in ("plant", "trajectory_generator", "controller"))
     q0 = np.asarray(plant.get("initial_q", default_initial_pose(model)), dtype=float)
-    params = derived_law_parameters(create(law), model, rate)
+    params = derived_law_parameters(create(law), model, rate)  # at the pose the node uses
     params.update(law_parameters(ctrl, law))
     params.update(overrides or {})
     segment = float(gen.get("segment_duration", 1.5))
