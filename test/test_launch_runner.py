@@ -74,7 +74,7 @@ def test_the_bundled_launch_file_declares_its_arguments_four_nodes_and_their_man
 
 def test_overrides_reach_the_node_parameters_and_a_robot_without_gains_file_is_skipped(capsys):
     file, overrides = split_overrides(["controller:=adaptive", "rate:=250", "lockstep:=true",
-                                       "robot:=puma560"])
+                                       "robot:=five_bar"])
     assert file is None
     plan = load_launch_file(resolve_launch_file(file), overrides)
     by_name = {n.name: n for n in plan.nodes}
@@ -83,9 +83,9 @@ def test_overrides_reach_the_node_parameters_and_a_robot_without_gains_file_is_s
     assert by_name["lifecycle_manager"].params["lockstep"] is True
     for node in plan.nodes[:-1]:
         assert node.params["rate"] == 250 and node.params["lockstep"] is True
-        assert node.params["robot"] == "puma560"
+        assert node.params["robot"] == "five_bar"
         assert node.params_files == [str(share_dir() / "config" / "stack.yaml")]
-    assert "stack.puma560.yaml is not a file: skipped" in capsys.readouterr().err
+    assert "stack.five_bar.yaml is not a file: skipped" in capsys.readouterr().err
 
 
 def test_composed_runs_the_five_nodes_in_one_container_process_with_the_same_parameters():
