@@ -305,6 +305,25 @@ def test_a_timed_run_reports_rate_latency_commands_and_tracking_errors(timed_run
     assert 0 < summary["loop_closed_s"] < 150
     assert summary["tracking_s"] <= summary["duration_s"] + 0.2
     assert {n: s["exit"] for n, s in summary["nodes"].items()} == {n: 0 for n in PROCESSES}
+    assert summary["verdict"] == "ok" and stack.final_line == "robot-control launch: ok: ok"
+
+
+@pytest.mark.parametrize("figures,lockstep,why", [
+    ({"velocity_stops": 2}, False, "safety stop"),
+    ({"commands_rejected": 50, "commands": 900}, False, "commands rejected"),
+    ({"commands_rejected": 3, "commands": 900}, False, ""),  # a few: not sustained
+    ({"max_error": [0.02, 0.001]}, True, "tracking beyond the bound"),  # lockstep: 0.01
+    ({"max_error": [0.02, 0.001]}, False, ""),  # real time: at least 0.2 rad
+    ({"max_error": [0.3, 0.001]}, False, "tracking beyond the bound"),
+])
+def test_a_run_that_stopped_safely_rejected_or_lost_track_has_a_failing_verdict(figures, lockstep,
+                                                                                  why):
+    from robot_control.bringup.summary import run_verdict
+
+    summary = {"controller": "computed_torque", "velocity_stops": 0, "commands_rejected": 0,
+               "commands": 1000, "max_error": [0.001, 0.001], **figures}
+    verdict = run_verdict(summary, lockstep)
+    assert verdict.startswith(why) if why else verdict == ""
 
 
 def test_every_output_line_is_prefixed_by_its_node(timed_run):

@@ -7,7 +7,6 @@ without ROS 2, rclpy with it); launch arguments pass through, e.g. ``controller:
 from __future__ import annotations
 
 import argparse
-import sys
 
 HINT = """
 Try another robot or law (any launch argument works the same way):
@@ -34,6 +33,5 @@ def run(args: argparse.Namespace) -> int:
     parser = argparse.ArgumentParser(prog="robot-control launch")
     cli_launch.add_arguments(parser)
     items = list(args.items)  # the launch file's defaults: 1 kHz
-    code = cli_launch.run(parser.parse_args([*items, "--duration", str(args.duration)]))
-    print(HINT, file=sys.stderr)
-    return code
+    # the hints before the last line, which says how the run ended (exit status 1: it failed)
+    return cli_launch.run(parser.parse_args([*items, "--duration", str(args.duration)]), HINT)
