@@ -194,7 +194,6 @@ class PlantNode:
         default_dt = sc.physics_dt if sc is not None else min(5e-4, seconds(self.period_ns))
         self.dt = node.declare_parameter("physics_dt", default_dt, "integration step, s",
                                          floating_point_range=(1e-6, 0.1), read_only=True)
-        # without a scenario: zero, moved inside the limits where it is not (control/tuning.py)
         q0 = sc.q0.tolist() if sc is not None else default_initial_pose(self.model).tolist()
         q0 = node.declare_parameter("initial_q", q0, "initial joint positions", read_only=True)
         if len(q0) != self.model.nq:
