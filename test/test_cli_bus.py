@@ -137,6 +137,13 @@ def test_a_refused_gain_prints_the_reason_and_changes_nothing(rc):
     assert before.strip() == "Double values are: [100.0, 20.0, 10.0]"  # config/stack.ddarm.yaml
 
 
+def test_a_swap_to_a_law_the_stack_cannot_feed_is_refused_with_the_reason(rc):
+    before = rc("param", "get", "/controller", "controller")[1]
+    code, _, err = rc("param", "set", "/controller", "controller", "hybrid_force")
+    assert code == 1 and "hybrid_force needs a force reference" in err, err
+    assert rc("param", "get", "/controller", "controller")[1] == before
+
+
 def test_service_list_and_call(rc):
     code, out, _ = rc("service", "list", "-t")
     assert code == 0

@@ -28,13 +28,12 @@ LAWS = [row[0] for row in matrix.JOINT_LAWS]
 MATRIX_DURATION_S = 1.5
 
 
-def test_the_matrix_covers_every_bundled_open_chain_robot_and_every_joint_space_law():
+def test_the_matrix_covers_every_bundled_open_chain_robot_and_every_law_the_stack_can_run():
     assert {"ddarm", "puma560", "stanford_arm", "scara", "three_link_planar", "two_axis_planar",
             "rr_point_mass", "one_axis"} == set(ROBOTS)
-    joint_space = {name for name in ("pd", "pd_gravity", "pd_fixed_gravity", "computed_torque",
-                                     "passivity", "adaptive", "adaptive_craig", "sliding_mode",
-                                     "robust")}
-    assert joint_space == {row[1] for row in matrix.JOINT_LAWS}
+    every = {"pd", "pd_gravity", "pd_fixed_gravity", "computed_torque", "passivity", "adaptive",
+             "adaptive_craig", "sliding_mode", "robust", "resolved_acceleration", "impedance"}
+    assert every == {row[1] for row in matrix.JOINT_LAWS}
     assert {"vs1", "vs2", "vs3"} == {row[2].get("scheme") for row in matrix.JOINT_LAWS} - {None}
 
 

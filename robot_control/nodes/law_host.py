@@ -6,10 +6,15 @@ namespaced by its name (``computed_torque.kp``). Every change is validated by th
 before it applies, so a refused value comes back with the law's reason and leaves the running law
 untouched. A swap makes (and compiles) the new law before it takes over; the new law, like a law
 after an activation or a gain change, starts from the torque the plant applies (see
-:meth:`LawHost.update`).
+:meth:`LawHost.update`). A swap to a law that cannot hold the robot from what the stack gives it
+(a force law without a force reference, a task that leaves joints uncontrolled at the measured
+pose: control/requirements.py) is refused with that reason; the law a node starts with is
+checked at its first state, and the node faults with the reason instead of letting the arm drift.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 
@@ -18,6 +23,7 @@ from robot_control.control.base import Reference, State
 from robot_control.control.parameters import MAGNITUDE_MAX
 from robot_control.control.parameters import ParameterError as LawParameterError
 from robot_control.control.registry import create
+from robot_control.control.requirements import refusal
 from robot_control.control.tuning import derived_law_parameters
 from robot_control.nodes.common import warm_up
 from robot_control.nodes.health import OK
@@ -63,6 +69,9 @@ class LawHost:
         self.last_tau = np.zeros(self.n)
         self.updates = 0
         self.recoveries = 0
+        #: () -> (measured q or None, force reference or None): what a new law would start from
+        self.situation: Callable[[], tuple] = lambda: (None, None)
+        self.checked = False  # the configured law was checked against the first state
         node.add_parameter_validator(self._validate)
         node.add_parameter_listener(self._changed)
 
@@ -103,6 +112,7 @@ class LawHost:
         """Make the selected law from the parameters and compile its update (CONFIGURE_ERRORS
         if the law refuses them)."""
         self.law = self._make_law(self.name, self._law_params(self.name))
+        self.checked = False
         self._warm_up(self.law, self.name)
 
     def clear(self) -> None:
@@ -136,14 +146,24 @@ class LawHost:
         if law not in self.specs:
             return f"unknown controller '{law}'; available: {', '.join(sorted(self.specs))}"
         touched = {name.split(".", 1)[0] for name in changes if "." in name} | {law}
+        made = {}
         for name in touched:
             if name not in self.specs:
                 continue
             try:
-                self._make_law(name, self._law_params(name, changes))
+                made[name] = self._make_law(name, self._law_params(name, changes))
             except CONFIGURE_ERRORS as exc:
                 return f"{name}: {exc}"
+        if self.law is not None and (law != self.name or any(k.startswith(law + ".")
+                                                             for k in changes)):
+            return refusal(made[law], *self.situation())  # the law that would drive next
         return None
+
+    def first_state_refusal(self, q: np.ndarray) -> str | None:
+        """Once per configuration, at the first state: why the configured law cannot drive
+        from it (control/requirements.py), or None."""
+        self.checked = True
+        return refusal(self.law, q, self.situation()[1])
 
     def _changed(self, new: dict, old: dict) -> None:
         law = new.get("controller", self.name)

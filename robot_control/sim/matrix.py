@@ -28,7 +28,7 @@ from robot_control.nodes.validation import IMPLAUSIBLE_FACTOR
 OVERSPEED_FACTOR = 1.2
 RATES = (500.0, 1000.0)
 
-#: (label, registry name, extra parameters, family) of every joint-space law of the matrix
+#: (label, registry name, extra parameters, family) of every law of the matrix
 JOINT_LAWS: tuple[tuple[str, str, dict, str], ...] = (
     ("pd", "pd", {}, "pd"),
     ("pd_gravity", "pd_gravity", {}, "pd_gravity"),
@@ -41,6 +41,10 @@ JOINT_LAWS: tuple[tuple[str, str, dict, str], ...] = (
     ("sliding_mode.vs3", "sliding_mode", {"scheme": "vs3"}, "model_free"),
     ("adaptive", "adaptive", {}, "adaptive"),
     ("adaptive_craig", "adaptive_craig", {}, "adaptive"),
+    # task-space laws: their Cartesian reference from the joint one (forward kinematics), the
+    # stack's pose task and zero desired force (impedance in free space: task computed torque)
+    ("resolved_acceleration", "resolved_acceleration", {}, "model"),
+    ("impedance", "impedance", {}, "model"),
 )
 
 #: max |e| (rad or m) a law family must keep over the robot's demo motion. pd has no gravity
