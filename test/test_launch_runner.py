@@ -360,3 +360,17 @@ def test_a_failing_node_stops_the_others_and_fails_the_run():
     assert summary["failed"] and set(summary["failed"]) <= set(PROCESSES)
     assert all(s["exit"] is not None for s in summary["nodes"].values())
     assert any("cannot start" in line for line in stack.lines)
+
+
+def test_demo_help_lists_every_launch_argument():
+    import argparse
+
+    from robot_control.cli import demo
+
+    parser = argparse.ArgumentParser(prog="robot-control demo")
+    demo.add_arguments(parser)
+    text = " ".join(parser.format_help().split())
+    plan = load_launch_file(resolve_launch_file(None))
+    assert len(plan.arguments) == 7
+    for arg in plan.arguments:
+        assert f"{arg.name} (default '{arg.default}')" in text

@@ -20,9 +20,20 @@ While it runs, in another shell: robot-control node list | topic hz /joint_state
 """
 
 
+def launch_arguments() -> str:
+    """The launch file's arguments with their defaults, for --help (read from the file)."""
+    from robot_control.bringup.runner import default_launch_file, load_launch_file
+
+    try:
+        plan = load_launch_file(default_launch_file())
+    except (OSError, ValueError) as exc:  # a broken install: say so rather than fail --help
+        return f"(the launch file cannot be read: {exc})"
+    return "; ".join(f"{a.name} (default '{a.default}')" for a in plan.arguments)
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("items", nargs="*", metavar="name:=value",
-                        help="launch arguments (robot, controller, rate, lockstep, scenario)")
+                        help="launch arguments: " + launch_arguments().replace("%", "%%"))
     parser.add_argument("--duration", type=float, default=5.0, metavar="S",
                         help="seconds of control after the loop starts (default 5)")
 

@@ -11,7 +11,7 @@ stop or a rejected command, and the tracking error stayed within its law family'
 - rejected: a commanded torque passed IMPLAUSIBLE_FACTOR × its effort limit (the plant drops it);
 - beyond bound: max |e| over the run above FAMILY_BOUNDS[family].
 
-``python -m robot_control.sim.matrix --markdown`` prints the table docs/law_matrix.md holds.
+``python -m robot_control.sim.matrix --update docs/law_matrix.md`` rewrites the table there.
 """
 
 from __future__ import annotations
@@ -144,6 +144,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--robots", default="", help="comma-separated (default: every one)")
     parser.add_argument("--laws", default="", help="comma-separated labels (default: all)")
     parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    parser.add_argument("--update", metavar="FILE",
+                        help="put the Markdown table between the BEGIN/END MATRIX markers of FILE "
+                             "(docs/law_matrix.md)")
     args = parser.parse_args(argv)
     robots = args.robots.split(",") if args.robots else stack_robots()
     laws = args.laws.split(",") if args.laws else [row[0] for row in JOINT_LAWS]
@@ -159,7 +162,24 @@ def main(argv: list[str] | None = None) -> int:
                           f"{cell.verdict or 'ok'}", flush=True)
     if args.markdown:
         print(markdown(cells))
+    if args.update:
+        update_file(args.update, markdown(cells))
     return 0 if all(c.passed for c in cells) else 1
+
+
+BEGIN, END = "<!-- BEGIN MATRIX -->", "<!-- END MATRIX -->"
+
+
+def update_file(path: str, table: str) -> None:
+    """Replace what lies between the BEGIN/END MATRIX markers of ``path`` by ``table``."""
+    from pathlib import Path
+
+    text = Path(path).read_text()
+    head, sep, rest = text.partition(BEGIN)
+    _, sep2, tail = rest.partition(END)
+    if not (sep and sep2):
+        raise SystemExit(f"{path}: no {BEGIN} … {END} markers")
+    Path(path).write_text(f"{head}{BEGIN}\n{table}\n{END}{tail}")
 
 
 if __name__ == "__main__":
