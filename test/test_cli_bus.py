@@ -94,6 +94,20 @@ def test_topic_echo_prints_messages_as_yaml(rc):
     assert code == 1 and "no publisher on /no_such_topic" in err
 
 
+def test_topic_echo_into_a_pipe_that_closes_ends_quietly(stack):
+    import subprocess
+    import sys
+
+    echo = subprocess.Popen([sys.executable, "-m", "robot_control.cli", "topic", "echo",
+                             "/joint_states"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=dict(os.environ))
+    head = [echo.stdout.readline() for _ in range(3)]  # what `| head -n 3` reads, then it closes
+    echo.stdout.close()
+    _, err = echo.communicate(timeout=60)
+    assert head[0].startswith(b"header:"), head
+    assert echo.returncode == 0 and b"Traceback" not in err and b"BrokenPipe" not in err, err
+
+
 def test_param_list_get_and_describe(rc):
     code, out, _ = rc("param", "list", "/controller")
     assert code == 0
