@@ -139,3 +139,15 @@ def test_a_live_lockstep_stack_tracks_within_the_bound(robot, law, rate, tmp_pat
     assert summary["commands"] > 0 and summary["tracking_samples"] > 0
     family = next(row[3] for row in matrix.JOINT_LAWS if row[0] == law)
     assert max(summary["max_error"]) <= matrix.FAMILY_BOUNDS[family], summary["max_error"]
+
+
+def test_the_published_table_has_every_cell_of_the_matrix():
+    """docs/law_matrix.md (python -m robot_control.sim.matrix --update …) covers the matrix."""
+    text = share_path("config", "stack.yaml").parent.parent.joinpath("docs",
+                                                                    "law_matrix.md").read_text()
+    rows = {tuple(cell.strip() for cell in line.split("|")[1:3]): line
+            for line in text.splitlines() if line.startswith("| ") and "|---" not in line}
+    for robot in ROBOTS:
+        for law in LAWS:
+            assert (robot, law) in rows, f"{robot} × {law} missing from docs/law_matrix.md"
+            assert rows[(robot, law)].rstrip().endswith("| ok |"), rows[(robot, law)]
