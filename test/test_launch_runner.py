@@ -100,7 +100,7 @@ def test_composed_runs_the_five_nodes_in_one_container_process_with_the_same_par
                                       str(share_dir() / "config" / "stack.ddarm.yaml")]
     assert container.params == {
         "robot": "ddarm", "scenario": "", "rate": 1000, "lockstep": True,
-        "controller": "adaptive",
+        "controller": "adaptive", "realtime_priority": 0,  # as the separate plant, controller
         "node_names": ["dynamics_server", "plant", "controller", "trajectory_generator"],
         "start_after_loop_closed": ["trajectory_generator"]}
     # sim time for the nodes that follow /clock, named; the plant (its source) keeps wall time
@@ -374,3 +374,16 @@ def test_demo_help_lists_every_launch_argument():
     assert len(plan.arguments) == 7
     for arg in plan.arguments:
         assert f"{arg.name} (default '{arg.default}')" in text
+
+
+def test_the_demo_runs_composed_with_realtime_loops_unless_told_otherwise():
+    from robot_control.cli.demo import demo_items
+
+    assert demo_items(["robot:=puma560"]) == ["robot:=puma560", "composed:=true",
+                                              "realtime_priority:=50"]
+    assert demo_items(["composed:=false", "realtime_priority:=0"]) == ["composed:=false",
+                                                                       "realtime_priority:=0"]
+    plan = load_launch_file(resolve_launch_file(None), dict(
+        item.split(":=") for item in demo_items([])))
+    (container,) = plan.nodes  # one process, and the priority reaches its loops
+    assert container.params["realtime_priority"] == 50
