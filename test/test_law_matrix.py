@@ -151,3 +151,22 @@ def test_the_published_table_has_every_cell_of_the_matrix():
         for law in LAWS:
             assert (robot, law) in rows, f"{robot} × {law} missing from docs/law_matrix.md"
             assert rows[(robot, law)].rstrip().endswith("| ok |"), rows[(robot, law)]
+
+
+def test_robot_control_gains_prints_the_derived_gains_and_those_the_stack_runs(capsys):
+    import yaml
+
+    from robot_control.cli import main
+
+    assert main(["gains", "puma560", "--rate", "500", "--law", "pd", "--law", "passivity"]) == 0
+    out = capsys.readouterr().out
+    assert "# joint inertia M_ii(q0):" in out and "# bandwidth ω per joint" in out
+    section = yaml.safe_load(out)["/controller"]["ros__parameters"]
+    assert set(section) == {"pd", "passivity"}
+    derived = tuning.derived_law_parameters(create("pd"), load_robot("puma560"), 500.0)
+    np.testing.assert_allclose(section["pd"]["kp"], derived["kp"], rtol=1e-3)
+    assert main(["gains", "ddarm", "--law", "passivity", "--stack"]) == 0
+    stack = yaml.safe_load(capsys.readouterr().out)["/controller"]["ros__parameters"]
+    assert stack["passivity"]["kd"] == [100.0, 20.0, 10.0]  # Huo Ex 3-3, config/stack.ddarm.yaml
+    assert main(["gains", "no_such_robot"]) == 2
+    assert "unknown robot" in capsys.readouterr().err
