@@ -30,6 +30,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
             "record, play and inspect rosbag2 (MCAP) recordings (like ros2 bag)"),
     "security": ("robot_control.cli.security",
                  "make an SROS2 keystore with the package's policy; check enclaves"),
+    "gains": ("robot_control.cli.gains",
+              "print the per-joint gains derived for a robot (or those its stack runs)"),
     "plot": ("robot_control.cli.recording",
              "plot a recorded or simulated run: q vs q_d, error, torques, contact force"),
 }

@@ -110,8 +110,10 @@ class ControllerNode(LoopTimerHooks):
                                  f"{TRIGGERS}")
         self.terms = ExternalModelTerms(self.n, with_coriolis_matrix=True) \
             if self.source == "server" else None
+        # without a scenario (whose laws take their own defaults, as offline) the gains not in
+        # a params file are derived from the model (control/tuning.py)
         self.laws = LawHost(node, self.model, available(), default_law, scenario_params,
-                            self.terms, self.lockstep)
+                            self.terms, self.lockstep, None if sc is not None else common["rate"])
         self.blend_time = node.declare_parameter(
             "reference_blend_time", 1.0, "on activation (real time) the tracked reference starts "
             "at the measured state and joins the published one over this time, s",
@@ -147,6 +149,8 @@ class ControllerNode(LoopTimerHooks):
             node.create_subscription("std_msgs/msg/Float64MultiArray", "/dynamics/terms",
                                      self._on_terms)
         self.force_reference = sc.force_reference if sc is not None else None
+        self.laws.situation = lambda: (None if self.last_state is None else self.last_state.q,
+                                       self.force_reference)
         self.wrench = np.zeros(6)
         self.pending: tuple[int, np.ndarray, np.ndarray] | None = None
         self.references: dict[int, Reference] = {}  # lockstep: by stamp
@@ -329,6 +333,9 @@ class ControllerNode(LoopTimerHooks):
             self.laws.takeover = self.laws.takeover or "activate"
         if tracking and (self.anchor_pending or self.anchor is not None):
             ref = self._anchored(t, ref, q, qd)
+        if not self.laws.checked and (why := self.laws.first_state_refusal(q)) is not None:
+            self.health.fault(why)  # the arm would drift under this law: stop, say why
+            return
         state = State(t, q, qd, wrench=self.wrench.copy())
         tau = self.laws.update(t, state, ref, self.measured_tau)
         if tau is None:

@@ -49,6 +49,7 @@ import numpy as np
 from robot_control import dynamics as dyn
 from robot_control.bus import ParameterError
 from robot_control.bus.lifecycle import CallbackReturn
+from robot_control.control.tuning import default_initial_pose
 from robot_control.nodes.common import (
     LatencyStats,
     configure_failure,
@@ -193,7 +194,7 @@ class PlantNode:
         default_dt = sc.physics_dt if sc is not None else min(5e-4, seconds(self.period_ns))
         self.dt = node.declare_parameter("physics_dt", default_dt, "integration step, s",
                                          floating_point_range=(1e-6, 0.1), read_only=True)
-        q0 = sc.q0.tolist() if sc is not None else [0.0] * self.model.nq
+        q0 = sc.q0.tolist() if sc is not None else default_initial_pose(self.model).tolist()
         q0 = node.declare_parameter("initial_q", q0, "initial joint positions", read_only=True)
         if len(q0) != self.model.nq:
             raise ParameterError(f"initial_q has {len(q0)} values, robot has {self.model.nq}")
