@@ -27,6 +27,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
                  "estimate a robot's dynamic parameters from a recorded run (rosbag2)"),
     "bag": ("robot_control.cli.recording",
             "record, play and inspect rosbag2 (MCAP) recordings (like ros2 bag)"),
+    "model": ("robot_control.cli.model", "export a robot model as URDF or MJCF (MuJoCo)"),
     "plot": ("robot_control.cli.recording",
              "plot a recorded or simulated run: q vs q_d, error, torques, contact force"),
 }
