@@ -37,11 +37,12 @@ MJ_INTEGRATORS = ("implicitfast", "RK4", "Euler", "implicit")
 
 @dataclass(frozen=True)
 class Site:
-    """A named point on a body (−1: the world) in the MJCF, e.g. the contact sphere's centre."""
+    """A named point on a body (−1: the world); with ``geom`` attributes also a geom there."""
 
     name: str
     body: int
     placement: Array
+    geom: dict | None = None
 
 
 def loadable(model: RobotModel) -> tuple[RobotModel, list[str]]:
@@ -170,6 +171,9 @@ def to_mjcf(model: RobotModel, timestep: float = 1e-3, integrator: str = "implic
     for site in [*frames, *sites]:
         element = ET.SubElement(elements[site.body], "site", name=site.name, size="0.005")
         _place(element, np.asarray(site.placement, float))
+        if site.geom is not None:  # e.g. the collision sphere of a contact frame
+            geom = ET.SubElement(elements[site.body], "geom", name=site.name, **site.geom)
+            _place(geom, np.asarray(site.placement, float))
     actuators = ET.SubElement(root, "actuator")
     for b in model.bodies:  # torque motors (gear 1) for other users; the plant uses qfrc_applied
         attrs = {"name": f"{b.joint.name}_motor", "joint": b.joint.name}
