@@ -28,7 +28,7 @@ import numpy as np
 from robot_control.model.mjcf import compile_mjcf, require_mujoco, to_mjcf
 from robot_control.model.robot_model import RobotModel
 from robot_control.sim import mujoco_contact as MC
-from robot_control.sim.plant_base import PlantBase
+from robot_control.sim.plant_base import PlantBase, finite
 from robot_control.sim.plant_config import PlantConfig
 
 log = logging.getLogger(__name__)
@@ -82,7 +82,7 @@ class MujocoPlant(PlantBase):
     def step(self, tau, duration: float) -> Array:
         """Hold τ for ``duration`` (a whole number of physics steps, at least one); returns τ applied."""
         tau = self._joint_vector(self.saturate(tau))
-        if not np.all(np.isfinite(tau)):  # what NaN torques do to the internal plant, at once
+        if not finite(tau):  # what NaN torques do to the internal plant, at once
             self.q = np.full(self.n, np.nan)
             self._check_finite()
         steps = max(1, int(round(duration / self.dt)))
