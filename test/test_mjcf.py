@@ -104,3 +104,13 @@ def test_missing_mujoco_is_one_line():
             "try:\n    require_mujoco()\nexcept ImportError as e:\n    print(e)\n")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert run.stdout.strip() == "engine 'mujoco' needs the mujoco package: pip install mujoco"
+
+
+def test_simulate_without_mujoco_is_one_line():
+    code = ("import sys; sys.modules['mujoco'] = None\n"
+            "from robot_control.cli import main\n"
+            "sys.exit(main(['simulate', 'huo_3_1_pd', '--engine', 'mujoco', '--quiet']))\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2 and run.stdout == ""
+    assert run.stderr == ("robot-control simulate: engine 'mujoco' needs the mujoco package: "
+                          "pip install mujoco\n")

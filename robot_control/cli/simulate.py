@@ -21,7 +21,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from robot_control.model.mjcf import MujocoMissing
     from robot_control.sim import report
     from robot_control.sim.cell_simulate import is_cell_scenario, run_cell
     from robot_control.sim.engine import with_engine
@@ -50,9 +49,6 @@ def run(args: argparse.Namespace) -> int:
             scenario = load_scenario(args.scenario)
             scenario.plant = with_engine(scenario.plant, args.engine)
             result = simulate(scenario, progress=progress)
-    except MujocoMissing as exc:
-        print(f"robot-control simulate: {exc}", file=sys.stderr)
-        return 2
     except (ScenarioError, ValueError, KeyError) as exc:
         print(f"robot-control simulate: {exc}", file=sys.stderr)
         return 2

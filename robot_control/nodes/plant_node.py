@@ -50,11 +50,11 @@ import numpy as np
 from robot_control import dynamics as dyn
 from robot_control.bus import ParameterError
 from robot_control.bus.lifecycle import CallbackReturn
-from robot_control.model.mjcf import MujocoMissing
 from robot_control.nodes.common import (
     LatencyStats,
     configure_failure,
     declare_common,
+    declare_engine,
     run_node,
     warm_up,
 )
@@ -69,8 +69,7 @@ from robot_control.nodes.validation import (
     check_values,
     sender_of,
 )
-from robot_control.sim.engine import make_plant, with_engine
-from robot_control.sim.plant_config import ENGINES
+from robot_control.sim.engine import make_plant
 
 SAFE_BEHAVIOURS = ("hold", "zero_torque")
 #: /joint_command reader depth: room for a burst, so valid commands survive until taken
@@ -96,7 +95,6 @@ class PlantNode:
         self.node = node
         self.log = node.get_logger()
         self._declare_plant(node)
-        self._declare_engine(node)
         self.timeout = node.declare_parameter(
             "command_timeout", 0.05, "seconds without a valid command before the safe behaviour",
             floating_point_range=(1e-3, 10.0))
@@ -202,25 +200,11 @@ class PlantNode:
             raise ParameterError(f"initial_q has {len(q0)} values, robot has {self.model.nq}")
         self.q0 = np.asarray(q0, dtype=float)
         self.qd0 = sc.qd0 if sc is not None else None
-        self.plant_cfg = sc.plant if sc is not None else {}
-
-    def _declare_engine(self, node) -> None:
-        """The physics engine (``engine``: the scenario's plant.engine, else internal), fixed."""
-        default = str(self.plant_cfg.get("engine", "internal"))
-        engine = node.declare_parameter(
-            "engine", default, "the plant's physics engine: internal (the package's dynamics) or "
-            "mujoco ('' = the scenario's)", additional_constraints="internal | mujoco",
-            read_only=True) or default
-        if engine not in ENGINES:
-            raise ParameterError(f"engine must be one of {ENGINES}, got '{engine}'")
-        self.plant_cfg = with_engine(self.plant_cfg, engine)
+        self.plant_cfg = declare_engine(node, sc.plant if sc is not None else {})
 
     def _new_plant(self):
         """A simulated plant in its initial state (ValueError if the configuration is invalid)."""
-        try:
-            plant = make_plant(self.model, self.plant_cfg, self.dt)
-        except MujocoMissing as exc:  # a configuration failure, not a crash
-            raise ValueError(str(exc)) from None
+        plant = make_plant(self.model, self.plant_cfg, self.dt)
         plant.reset(self.q0, self.qd0)
         return plant
 

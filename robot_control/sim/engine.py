@@ -22,9 +22,13 @@ def make_plant(model: RobotModel, config: PlantConfig | dict | None,
     """Plant (the package's dynamics) or MujocoPlant (MuJoCo), as ``config.engine`` says."""
     cfg = config if isinstance(config, PlantConfig) else parse_plant_config(config, model)
     if cfg.engine == "mujoco":
+        from robot_control.model.mjcf import MujocoMissing
         from robot_control.sim.mujoco_engine import MujocoPlant
 
-        return MujocoPlant(model, cfg, physics_dt)
+        try:
+            return MujocoPlant(model, cfg, physics_dt)
+        except MujocoMissing as exc:  # a configuration error like any other, one line
+            raise ValueError(str(exc)) from None
     from robot_control.sim.plant import Plant
 
     return Plant(model, cfg, physics_dt)
