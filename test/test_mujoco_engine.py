@@ -141,6 +141,22 @@ def test_compliant_surface_force_is_k_delta_and_pushes_out():
         assert abs(plant.wrench[3]) < 2 * SOFT * weight and plant.in_contact  # friction rows: a₀ only
 
 
+@pytest.mark.parametrize("engine", ["internal", "mujoco"])
+def test_rigid_floor_bears_the_push_without_sinking(engine):
+    """Pressed down with 10 N (gravity compensated), the rigid floor pushes back 10 N."""
+    sc = load_scenario("impedance_three_link_planar_surface")
+    env = {"type": "rigid", "normal": [0, 1, 0], "offset": -0.3}
+    plant = make_plant(sc.robot, {"environment": env, "engine": engine}, 1e-3)
+    plant.reset(sc.q0)
+    for _ in range(500):
+        J = dyn.jacobian(sc.robot, plant.q, plant.contact_frame, "world")[3:]
+        tau = dyn.gravity_torques(sc.robot, plant.q) + J.T @ [0.0, -10.0, 0.0] - 5.0 * plant.qd
+        plant.step(tau, 1e-3)
+    depth = -0.3 - dyn.frame_placement(sc.robot, plant.q, plant.contact_frame)[1, 3]
+    assert plant.in_contact and plant.wrench[4] == pytest.approx(10.0, rel=1e-3)
+    assert abs(depth) < 1e-5
+
+
 def test_force_scenario_steady_normal_force_within_5_percent():
     sc = load_scenario("hybrid_force_puma560_surface")
     sc.plant["engine"] = "mujoco"
