@@ -45,7 +45,7 @@ def test_the_bundled_launch_file_declares_its_arguments_four_nodes_and_their_man
     plan = load_launch_file(resolve_launch_file(None))
     assert [(a.name, a.default) for a in plan.arguments] == [
         ("robot", "ddarm"), ("controller", "computed_torque"), ("rate", "1000.0"),
-        ("lockstep", "false"), ("scenario", ""), ("composed", "false"),
+        ("lockstep", "false"), ("scenario", ""), ("composed", "false"), ("engine", ""),
         ("realtime_priority", "0")]
     assert all(a.description for a in plan.arguments)
     assert [(n.package, n.executable, n.name) for n in plan.nodes] == [
@@ -70,6 +70,9 @@ def test_the_bundled_launch_file_declares_its_arguments_four_nodes_and_their_man
     assert {n.name for n in plan.nodes if "realtime_priority" in n.params} == {"plant",
                                                                                 "controller"}
     assert by_name["plant"].params["realtime_priority"] == 0
+    # the physics engine is the plant's alone ('': the scenario's, else internal)
+    assert {n.name for n in plan.nodes if "engine" in n.params} == {"plant"}
+    assert by_name["plant"].params["engine"] == ""
 
 
 def test_overrides_reach_the_node_parameters_and_a_robot_without_gains_file_is_skipped(capsys):
@@ -100,7 +103,7 @@ def test_composed_runs_the_five_nodes_in_one_container_process_with_the_same_par
                                       str(share_dir() / "config" / "stack.ddarm.yaml")]
     assert container.params == {
         "robot": "ddarm", "scenario": "", "rate": 1000, "lockstep": True,
-        "controller": "adaptive",
+        "controller": "adaptive", "engine": "",
         "node_names": ["dynamics_server", "plant", "controller", "trajectory_generator"],
         "start_after_loop_closed": ["trajectory_generator"]}
     # sim time for the nodes that follow /clock, named; the plant (its source) keeps wall time
