@@ -52,7 +52,10 @@ setup(
             "catkin-pkg>=1",
             "ruff>=0.5",
             "matplotlib>=3.7",
+            "mujoco>=4.0",
         ],
+        # the plant's MuJoCo engine (plant.engine: mujoco) and model export --format mjcf checks
+        "mujoco": ["mujoco>=4.0"],
         "plot": ["matplotlib>=3.7"],
         "bench": ["pin>=3", "example-robot-data>=4", "roboticstoolbox-python>=1.1"],
     },

@@ -45,8 +45,9 @@ def test_the_bundled_launch_file_declares_its_arguments_four_nodes_and_their_man
     plan = load_launch_file(resolve_launch_file(None))
     assert [(a.name, a.default) for a in plan.arguments] == [
         ("robot", "ddarm"), ("controller", "computed_torque"), ("rate", "1000.0"),
-        ("lockstep", "false"), ("scenario", ""), ("composed", "false"),
-        ("realtime_priority", "0"), ("security", "$(env ROS_SECURITY_ENABLE false)"),
+        ("lockstep", "false"), ("scenario", ""), ("composed", "false"), ("rqt", "false"),
+        ("engine", ""), ("realtime_priority", "0"),
+        ("security", "$(env ROS_SECURITY_ENABLE false)"),
         ("keystore", "$(env ROS_SECURITY_KEYSTORE '')")]
     assert all(a.description for a in plan.arguments)
     assert [(n.package, n.executable, n.name) for n in plan.nodes] == [
@@ -71,6 +72,9 @@ def test_the_bundled_launch_file_declares_its_arguments_four_nodes_and_their_man
     assert {n.name for n in plan.nodes if "realtime_priority" in n.params} == {"plant",
                                                                                 "controller"}
     assert by_name["plant"].params["realtime_priority"] == 0
+    # the physics engine is the plant's alone ('': the scenario's, else internal)
+    assert {n.name for n in plan.nodes if "engine" in n.params} == {"plant"}
+    assert by_name["plant"].params["engine"] == ""
 
 
 def test_overrides_reach_the_node_parameters_and_a_robot_without_gains_file_is_skipped(capsys):
@@ -101,7 +105,7 @@ def test_composed_runs_the_five_nodes_in_one_container_process_with_the_same_par
                                       str(share_dir() / "config" / "stack.ddarm.yaml")]
     assert container.params == {
         "robot": "ddarm", "scenario": "", "rate": 1000, "lockstep": True,
-        "controller": "adaptive", "realtime_priority": 0,  # as the separate plant, controller
+        "controller": "adaptive", "engine": "", "realtime_priority": 0,  # as the separate plant, controller
         "node_names": ["dynamics_server", "plant", "controller", "trajectory_generator"],
         "start_after_loop_closed": ["trajectory_generator"]}
     # sim time for the nodes that follow /clock, named; the plant (its source) keeps wall time

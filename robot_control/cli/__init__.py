@@ -32,6 +32,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
                  "make an SROS2 keystore with the package's policy; check enclaves"),
     "gains": ("robot_control.cli.gains",
               "print the per-joint gains derived for a robot (or those its stack runs)"),
+    "model": ("robot_control.cli.model", "export a robot model as URDF or MJCF (MuJoCo)"),
     "plot": ("robot_control.cli.recording",
              "plot a recorded or simulated run: q vs q_d, error, torques, contact force"),
 }

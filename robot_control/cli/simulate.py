@@ -15,11 +15,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--record", metavar="DIR",
                         help="write the run as a rosbag2 directory (MCAP), as a live recording")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--engine", choices=("internal", "mujoco"),
+                        help="the plant's physics engine (default: the scenario's plant.engine, "
+                             "else internal)")
 
 
 def run(args: argparse.Namespace) -> int:
     from robot_control.sim import report
     from robot_control.sim.cell_simulate import is_cell_scenario, run_cell
+    from robot_control.sim.engine import with_engine
     from robot_control.sim.scenario import ScenarioError, load_scenario
     from robot_control.sim.simulate import run as simulate
 
@@ -33,12 +37,17 @@ def run(args: argparse.Namespace) -> int:
         print("robot-control simulate: --record writes single-arm runs; a cell scenario has no "
               "bus topics yet", file=sys.stderr)
         return 2
+    if cell and args.engine == "mujoco":
+        print("robot-control simulate: engine 'mujoco' does not run cell scenarios yet (the "
+              "internal engine does)", file=sys.stderr)
+        return 2
     progress = not args.quiet and sys.stderr.isatty()
     try:
         if cell:
             scenario, result = None, run_cell(args.scenario, progress=progress)
         else:
             scenario = load_scenario(args.scenario)
+            scenario.plant = with_engine(scenario.plant, args.engine)
             result = simulate(scenario, progress=progress)
     except (ScenarioError, ValueError, KeyError) as exc:
         print(f"robot-control simulate: {exc}", file=sys.stderr)

@@ -43,7 +43,7 @@ import numpy as np
 from robot_control import dynamics as dyn
 from robot_control.bus import ParameterError
 from robot_control.model.cell import arms_model, augmented_arm_model, share_vector
-from robot_control.nodes.common import declare_cell_common, run_node, warm_up
+from robot_control.nodes.common import declare_cell_common, declare_engine, run_node, warm_up
 from robot_control.nodes.convert import period_ns, seconds
 from robot_control.nodes.plant_node import PlantNode
 from robot_control.sim.cell import CellPlant
@@ -118,7 +118,7 @@ class CellPlantNode(PlantNode):
         self.slices = self.cell.joint_slices()
         self.n_arms = self.cell.nq
         self.q0, self.qd0 = sc.arm_guess, None
-        self.plant_cfg = sc.plant
+        self.plant_cfg = declare_engine(node, sc.plant)  # CellPlant refuses 'mujoco' by name
         arms = self.cell.arm_names
         self.arm_joints = [arm.model.joint_names for arm in self.cell.arms]
         publisher = node.create_lifecycle_publisher

@@ -54,6 +54,7 @@ from robot_control.nodes.common import (
     LatencyStats,
     configure_failure,
     declare_common,
+    declare_engine,
     run_node,
     warm_up,
 )
@@ -69,7 +70,7 @@ from robot_control.nodes.validation import (
     check_values,
     sender_of,
 )
-from robot_control.sim.plant import Plant
+from robot_control.sim.engine import make_plant
 
 SAFE_BEHAVIOURS = ("hold", "zero_torque")
 #: /joint_command reader depth: room for a burst, so valid commands survive until taken
@@ -200,11 +201,11 @@ class PlantNode:
             raise ParameterError(f"initial_q has {len(q0)} values, robot has {self.model.nq}")
         self.q0 = np.asarray(q0, dtype=float)
         self.qd0 = sc.qd0 if sc is not None else None
-        self.plant_cfg = sc.plant if sc is not None else {}
+        self.plant_cfg = declare_engine(node, sc.plant if sc is not None else {})
 
     def _new_plant(self):
         """A simulated plant in its initial state (ValueError if the configuration is invalid)."""
-        plant = Plant(self.model, self.plant_cfg, self.dt)
+        plant = make_plant(self.model, self.plant_cfg, self.dt)
         plant.reset(self.q0, self.qd0)
         return plant
 
@@ -232,7 +233,7 @@ class PlantNode:
         period = seconds(self.period_ns)
         zeros = np.zeros(self.model.nq)
         warm_up(self.log, f"plant_step.{self.model.name}",
-                lambda: Plant(self.model, self.plant_cfg, self.dt).step(zeros, period))
+                lambda: make_plant(self.model, self.plant_cfg, self.dt).step(zeros, period))
         warm_up(self.log, "inverse_dynamics", lambda: self._hold_torque(self.q0, zeros))
 
     # -------------------------------------------------------------- lifecycle
