@@ -9,16 +9,17 @@ from __future__ import annotations
 
 from numba import njit
 
-from robot_control.control.compiled import law_torque
+from robot_control.control.compiled import law_update
 from robot_control.sim import plant_kernels as PK
 from robot_control.trajectory.sampling import sample_into
 
 
 @njit(cache=True)
 def run_periods(k0, k1, steps, tick_ns, substeps, D, J, S, X, Mbuf, state, clock, noise, sigma,
-                kind, LD, G, E, knots, rows, first, last, work, t_log, q_log, qd_log, ref_log,
+                kind, law, knots, rows, first, last, work, t_log, q_log, qd_log, ref_log,
                 tau_log, qm_log, qdm_log, cmd_log):
-    """Control periods k0 … k1−1; returns −1, or the period whose hold made the state non-finite.
+    """Control periods k0 … k1−1; returns −1, the period k whose hold made the state non-finite,
+    or −2 − k when the law's torque at period k is non-finite even from its reset state.
 
     ``state`` rows are the plant's q, q̇, q̈ and ``clock[0]`` its time, both advanced in place;
     ``noise`` holds the standard-normal draws of these periods (position first, then velocity,
@@ -42,7 +43,8 @@ def run_periods(k0, k1, steps, tick_ns, substeps, D, J, S, X, Mbuf, state, clock
             for i in range(n):
                 qdm[i] = qdm[i] + (0.0 + sigma[1] * noise[k - k0, z, i])
         sample_into(knots, rows, first, last, t, ref)
-        law_torque(kind, LD, G, E, qm, qdm, ref[0], ref[1], ref[2], tau)
+        if not law_update(kind, law, t, qm, qdm, ref[0], ref[1], ref[2], tau):
+            return -2 - k
         t_log[k] = t
         for i in range(n):
             q_log[k, i] = q[i]

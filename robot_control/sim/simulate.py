@@ -14,7 +14,7 @@ import numpy as np
 
 from robot_control import dynamics as dyn
 from robot_control.clock import period_ns, seconds
-from robot_control.control.base import Reference, State
+from robot_control.control.base import NonFiniteOutput, Reference, State
 from robot_control.control.registry import create
 from robot_control.dynamics.packing import kernel_data
 from robot_control.sim import run_kernels as RK
@@ -170,10 +170,14 @@ def run_compiled(sc: Scenario, plant: Plant, law, spec, sampling, tick_ns: int, 
         # the same draws, in the same order, as plant.measure() once per period
         noise = plant._noise.standard_normal((k1 - k0, draws, n))
         bad = RK.run_periods(k0, k1, steps, tick_ns, substeps, D, plant._J, plant._S, plant._X,
-                             plant.mass_buffer, state, clock, noise, sigma, spec.kind, spec.data,
-                             spec.gains, spec.errors, knots, seg_rows, first, last, work, log.t,
+                             plant.mass_buffer, state, clock, noise, sigma, spec.kind,
+                             spec.arrays, knots, seg_rows, first, last, work, log.t,
                              log.q, log.qd, log.ref, log.tau, log.q_measured, log.qd_measured,
                              log.tau_command)
+        if bad <= -2:
+            law.finish_compiled(spec, seconds((-2 - bad) * tick_ns), None)
+            raise NonFiniteOutput(f"{law.name}: torque is non-finite even from the initial "
+                                  f"state (t = {seconds((-2 - bad) * tick_ns):.6f} s)")
         if bad >= 0:
             raise FloatingPointError(f"plant state diverged at t = {clock[0]:.6f} s")
         bar.advance(log.t[k1 - 1])
