@@ -15,8 +15,8 @@ import numpy as np
 from rosbags.rosbag2 import StoragePlugin, Writer
 from rosbags.typesys import Stores, get_typestore
 
-from robot_control.clock import period_ns, seconds
 from robot_control.control.base import State
+from robot_control.sim.clock import period_ns, seconds
 from robot_control.sim.plant import Plant
 from robot_control.sim.scenario import Scenario
 from robot_control.sim.simulate import make_controller, reference_at

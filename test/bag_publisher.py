@@ -14,7 +14,7 @@ import argparse
 import sys
 import time
 
-from robot_control.bus.node import create_node
+from robot_control.bus.backend import create_node
 
 JOINTS = ["joint1", "joint2", "joint3"]
 SETTLE_S = 0.5

@@ -25,7 +25,7 @@ import time
 
 import numpy as np
 
-from robot_control.bus.node import create_node
+from robot_control.bus.backend import create_node
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import domains  # noqa: E402  (test/ helper, also when this file runs as a script)
@@ -153,7 +153,7 @@ def check_probe(target: str = "/probe", timeout_s: float = 90.0) -> dict:
     """What a node of this process's backend gets from a probe: ping round trips (waiting up to
     timeout_s for the first pong), then the probe's ``gain`` got, set and read back, and the
     reason a refused ``mode`` comes back with — parameters through the DDS client."""
-    from robot_control.bus.client import BusClient
+    from robot_control.bus.dds.client import BusClient
 
     node = create_node("checker", [])
     try:

@@ -20,7 +20,7 @@ import math
 import sys
 import time
 
-from robot_control.bus.node import create_node
+from robot_control.bus.backend import create_node
 from robot_control.nodes.convert import TRAJECTORY_TOPIC, Messages
 
 NAMES = ["joint1", "joint2", "joint3"]

@@ -22,8 +22,8 @@ def robot_control_command(*args: str) -> list[str]:
     if args[0] in cli.COMMANDS:
         return [sys.executable, "-m", "robot_control.cli", *args]
     if args[0] == "launch":
-        return [sys.executable, "-m", "robot_control.cli_launch", *args[1:]]
-    return [sys.executable, "-m", "robot_control.cli_bus", *args]
+        return [sys.executable, "-m", "robot_control.cli.launch", *args[1:]]
+    return [sys.executable, "-m", "robot_control.cli.bus_tools", *args]
 
 
 class Stack:

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import sys
 
+from robot_control.bus.backend import create_node
 from robot_control.bus.lifecycle import HOOK_NAMES, CallbackReturn
-from robot_control.bus.node import create_node
 
 
 def run_probe(argv: list[str]) -> None:

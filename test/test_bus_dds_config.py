@@ -11,7 +11,7 @@ import pytest
 from cyclonedds.domain import Domain, DomainParticipant
 from cyclonedds.qos import Policy
 
-from robot_control.bus import dds_config as cfg
+from robot_control.bus.dds import config as cfg
 
 
 def _unique_domain_id(offset: int) -> int:
@@ -141,7 +141,7 @@ def test_localhost_config_works_on_a_host_with_only_loopback():
     """Cyclone refuses to select lo twice: the LOCALHOST fragment must not name it beside an
     automatically chosen interface that is lo itself."""
     code = ("import os; from cyclonedds.domain import Domain, DomainParticipant; "
-            "from robot_control.bus import dds_config as cfg; "
+            "from robot_control.bus.dds import config as cfg; "
             "d, c = cfg.domain_config_from_env({'ROS_DOMAIN_ID': '7', "
             "'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST'}); "
             "domain = Domain(d, c); print(DomainParticipant(d).guid is not None)")

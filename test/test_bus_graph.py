@@ -19,19 +19,19 @@ from cyclonedds.pub import DataWriter
 from cyclonedds.sub import DataReader
 from cyclonedds.topic import Topic
 
-from robot_control.bus import dds_config, dds_context
-from robot_control.bus.client import (
+from robot_control.bus.backend import create_node
+from robot_control.bus.dds import config as dds_config
+from robot_control.bus.dds import context as dds_context
+from robot_control.bus.dds.client import (
     BusClient,
     BusClientError,
     format_descriptor,
     format_message,
     format_node_info,
 )
-from robot_control.bus.dds_services import service_topics, user_data_value
-from robot_control.bus.messages import SERVICE_TYPES, ros_type_name, type_hash
-from robot_control.bus.msg import rcl_interfaces as rcl
-from robot_control.bus.msg.standard import Header
-from robot_control.bus.node import create_node
+from robot_control.bus.dds.messages import SERVICE_TYPES, Header, ros_type_name, type_hash
+from robot_control.bus.dds.msg import rcl_interfaces as rcl
+from robot_control.bus.dds.services import service_topics, user_data_value
 
 
 @pytest.fixture(scope="module")

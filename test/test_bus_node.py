@@ -15,16 +15,11 @@ import pytest
 from bus_probe import bus_env
 from ros2_env import exit_after_ctrl_c
 
-from robot_control.bus import dds_context
-from robot_control.bus.dds_backend import as_wire_lists, qos_profile
-from robot_control.bus.msg.standard import Header, JointTrajectory, JointTrajectoryPoint
-from robot_control.bus.node import (
-    Logger,
-    ParameterError,
-    choose_backend,
-    create_node,
-    resolve_topic,
-)
+from robot_control.bus.backend import choose_backend, create_node
+from robot_control.bus.dds import context as dds_context
+from robot_control.bus.dds.messages import Header, JointTrajectory, JointTrajectoryPoint
+from robot_control.bus.dds.node import as_wire_lists, qos_profile
+from robot_control.bus.node import Logger, ParameterError, resolve_topic
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -25,9 +25,9 @@ from stack_helpers import Stack as NodeStack
 from stack_helpers import messages_within, private_domain
 from test_launch_runner import Stack, stack_env
 
-from robot_control.bus.client import BusClient
-from robot_control.bus.lifecycle_client import get_state, managed_nodes
-from robot_control.bus.messages import dds_topic_name
+from robot_control.bus.dds.client import BusClient
+from robot_control.bus.dds.lifecycle_client import get_state, managed_nodes
+from robot_control.bus.dds.messages import dds_topic_name
 from robot_control.bus.qos import QosProfile
 from robot_control.nodes.convert import read_pose, read_wrench, stamp_ns
 from robot_control.sim.cell_simulate import initial_contact_pose, load_cell_scenario, run_cell

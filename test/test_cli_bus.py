@@ -11,9 +11,9 @@ import yaml
 from bus_probe import bus_env
 from test_launch_runner import NODES, STACK_RATE, Stack
 
-from robot_control import cli_bus
-from robot_control.bus import dds_context
-from robot_control.bus.client import BusClient
+from robot_control.bus.dds import context as dds_context
+from robot_control.bus.dds.client import BusClient
+from robot_control.cli import bus_tools as cli_bus
 
 
 @pytest.fixture(scope="module")

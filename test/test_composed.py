@@ -204,7 +204,7 @@ def test_lockstep_in_a_container_equals_the_offline_simulation(tmp_path):
     manager, as composed:=true runs them) in lockstep; this test's reader is in another
     process, so the plant waits for it too: two same-process subscribers of /joint_states
     and this one."""
-    from robot_control.bus.client import BusClient
+    from robot_control.bus.dds.client import BusClient
     from robot_control.sim.simulate import run
 
     path = tmp_path / "lockstep.yaml"

@@ -15,10 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from launch_run import Stack, stack_env
 
-from robot_control.bus.parameters import load_params_file
-from robot_control.bus.ros_args import parse_ros_args, parse_value
-from robot_control.control.registry import create
-from robot_control.launch_runner import (
+from robot_control.bringup.runner import (
     EXECUTABLES,
     LaunchError,
     load_launch_file,
@@ -30,8 +27,11 @@ from robot_control.launch_runner import (
     split_overrides,
     substitute,
 )
+from robot_control.bus.parameters import load_params_file
+from robot_control.bus.ros_args import parse_ros_args, parse_value
+from robot_control.control.registry import create
 from robot_control.model import load_robot
-from robot_control.resources import share_dir
+from robot_control.model.resources import share_dir
 
 NODES = ("dynamics_server", "trajectory_generator", "controller", "plant")  # managed nodes
 PROCESSES = (*NODES, "lifecycle_manager")  # what the bundled launch file starts

@@ -16,9 +16,9 @@ import pytest
 from bus_probe import bus_env
 from ros2_env import Watched, wait_for
 
-from robot_control.bus.client import BusClient, BusClientError
-from robot_control.bus.lifecycle_client import change_state, get_state, managed_nodes, transitions
-from robot_control.bus.node import create_node
+from robot_control.bus.backend import create_node
+from robot_control.bus.dds.client import BusClient, BusClientError
+from robot_control.bus.dds.lifecycle_client import change_state, get_state, managed_nodes, transitions
 
 PROBE = str(Path(__file__).with_name("lifecycle_probe.py"))
 pytestmark = pytest.mark.slow

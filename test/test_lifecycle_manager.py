@@ -14,7 +14,7 @@ import pytest
 from bus_probe import bus_env
 from ros2_env import Watched
 
-from robot_control.bus.node import create_node
+from robot_control.bus.backend import create_node
 
 PROBE = str(Path(__file__).with_name("lifecycle_probe.py"))
 NAMES = ["lc_a", "lc_b", "lc_c"]

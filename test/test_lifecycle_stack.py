@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 from launch_run import Stack, stack_env
 
-from robot_control.bus.client import BusClient
-from robot_control.bus.lifecycle_client import change_state, get_state, managed_nodes
+from robot_control.bus.dds.client import BusClient
+from robot_control.bus.dds.lifecycle_client import change_state, get_state, managed_nodes
 from robot_control.control import Reference, State, create
 from robot_control.model import load_robot
 

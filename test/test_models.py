@@ -21,7 +21,7 @@ from robot_control.model.dh import (
     standard_dh_transform,
 )
 from robot_control.model.expressions import number, read_constants
-from robot_control.resources import share_path
+from robot_control.model.resources import share_path
 from robot_control.spatial import rpy_to_matrix, screw_exp, transform
 
 EXPECTED = {

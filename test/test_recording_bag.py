@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from rosbags.interfaces import QosDurability, QosHistory, QosReliability, QosTime
 
-from robot_control.bus import dds_config
+from robot_control.bus.dds import config as dds_config
 from robot_control.recording.bag import (
     BagError,
     add_topic,

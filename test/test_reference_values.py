@@ -14,7 +14,7 @@ from robot_control import dynamics as dyn
 from robot_control.dynamics.reference import closed_form as cf
 from robot_control.model import load_robot
 from robot_control.model.dh import load_dh_yaml
-from robot_control.resources import share_path
+from robot_control.model.resources import share_path
 
 PI = np.pi
 TIGHT = 1e-11

@@ -9,9 +9,9 @@ import json
 import numpy as np
 import pytest
 
+from robot_control.bringup.summary import ErrorStatistics, json_safe
 from robot_control.control.base import Reference, State
 from robot_control.control.registry import create
-from robot_control.launch_summary import ErrorStatistics, json_safe
 from robot_control.model import load_robot
 
 Q = np.array([-0.1, 1.5, 1.0])

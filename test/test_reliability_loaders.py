@@ -14,7 +14,7 @@ from model_samples import dh_link
 
 from robot_control.model import ModelError, load_robot, load_urdf
 from robot_control.model.dh import load_dh_yaml
-from robot_control.resources import share_path
+from robot_control.model.resources import share_path
 from robot_control.sim.scenario import MAX_STEPS, ScenarioError, load_scenario
 
 LINK = ('<link name="{0}"><inertial><mass value="1"/>'

@@ -182,7 +182,7 @@ def test_saturation_is_logged_and_overspeed_trips_the_safety_stop(tmp_path, monk
     env = stack_env("rel-overspeed")
     for key in ("ROS_DOMAIN_ID", "ROS_AUTOMATIC_DISCOVERY_RANGE"):
         monkeypatch.setenv(key, env[key])  # this process's bus client joins the stack's domain
-    from robot_control.bus.client import BusClient
+    from robot_control.bus.dds.client import BusClient
 
     stack = Stack(env, str(launch_file(tmp_path, ["plant"])), "--duration", "60")
     assert stack.wait_for("[launch] started plant"), "\n".join(stack.lines)

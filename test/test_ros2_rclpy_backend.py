@@ -24,7 +24,8 @@ from rclpy.parameter import Parameter  # noqa: E402
 from rclpy.parameter_client import AsyncParameterClient  # noqa: E402
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
 
-from robot_control.bus.node import ParameterError, create_node  # noqa: E402
+from robot_control.bus.backend import create_node
+from robot_control.bus.node import ParameterError  # noqa: E402
 
 pytestmark = pytest.mark.ros2
 CALL_TIMEOUT_S = 15.0

@@ -16,7 +16,7 @@ if ros2_missing():
 from launch_helpers import Observer  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 
-from robot_control.bus.node import create_container  # noqa: E402
+from robot_control.bus.backend import create_container  # noqa: E402
 
 pytestmark = pytest.mark.ros2
 PINGS = 200

@@ -29,7 +29,7 @@ def test_lockstep_bus_run_equals_offline_simulation(tmp_path):
 
     env = private_domain(11)
     os.environ.update({k: env[k] for k in ("ROS_DOMAIN_ID", "ROS_AUTOMATIC_DISCOVERY_RANGE")})
-    from robot_control.bus.client import BusClient
+    from robot_control.bus.dds.client import BusClient
 
     common = [f"scenario:={path}", "lockstep:=true"]
     with BusClient(discovery_s=1.0) as client:
@@ -50,7 +50,7 @@ def test_lockstep_bus_run_equals_offline_simulation(tmp_path):
 
 @pytest.mark.parametrize("bad", ["effort", "names", "nan"])
 def test_plant_rejects_bad_commands_and_stays_safe(bad):
-    from robot_control.bus.client import BusClient
+    from robot_control.bus.dds.client import BusClient
 
     env = private_domain(23 + ["effort", "names", "nan"].index(bad))
     os.environ.update({k: env[k] for k in ("ROS_DOMAIN_ID", "ROS_AUTOMATIC_DISCOVERY_RANGE")})

@@ -11,8 +11,8 @@ import numpy as np
 from stack_helpers import Stack, private_domain
 
 from robot_control.bus import create_node
-from robot_control.bus.client import BusClient
-from robot_control.bus.lifecycle_client import change_state
+from robot_control.bus.dds.client import BusClient
+from robot_control.bus.dds.lifecycle_client import change_state
 from robot_control.nodes.convert import TRAJECTORY_TOPIC, Messages, stamp_ns
 
 GOAL = [0.3, 1.2, 0.5]

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from robot_control.bus.messages import message_type
+from robot_control.bus.dds.messages import message_type
 from robot_control.model import load_robot
 from robot_control.nodes.convert import Messages
 from robot_control.nodes.validation import JointVectors, Rejected

@@ -6,16 +6,8 @@ Nodes use ``create_node(default_name, argv)`` (or a container's ``create_node``)
 rclpy nor cyclonedds (the backend is loaded when a node is created).
 """
 
-from robot_control.bus.node import (
-    BACKEND_ENV,
-    Container,
-    Logger,
-    Node,
-    ParameterError,
-    choose_backend,
-    create_container,
-    create_node,
-)
+from robot_control.bus.backend import BACKEND_ENV, choose_backend, create_container, create_node
+from robot_control.bus.node import Container, Logger, Node, ParameterError
 
 __all__ = ["BACKEND_ENV", "Container", "Logger", "Node", "ParameterError", "choose_backend",
            "create_container", "create_node"]

@@ -1,18 +1,18 @@
-"""The small bus interface every node is written against, and the choice of its backend.
+"""The small bus interface every node is written against (its backends: bus/dds/, bus/ros/).
 
-``create_node(default_name, argv)`` returns a :class:`Node` backed by rclpy when a sourced ROS 2
-installation makes it importable, else by Cyclone DDS speaking the ROS 2 wire conventions
-(``robot_control.bus.dds_backend``); ``ROBOT_CONTROL_BUS=rclpy|dds`` forces the choice. Node code
-is the same under both: messages come from ``node.msg("sensor_msgs/msg/JointState")`` with the
-field names of the ``.msg`` (sequence fields may arrive as lists or arrays), callbacks run one
-at a time in the thread that calls ``spin()``, parameters are typed, ranged and validated by the
-node's validators, and ``--ros-args`` (``-p``, ``--params-file``, ``-r``, ``__node:=``,
-``__ns:=``, ``--log-level``) work as in rclpy.
+``create_node(default_name, argv)`` (robot_control.bus.backend) returns a :class:`Node` backed
+by rclpy when a sourced ROS 2 installation makes it importable, else by Cyclone DDS speaking the
+ROS 2 wire conventions (``robot_control.bus.dds.node``); ``ROBOT_CONTROL_BUS=rclpy|dds`` forces
+the choice. Node code is the same under both: messages come from
+``node.msg("sensor_msgs/msg/JointState")`` with the field names of the ``.msg`` (sequence fields
+may arrive as lists or arrays), callbacks run one at a time in the thread that calls ``spin()``,
+parameters are typed, ranged and validated by the node's validators, and ``--ros-args`` (``-p``,
+``--params-file``, ``-r``, ``__node:=``, ``__ns:=``, ``--log-level``) work as in rclpy.
 
 ``create_container(argv)`` composes several nodes into one process, as ROS 2's component
 containers do: ``container.create_node(name, managed=…)`` makes nodes that keep their own names,
 parameters, services and lifecycle but share one executor (one thread runs all their callbacks),
-and on Cyclone DDS pass same-process messages by reference (robot_control.bus.intra_process).
+and on Cyclone DDS pass same-process messages by reference (robot_control.bus.dds.intra_process).
 
 ``create_node(…, managed=True)`` makes a managed (lifecycle) node, as rclpy's LifecycleNode:
 it starts unconfigured, serves the lifecycle_msgs services (``<node>/change_state``, …) and
@@ -23,8 +23,6 @@ node is not active through ``create_lifecycle_publisher`` (robot_control.bus.lif
 
 from __future__ import annotations
 
-import importlib.util
-import os
 import signal
 import sys
 import threading
@@ -45,11 +43,8 @@ from robot_control.bus.lifecycle import (
 from robot_control.bus.parameters import ParameterError, ParameterStore, load_params_file
 from robot_control.bus.ros_args import RosArgs, parse_ros_args, resolve_name
 
-__all__ = ["BACKEND_ENV", "Container", "Logger", "Node", "ParameterError", "QosSpec",
-           "ServiceCallError", "choose_backend", "create_container", "create_node"]
+__all__ = ["Container", "Logger", "Node", "ParameterError", "QosSpec", "ServiceCallError"]
 
-BACKEND_ENV = "ROBOT_CONTROL_BUS"
-BACKENDS = ("rclpy", "dds")
 QosSpec = str | int  # "default" | "sensor" | "transient_local" | a keep-last depth
 
 SEVERITIES = {"debug": 10, "info": 20, "warn": 30, "warning": 30, "error": 40, "fatal": 50}
@@ -432,48 +427,6 @@ def interrupts_ignored():
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
-
-
-def rclpy_available() -> bool:
-    return importlib.util.find_spec("rclpy") is not None
-
-
-def choose_backend(backend: str | None = None) -> str:
-    """The backend to use: the argument, else $ROBOT_CONTROL_BUS, else rclpy if importable."""
-    choice = backend or os.environ.get(BACKEND_ENV, "").strip().lower() or None
-    if choice is None:
-        return "rclpy" if rclpy_available() else "dds"
-    if choice not in BACKENDS:
-        raise ValueError(f"unknown bus backend {choice!r} (from {BACKEND_ENV} or the argument); "
-                         f"choose one of {BACKENDS}")
-    return choice
-
-
-def create_node(default_name: str, argv: Sequence[str] | None = None, *,
-                backend: str | None = None, managed: bool = False) -> Node:
-    """A node named ``default_name`` (unless ``__node:=`` renames it) on the chosen backend;
-    ``managed``: a lifecycle node, starting unconfigured."""
-    argv = list(sys.argv if argv is None else argv)
-    if choose_backend(backend) == "rclpy":
-        from robot_control.bus.rclpy_backend import RclpyNode
-
-        return RclpyNode(default_name, argv, managed=managed)
-    from robot_control.bus.dds_backend import DdsNode
-
-    return DdsNode(default_name, argv, managed=managed)
-
-
-def create_container(argv: Sequence[str] | None = None, *,
-                     backend: str | None = None) -> Container:
-    """A container for several nodes of this process on the chosen backend (see Container)."""
-    argv = list(sys.argv if argv is None else argv)
-    if choose_backend(backend) == "rclpy":
-        from robot_control.bus.rclpy_backend import RclpyContainer
-
-        return RclpyContainer(argv)
-    from robot_control.bus.dds_container import DdsContainer
-
-    return DdsContainer(argv)
 
 
 def parse_args_for(default_name: str, argv: Sequence[str]) -> RosArgs:

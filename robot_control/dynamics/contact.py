@@ -34,7 +34,7 @@ from numba import njit
 from robot_control.dynamics import kernels as K
 from robot_control.dynamics import kernels_world as KW
 from robot_control.dynamics.packing import array, kernel_data, vector
-from robot_control.resources import share_path
+from robot_control.model.resources import share_path
 
 Array = np.ndarray
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import yaml
 
+from robot_control.model.resources import share_path
 from robot_control.model.robot_model import ModelError, RobotModel
 from robot_control.model.urdf import load_urdf
-from robot_control.resources import share_path
 
 #: Robots shipped in urdf/ (and D-H tables in config/robots/ where the source gives D-H).
 BUNDLED = (

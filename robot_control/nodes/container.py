@@ -11,7 +11,7 @@ apply to every node unless prefixed with a node's name (``-p plant:initial_q:=[0
 renames every node of the process.
 
 On Cyclone DDS (no ROS 2 sourced) the nodes hand each other their messages by reference
-(robot_control.bus.intra_process) and publish to DDS only what a reader in another process
+(robot_control.bus.dds.intra_process) and publish to DDS only what a reader in another process
 subscribes to; with rclpy they share one SingleThreadedExecutor. The subscriptions are made in
 the order of the NODE list, and same-process messages are delivered in that order: the
 controller comes first so that it answers the plant's state before anyone else reads it.

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from robot_control.clock import NS, period_ns, seconds
+from robot_control.sim.clock import NS, period_ns, seconds
 
 Array = np.ndarray
 __all__ = ["NS", "TRAJECTORY_TOPIC", "Messages", "period_ns", "read_accel", "read_pose", "read_terms",

@@ -15,7 +15,7 @@
   a refusal is logged once, as a warning, and the loop runs without it.
 
 The deadlines themselves are the bus timers': absolute (next = start + k·period, never drifting),
-slept until shortly before and then spun (bus/dds_executor.py, bus/rclpy_backend.py).
+slept until shortly before and then spun (bus/dds/executor.py, bus/ros/node.py).
 """
 
 from __future__ import annotations

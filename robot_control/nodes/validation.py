@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robot_control.clock import NS
+from robot_control.sim.clock import NS
 
 Array = np.ndarray
 

@@ -19,12 +19,12 @@ from pathlib import Path
 
 import numpy as np
 
-from robot_control.bus import dds_config
-from robot_control.bus import messages as m
-from robot_control.clock import period_ns
+from robot_control.bus.dds import config as dds_config
+from robot_control.bus.dds import messages as m
 from robot_control.model.urdf_export import robot_description
 from robot_control.recording import bag
 from robot_control.recording.serialized import serialize
+from robot_control.sim.clock import period_ns
 from robot_control.sim.scenario import Scenario
 from robot_control.sim.simulate import Result, reference_at
 

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from robot_control.bus.dds_backend import DdsNode
-from robot_control.bus.messages import MESSAGE_TYPES
+from robot_control.bus.dds.messages import MESSAGE_TYPES
+from robot_control.bus.dds.node import DdsNode
 from robot_control.recording import bag
 from robot_control.recording.lifecycle import spinning, stop_on_signals
 from robot_control.recording.serialized import write_serialized

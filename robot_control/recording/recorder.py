@@ -27,10 +27,10 @@ from pathlib import Path
 
 from cyclonedds.core import GuardCondition, Listener, ReadCondition, WaitSet
 
-from robot_control.bus.dds_backend import DdsNode
-from robot_control.bus.dds_context import acquire_context, release_context
-from robot_control.bus.dds_graph import GraphView
-from robot_control.bus.messages import MESSAGE_TYPES
+from robot_control.bus.dds.context import acquire_context, release_context
+from robot_control.bus.dds.graph import GraphView
+from robot_control.bus.dds.messages import MESSAGE_TYPES
+from robot_control.bus.dds.node import DdsNode
 from robot_control.recording import bag
 from robot_control.recording.lifecycle import spinning, stop_on_signals
 from robot_control.recording.serialized import _ANY_STATE, take_serialized

@@ -35,7 +35,6 @@ import numpy as np
 import yaml
 
 from robot_control import dynamics as dyn
-from robot_control.clock import period_ns, seconds
 from robot_control.control.base import Reference, State
 from robot_control.control.registry import available, create
 from robot_control.control.task_space import orientation_error
@@ -51,6 +50,7 @@ from robot_control.model.dh import _placement
 from robot_control.model.expressions import read_constants
 from robot_control.model.robot_model import ModelError
 from robot_control.sim.cell import CellPlant
+from robot_control.sim.clock import period_ns, seconds
 from robot_control.sim.scenario import (
     CartesianPath,
     ScenarioError,

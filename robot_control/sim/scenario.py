@@ -14,8 +14,8 @@ import numpy as np
 import yaml
 
 from robot_control.model import load_robot
+from robot_control.model.resources import share_path
 from robot_control.model.robot_model import RobotModel
-from robot_control.resources import share_path
 from robot_control.trajectory import CartesianQuintic, Hold, JointTrajectory, named_trajectory
 from robot_control.trajectory.excitation import EXCITATION_KEYS, excitation_from_config
 

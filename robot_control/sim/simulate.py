@@ -13,11 +13,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from robot_control import dynamics as dyn
-from robot_control.clock import period_ns, seconds
 from robot_control.control.base import NonFiniteOutput, Reference, State
 from robot_control.control.registry import create
 from robot_control.dynamics.packing import kernel_data
 from robot_control.sim import run_kernels as RK
+from robot_control.sim.clock import period_ns, seconds
 from robot_control.sim.plant import Plant
 from robot_control.sim.progress import progress_bar
 from robot_control.sim.scenario import CartesianPath, Scenario, load_scenario

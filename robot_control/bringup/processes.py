@@ -1,0 +1,114 @@
+"""The node processes of ``robot-control launch``: start one per planned node (own session,
+signals held until the node can take them), copy its output line by line with its prefix, and
+stop them all (SIGINT, then SIGTERM, then SIGKILL). What to start is launch_runner.py's plan."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from typing import IO
+
+from robot_control.bringup.runner import NodeLaunch, node_command
+
+
+class LineWriter:
+    """Whole lines from several threads onto one stream, each with its node's prefix."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self.stream = stream
+        self.lock = threading.Lock()
+
+    def write(self, label: str, line: str) -> None:
+        with self.lock:
+            self.stream.write(f"[{label}] {line}\n")
+            self.stream.flush()
+
+
+class NodeProcess:
+    """One node's process and the thread copying its output, line by line, with a prefix."""
+
+    def __init__(self, node: NodeLaunch, env: dict[str, str], out: LineWriter) -> None:
+        self.node = node
+        self.command = node_command(node)
+        # Own session: a terminal's Ctrl-C reaches the runner only, which stops nodes in order.
+        self.proc = subprocess.Popen(self.command, stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
+                                     start_new_session=True, preexec_fn=_child_setup)
+        self.reader = threading.Thread(target=self._copy, args=(out,), daemon=True,
+                                       name=f"output-{node.label}")
+        self.reader.start()
+
+    def _copy(self, out: LineWriter) -> None:
+        for raw in iter(self.proc.stdout.readline, b""):
+            out.write(self.node.label, raw.decode(errors="replace").rstrip("\n"))
+        self.proc.stdout.close()
+
+    @property
+    def returncode(self) -> int | None:
+        return self.proc.poll()
+
+    def signal(self, sig: int) -> None:
+        if self.proc.poll() is None:
+            try:
+                self.proc.send_signal(sig)
+            except ProcessLookupError:
+                pass
+
+
+def _child_setup() -> None:
+    """In the child: SIGINT / SIGTERM wait (blocked) until the node is ready to take them, so a
+    Ctrl-C during start-up ends it quietly instead of in a traceback from deep in an import
+    (nodes/common.run_node unblocks them); and SIGTERM if the runner dies without stopping it."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    _die_with_parent()
+
+
+def _die_with_parent() -> None:
+    """In the child: receive SIGTERM if the runner dies without stopping it (Linux)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def stop_processes(procs: list[NodeProcess], sigint_timeout: float = 5.0,
+                   sigterm_timeout: float = 3.0, log: Callable[[str], None] = print) -> None:
+    """SIGINT every node, then SIGTERM the ones still running, then SIGKILL."""
+    for sig, timeout in ((signal.SIGINT, sigint_timeout), (signal.SIGTERM, sigterm_timeout),
+                         (signal.SIGKILL, 5.0)):
+        alive = [p for p in procs if p.returncode is None]
+        if not alive:
+            break
+        if sig != signal.SIGINT:
+            log(f"{', '.join(p.node.label for p in alive)} still running: "
+                f"sending {signal.Signals(sig).name}")
+        for p in alive:
+            p.signal(sig)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and any(p.returncode is None for p in alive):
+            time.sleep(0.02)
+    for p in procs:
+        p.reader.join(timeout=2.0)
+
+
+def child_environment() -> dict[str, str]:
+    """The runner's environment for the nodes, with unbuffered output so lines come promptly."""
+    env = dict(os.environ)
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def describe_exit(returncode: int) -> str:
+    if returncode < 0:
+        return f"killed by {signal.Signals(-returncode).name}"
+    return f"exit code {returncode}"
+
+
+#: how a node may end once asked to stop (our nodes return 0 on SIGINT / SIGTERM); SIGKILL is not
+STOPPED_CODES = (0, -signal.SIGINT, -signal.SIGTERM, 128 + signal.SIGINT, 128 + signal.SIGTERM)

@@ -1,5 +1,0 @@
-"""Cyclone DDS types laid out byte for byte as rmw_cyclonedds lays out the ROS 2 interfaces.
-
-One module per group of ROS packages; ``robot_control.bus.messages`` is the public entry point
-(registry, topic names, type hashes, constructors).
-"""

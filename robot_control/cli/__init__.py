@@ -1,0 +1,58 @@
+"""The ``robot-control`` command: one entry point, one sub-command per job.
+
+Each family of sub-commands is a module of this room (``add_arguments(parser)`` and
+``run(args) -> int``, a thin layer over the library), loaded only when its command runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+COMMANDS: dict[str, tuple[str, str]] = {
+    # name: (module providing add_arguments(parser) and run(args) -> int, help)
+    "demo": ("robot_control.cli.demo", "run the main demo"),
+    "simulate": ("robot_control.cli.simulate", "run a scenario file offline and summarise it"),
+    "sweep": ("robot_control.cli.sweep",
+              "run scenarios × parameter sets offline on every core and summarise each"),
+    "launch": ("robot_control.cli.launch", "run a launch file of this package without ROS 2"),
+    "topic": ("robot_control.cli.bus_tools", "list, echo and measure topics (like ros2 topic)"),
+    "node": ("robot_control.cli.bus_tools", "list nodes and show their endpoints (like ros2 node)"),
+    "param": ("robot_control.cli.bus_tools",
+              "list, get, set, describe and dump node parameters (like ros2 param)"),
+    "service": ("robot_control.cli.bus_tools", "list and call services (like ros2 service)"),
+    "lifecycle": ("robot_control.cli.lifecycle",
+                  "list managed nodes, get and change their states (like ros2 lifecycle)"),
+    "identify": ("robot_control.cli.identify",
+                 "estimate a robot's dynamic parameters from a recorded run (rosbag2)"),
+    "bag": ("robot_control.cli.recording",
+            "record, play and inspect rosbag2 (MCAP) recordings (like ros2 bag)"),
+    "plot": ("robot_control.cli.recording",
+             "plot a recorded or simulated run: q vs q_d, error, torques, contact force"),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="robot-control",
+        description="Model-based manipulator control on a ROS 2 bus (runs with or without ROS 2).",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name, (module, help_text) in COMMANDS.items():
+        p = sub.add_parser(name, help=help_text)
+        _load(module).add_arguments(p)
+        p.set_defaults(_module=module)
+    return parser
+
+
+def _load(module: str):
+    import importlib
+
+    return importlib.import_module(module)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    run: Callable[[argparse.Namespace], int] = _load(args._module).run
+    return run(args)
+

@@ -1,0 +1,380 @@
+"""``robot-control launch [FILE] [name:=value …] [--duration S] [--summary out.json]``.
+
+Runs a launch file of this package without ROS 2 (:mod:`robot_control.bringup.runner` reads it
+and starts the nodes), watches the stack over the bus (:mod:`robot_control.bringup.summary`) and
+stops every node on Ctrl-C, after ``--duration`` seconds of closed-loop control, or as soon as
+one node fails; then prints the summary as JSON.
+
+It refuses to start a node whose name a node on the domain already has (a second stack on the
+same ROS_DOMAIN_ID would drive the first one's robot), and while the stack runs it watches:
+
+- faults: a node reporting level ERROR on /diagnostics (a diverged plant) stops the run;
+- duplicates: another node taking one of the stack's names on the domain stops the run;
+- liveness: a node whose heartbeat (its /diagnostics status, twice a second) is silent for
+  ``--liveness-timeout`` seconds is reported as stalled (and stops the run with ``--strict``).
+
+Exit status: 0; 1 if a node failed, faulted or stalled (``--strict``), names clashed while
+running, or the loop never ran; 2 for a launch file, argument or domain it cannot run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import shlex
+import signal
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from typing import IO
+
+from robot_control.bringup.processes import (
+    STOPPED_CODES,
+    LineWriter,
+    NodeProcess,
+    child_environment,
+    describe_exit,
+    stop_processes,
+)
+from robot_control.bringup.runner import (
+    CONTROLLERS,
+    LaunchError,
+    LaunchPlan,
+    load_launch_file,
+    node_command,
+    node_module,
+    resolve_launch_file,
+    split_overrides,
+)
+from robot_control.bringup.summary import ERROR_LEVEL, figures_line, json_safe
+
+
+def seconds_arg(text: str) -> float:
+    """An argparse type: a finite, positive number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number of seconds") from None
+    if not (math.isfinite(value) and value > 0.0):
+        raise argparse.ArgumentTypeError(f"must be a positive, finite number of seconds, got "
+                                         f"'{text}'")
+    return value
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("items", nargs="*", metavar="[FILE] name:=value",
+                        help="launch file (default: the package's control.launch.yaml) and "
+                             "launch arguments, e.g. controller:=adaptive rate:=500")
+    parser.add_argument("--duration", type=seconds_arg, metavar="S",
+                        help="stop S seconds after the control loop is running (default: run "
+                             "until Ctrl-C)")
+    parser.add_argument("--summary", metavar="FILE", help="also write the summary JSON here")
+    parser.add_argument("--startup-timeout", type=seconds_arg, default=60.0, metavar="S",
+                        help="give up if the control loop is not running after S seconds "
+                             "(default 60)")
+    parser.add_argument("--liveness-timeout", type=seconds_arg, default=3.0, metavar="S",
+                        help="report a node whose heartbeat (/diagnostics) is silent for S "
+                             "seconds while the loop runs (default 3)")
+    parser.add_argument("--strict", action="store_true",
+                        help="a stalled node is a failure: stop and exit 1")
+    parser.add_argument("--no-monitor", action="store_true",
+                        help="do not watch the bus (no summary figures)")
+    parser.add_argument("-s", "--show-args", action="store_true",
+                        help="list the launch file's arguments and exit")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="print each node's command line and exit")
+
+
+@dataclass
+class RunOptions:
+    duration_s: float | None = None  # stop this long after the control loop is running
+    startup_timeout_s: float = 60.0  # give up if the loop is not running by then
+    monitor: bool = True  # collect the summary over the bus
+    sigint_timeout_s: float = 5.0
+    sigterm_timeout_s: float = 3.0
+    liveness_s: float = 3.0  # a node silent this long on /diagnostics is stalled
+    strict: bool = False  # a stall stops the run and fails it
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        file, overrides = split_overrides(args.items)
+        path = resolve_launch_file(file)
+        if args.show_args:
+            return _show_args(load_launch_file(path, {}))
+        plan = load_launch_file(path, overrides)
+        if args.dry_run:
+            for node in plan.nodes:
+                print(f"{node.label}: {shlex.join(node_command(node))}")
+            return 0
+    except (LaunchError, OSError) as exc:
+        print(f"robot-control launch: {exc}", file=sys.stderr)
+        return 2
+    options = RunOptions(args.duration, args.startup_timeout, not args.no_monitor,
+                         liveness_s=args.liveness_timeout, strict=args.strict)
+    try:
+        code, summary = run_plan(plan, options)
+    except LaunchError as exc:
+        print(f"robot-control launch: {exc}", file=sys.stderr)
+        return 2
+    text = json.dumps(summary, indent=2, allow_nan=False)
+    print(text)
+    if args.summary:
+        with open(args.summary, "w") as fh:
+            fh.write(text + "\n")
+    return code
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m robot_control.cli.launch …``: the same as ``robot-control launch …``."""
+    parser = argparse.ArgumentParser(prog="robot-control launch")
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+def _show_args(plan: LaunchPlan) -> int:
+    print("Arguments (pass arguments as '<name>:=<value>'):")
+    for arg in plan.arguments:
+        print(f"\n    '{arg.name}':\n        {arg.description or 'no description given'}")
+        if arg.default is not None:
+            print(f"        (default: '{arg.default}')")
+    return 0
+
+
+class _StopRequest:
+    """SIGINT / SIGTERM to the runner: the first stops the stack, a second hurries it."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.saved: list = []
+
+    def __call__(self, signum, frame) -> None:
+        self.count += 1
+
+    def install(self) -> None:
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                self.saved.append((sig, signal.getsignal(sig)))
+                signal.signal(sig, self)
+
+    def restore(self) -> None:
+        for sig, handler in self.saved:
+            signal.signal(sig, handler)
+
+
+def run_plan(plan: LaunchPlan, options: RunOptions, stream: IO[str] = sys.stdout
+             ) -> tuple[int, dict[str, object]]:
+    """Start every node of the plan, watch them, stop them all; (exit code, summary)."""
+    out = LineWriter(stream)
+    log = lambda message: out.write("launch", message)  # noqa: E731
+    for node in plan.nodes:
+        node_module(node)  # refuse a file we cannot run before starting anything
+    env = child_environment()
+    domain = check_domain(env)
+    stop = _StopRequest()
+    stop.install()
+    monitor = None
+    procs: list[NodeProcess] = []
+    reason, failed = "", {}
+    watch = Watch(plan, options, log)
+    ended = time.monotonic()
+    load_at_start = os.getloadavg()
+    try:
+        if options.monitor:
+            from robot_control.bringup.summary import StackMonitor
+
+            members = dict(plan.members())  # executable -> fully qualified name, composed too
+            monitor = StackMonitor(tracking_node=members.get("trajectory_generator"),
+                                   controller_node=next((members[exe] for exe in CONTROLLERS
+                                                         if exe in members), None))
+        refuse_name_clashes(plan, names_on_domain(monitor), domain)
+        for node in plan.nodes:
+            procs.append(NodeProcess(node, env, out))
+            log(f"started {node.label} (pid {procs[-1].proc.pid}): "
+                f"{shlex.join(procs[-1].command[1:])}")
+        reason, failed = watch.run(procs, monitor, stop)
+        log(f"stopping: {reason}")
+        ended = time.monotonic()
+        if monitor is not None and reason == "duration reached":
+            monitor.wait_for_diagnostics(after=ended)  # the plant's figures up to the end
+    finally:
+        if monitor is not None:
+            monitor.stop()
+        hurry = stop.count > 1
+        stop_processes(procs, 0.5 if hurry else options.sigint_timeout_s,
+                       0.5 if hurry else options.sigterm_timeout_s, log)
+        stop.restore()
+    summary: dict[str, object] = {
+        "launch_file": str(plan.file), "arguments": dict(plan.values),
+        "robot": plan.values.get("robot"), "controller": plan.values.get("controller"),
+        "requested_rate_hz": _number(plan.values.get("rate")),
+        # the machine's load (1, 5, 15 min): wall-clock figures are worth what it leaves
+        "load_average": {"start": list(load_at_start), "end": list(os.getloadavg())},
+    }
+    if monitor is not None:
+        summary.update(monitor.summary(until=ended))
+        log(figures_line(summary))
+    summary.update(watch.summary())
+    summary["stopped_by"] = reason
+    summary["nodes"] = {p.node.label: {"pid": p.proc.pid, "exit": p.returncode} for p in procs}
+    unclean = {p.node.label: p.returncode for p in procs if p.returncode not in STOPPED_CODES}
+    failed = failed or unclean
+    if failed:
+        summary["failed"] = failed
+    notes: dict[str, str] = {}
+    summary = json_safe(summary, notes=notes)
+    if notes:
+        summary["non_finite"] = notes  # e.g. the RMS error of a run whose error overflowed
+    return (1 if failed else 0), summary
+
+
+def check_domain(env: dict[str, str]) -> int:
+    """The ROS domain id the nodes will use; LaunchError if the environment names none."""
+    from robot_control.bus.dds import config as dds_config
+
+    try:
+        return dds_config.domain_config_from_env(env)[0]
+    except ValueError as exc:
+        raise LaunchError(str(exc)) from None
+
+
+def names_on_domain(monitor, settle_s: float = 1.0) -> list[str]:
+    """The nodes on the domain now, after discovering for at least settle_s."""
+    if monitor is not None:
+        return monitor.node_names(wait_s=30.0, settle_s=settle_s) or []
+    from robot_control.bus.dds.client import BusClient
+
+    with BusClient(discovery_s=settle_s + 2.0) as client:
+        client.graph.settle(min_s=settle_s, max_s=settle_s + 2.0)
+        return client.node_list()
+
+
+def refuse_name_clashes(plan: LaunchPlan, names_on_domain: list[str], domain: int) -> None:
+    """LaunchError if a node of the plan has the name of a node already on the domain."""
+    clash = sorted({fqn for _, fqn in plan.members()} & set(names_on_domain))
+    if clash:
+        raise LaunchError(f"ROS domain {domain} already has node(s) named {', '.join(clash)} "
+                          "(another stack?): refusing to start a second node with the same name; "
+                          "stop the other one, or use another ROS_DOMAIN_ID or namespace")
+
+
+class Watch:
+    """The runner's watch over a started stack: when to stop, and what it saw on the way."""
+
+    def __init__(self, plan: LaunchPlan, options: RunOptions, log) -> None:
+        self.plan = plan
+        self.options = options
+        self.log = log
+        self.fqns = [fqn for _, fqn in plan.members()]
+        self.stalled: dict[str, float] = {}  # node -> monotonic time its silence was reported
+        self.stalls: list[dict[str, object]] = []
+        self.faults: dict[str, str] = {}
+        self.clashes: list[str] = []
+        self.loop_closed_s: float | None = None  # from the nodes' start to the closed loop
+        self._next_graph_check = 0.0
+
+    def run(self, procs: list[NodeProcess], monitor, stop: _StopRequest
+            ) -> tuple[str, dict[str, object]]:
+        """Wait for the reason to stop: a signal, a failed or faulted node, a name clash, a
+        stall (strict), the duration, a startup timeout."""
+        options, started = self.options, time.monotonic()
+        # with a controller in the plan, "running" means the loop is closed (its state is flowing)
+        needs_loop = monitor is not None and any(exe in CONTROLLERS
+                                                 for exe, _ in self.plan.members())
+        announced = False
+        while True:
+            now = time.monotonic()
+            if needs_loop and monitor.running and not announced:
+                announced = True
+                self.loop_closed_s = monitor.running_since - started
+                self.log(f"control loop running ({self.loop_closed_s:.1f} s after start)")
+            crashed = [p for p in procs if p.returncode not in (None, 0)]
+            if stop.count:
+                return "interrupted", {}
+            if crashed:
+                return ("node failed: " + ", ".join(
+                    f"{p.node.label} ({describe_exit(p.returncode)})" for p in crashed),
+                    {p.node.label: p.returncode for p in crashed})
+            if all(p.returncode is not None for p in procs):
+                return "all nodes exited", {}
+            if monitor is not None:
+                verdict = self._check_bus(monitor, now)
+                if verdict is not None:
+                    return verdict
+            if needs_loop and not monitor.running and now - started > options.startup_timeout_s:
+                return (f"the control loop was not running after "
+                        f"{options.startup_timeout_s:g} s", {"startup": "timeout"})
+            if options.duration_s is not None:
+                since = monitor.running_since if needs_loop else started
+                if since is not None and now - since >= options.duration_s:
+                    return "duration reached", {}
+            time.sleep(0.05)
+
+    def _check_bus(self, monitor, now: float) -> tuple[str, dict[str, object]] | None:
+        """Faults, name clashes and stalls seen on the bus; a reason to stop, or None."""
+        for fqn in self.fqns:
+            beat = monitor.heartbeats.get(fqn)
+            if beat is not None and beat[1] >= ERROR_LEVEL and fqn not in self.faults:
+                reason = beat[2].removeprefix("fault: ")
+                self.faults[fqn] = reason
+                return f"fault on {fqn}: {reason}", {fqn: f"fault: {reason}"}
+        if now >= self._next_graph_check:
+            names = monitor.node_names()
+            if names is not None:
+                self._next_graph_check = now + 1.0
+                dupes = sorted(n for n in set(names) if n in self.fqns and names.count(n) > 1)
+                if dupes:
+                    self.clashes = dupes
+                    return (f"another node took the name {', '.join(dupes)} on ROS domain "
+                            f"{monitor.domain_id} (a second stack?)",
+                            {n: "duplicate name" for n in dupes})
+        if monitor.running:
+            stalled = self._check_liveness(monitor, now)
+            if stalled and self.options.strict:
+                return (f"stalled: {', '.join(stalled)} silent for more than "
+                        f"{self.options.liveness_s:g} s (--strict)",
+                        {n: "stalled" for n in stalled})
+        return None
+
+    def _check_liveness(self, monitor, now: float) -> list[str]:
+        """Report nodes whose heartbeat went silent (and when it comes back); the silent ones."""
+        silent = []
+        for fqn in self.fqns:
+            beat = monitor.heartbeats.get(fqn)
+            last = beat[0] if beat is not None else monitor.running_since
+            quiet = now - max(last, monitor.running_since)
+            if quiet > self.options.liveness_s:
+                silent.append(fqn)
+                if fqn not in self.stalled:
+                    self.stalled[fqn] = now - quiet
+                    self.log(f"{fqn} stalled: no heartbeat on /diagnostics for {quiet:.1f} s")
+            elif fqn in self.stalled:
+                began = self.stalled.pop(fqn)
+                self.stalls.append({"node": fqn, "silent_s": round(last - began, 3)})
+                self.log(f"{fqn} is back after {last - began:.1f} s of silence")
+        return silent
+
+    def summary(self) -> dict[str, object]:
+        now = time.monotonic()
+        stalls = self.stalls + [{"node": n, "silent_s": round(now - t, 3), "at_end": True}
+                                for n, t in self.stalled.items()]
+        out: dict[str, object] = {"loop_closed_s": self.loop_closed_s, "stalls": stalls}
+        if self.faults:
+            out["faults"] = dict(self.faults)
+        if self.clashes:
+            out["duplicate_names"] = list(self.clashes)
+        return out
+
+
+def _number(text: str | None) -> float | None:
+    try:
+        return float(text) if text is not None else None
+    except ValueError:
+        return None
+
+
+if __name__ == "__main__":
+    sys.exit(main())

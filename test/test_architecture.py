@@ -1,0 +1,152 @@
+"""The package's shape (issue 21): no import circle, a root of rooms, small modules.
+
+The import graph counts every import statement of every module — at module level and inside
+functions alike (a function-level import is still a dependency, only a later one) — and an edge
+goes to the module an import names: ``from a.b import c`` depends on ``a.b.c`` when that is a
+module, else on ``a.b``.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "robot_control"
+ROOT_MODULES = {"__init__.py", "spatial.py"}  # the foundation everything imports
+MAX_LINES = 600
+
+
+def module_files() -> dict[str, Path]:
+    """Dotted module name → file, for every module of the package."""
+    found = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        found[".".join(parts)] = path
+    return found
+
+
+def _known(name: str, modules: dict[str, Path]) -> str | None:
+    """The longest prefix of a dotted name that is one of our modules."""
+    parts = name.split(".")
+    for end in range(len(parts), 0, -1):
+        candidate = ".".join(parts[:end])
+        if candidate in modules:
+            return candidate
+    return None
+
+
+def _base(module: str, path: Path, node: ast.ImportFrom) -> str:
+    """The absolute module a ``from … import`` names (relative imports resolved)."""
+    if not node.level:
+        return node.module or ""
+    package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+    package = package[: len(package) - (node.level - 1)]
+    return ".".join([*package, node.module] if node.module else package)
+
+
+def imports_of(module: str, path: Path, modules: dict[str, Path]) -> set[str]:
+    """The package's modules that ``module`` imports anywhere in its text."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found |= {_known(alias.name, modules) for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = _base(module, path, node)
+            for alias in node.names:
+                found.add(_known(f"{base}.{alias.name}", modules) or _known(base, modules))
+    found.discard(None)
+    found.discard(module)
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    modules = module_files()
+    return {name: imports_of(name, path, modules) for name, path in modules.items()}
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan 1972), iteratively."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found = []
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_the_cycle_finder_finds_a_circle_and_only_a_circle():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set(), "c": {"a", "b"}}) == []
+
+
+def test_the_import_graph_sees_function_level_and_relative_imports(tmp_path):
+    modules = {"p": tmp_path / "p.py", "p.a": tmp_path / "a.py", "p.b": tmp_path / "b.py"}
+    modules["p.a"].write_text("def f():\n    from p import b\n")
+    modules["p.b"].write_text("from . import a\nfrom .a import f\n")
+    assert imports_of("p.a", modules["p.a"], modules) == {"p.b"}
+    assert imports_of("p.b", modules["p.b"], modules) == {"p.a"}
+
+
+def test_no_import_circle_among_the_package_modules():
+    graph = import_graph()
+    assert len(graph) > 100, "the walk found too few modules"
+    assert cycles(graph) == []
+
+
+def test_the_backends_are_chosen_outside_the_interface():
+    graph = import_graph()
+    rooms = ("robot_control.bus.dds", "robot_control.bus.ros")
+    backends = {m for m in graph if m in rooms or m.startswith(tuple(r + "." for r in rooms))}
+    assert not graph["robot_control.bus.node"] & backends
+    assert {"robot_control.bus.dds.node", "robot_control.bus.ros.node"} <= graph["robot_control.bus.backend"]
+
+
+def test_the_root_holds_only_rooms_and_the_foundation():
+    loose = {p.name for p in PACKAGE.glob("*.py")}
+    assert loose <= ROOT_MODULES, f"modules outside a room: {sorted(loose - ROOT_MODULES)}"
+
+
+def test_command_line_code_lives_in_the_cli_room():
+    stray = [p for p in PACKAGE.rglob("*.py")
+             if (p.stem == "cli" or p.stem.startswith("cli_")) and p.parent != PACKAGE / "cli"]
+    assert stray == []
+
+
+def test_no_module_over_the_size_limit():
+    long = {str(p.relative_to(PACKAGE)): n for p in PACKAGE.rglob("*.py")
+            if (n := len(p.read_text().splitlines())) > MAX_LINES}
+    assert long == {}
