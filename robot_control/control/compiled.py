@@ -16,7 +16,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
+from numba import errors, literally, njit, types
+from numba.extending import overload
 
 from robot_control.control import kernels_adaptive as KA
 from robot_control.control import kernels_robust as KR
@@ -137,22 +138,51 @@ def joint_law(kind, D, G, E, q, qd, qr, qdr, qddr, tau):
                 tau[i] = tmp[i] + tau[i]
 
 
-@njit(cache=True)
 def law_torque(kind, law, q, qd, qr, qdr, qddr, tau):
-    """τ of the law ``kind`` (its arrays ``law`` = CompiledLaw.arrays, Δt in s[S_DT])."""
+    """τ of the law ``kind`` (its arrays ``law`` = CompiledLaw.arrays, Δt in s[S_DT]).
+
+    Compiled code only, for a literal ``kind`` (``law_update`` makes it one): each kind compiles
+    and caches its own code, so a run compiles and loads only the law it uses.
+    """
+    raise TypeError("law_torque runs inside compiled code; call law_update from Python")
+
+
+def _adaptive(kind, law, q, qd, qr, qdr, qddr, tau):
     D, Dh, G, E, V, B, Z, Y, s = law
-    if kind == ADAPTIVE:
-        KA.slotine_li(D, G, E, V, B, Z, Y, s, q, qd, qr, qdr, qddr, tau)
-    elif kind == ADAPTIVE_CRAIG:
-        KA.craig(D, G, E, V, B, Z, Y, s, q, qd, qr, qdr, qddr, tau)
-    elif kind == SLIDING_MODE:
-        KR.sliding_mode(D, Dh, G, E, V, B, Z, Y, s, q, qd, qr, qdr, qddr, tau)
-    elif kind == ROBUST:
-        v = E[L.E_V]
-        KR.robust_acceleration(D, G, E, V, B, Z, Y, s, q, qd, qr, qdr, qddr, v)
-        K.inverse_dynamics_kernel(Dh, q, qd, v, None, tau)  # Ĥv + Ĉq̇ + Ĝ
-    else:
-        joint_law(kind, D, G, E, q, qd, qr, qdr, qddr, tau)
+    KA.slotine_li(D, G, E, V, B, Z, Y, s, q, qd, qr, qdr, qddr, tau)
+
+
+def _adaptive_craig(kind, law, q, qd, qr, qdr, qddr, tau):
+    D, Dh, G, E, V, B, Z, Y, s = law
+    KA.craig(D, G, E, V, B, Z, Y, s, q, qd, qr, qdr, qddr, tau)
+
+
+def _sliding_mode(kind, law, q, qd, qr, qdr, qddr, tau):
+    D, Dh, G, E, V, B, Z, Y, s = law
+    KR.sliding_mode(D, Dh, G, E, V, B, Z, Y, s, q, qd, qr, qdr, qddr, tau)
+
+
+def _robust(kind, law, q, qd, qr, qdr, qddr, tau):
+    D, Dh, G, E, V, B, Z, Y, s = law
+    v = E[L.E_V]
+    KR.robust_acceleration(D, G, E, V, B, Z, Y, s, q, qd, qr, qdr, qddr, v)
+    K.inverse_dynamics_kernel(Dh, q, qd, v, None, tau)  # Ĥv + Ĉq̇ + Ĝ
+
+
+def _joint(kind, law, q, qd, qr, qdr, qddr, tau):
+    joint_law(kind, law[0], law[2], law[3], q, qd, qr, qdr, qddr, tau)
+
+
+#: the implementation of each kind (the PD family, computed torque and passivity share one)
+_IMPLEMENTATIONS = {ADAPTIVE: _adaptive, ADAPTIVE_CRAIG: _adaptive_craig,
+                    SLIDING_MODE: _sliding_mode, ROBUST: _robust}
+
+
+@overload(law_torque, jit_options={"cache": True})
+def _law_torque(kind, law, q, qd, qr, qdr, qddr, tau):
+    if not isinstance(kind, types.IntegerLiteral):
+        raise errors.TypingError("law_torque needs a literal kind (numba.literally)")
+    return _IMPLEMENTATIONS.get(kind.literal_value, _joint)
 
 
 @njit(cache=True)
@@ -190,6 +220,7 @@ def non_finite(kind, law, tau):
 def law_update(kind, law, t, q, qd, qr, qdr, qddr, tau):
     """``Controller.update`` of a compiled law at time t (Δt from s[S_TPREV]); if τ or the law's
     state turns non-finite, reset and answer again. False if τ is non-finite even then."""
+    kind = literally(kind)
     s = law[8]
     s[L.S_DT] = 0.0 if math.isnan(s[L.S_TPREV]) else max(0.0, t - s[L.S_TPREV])
     s[L.S_TPREV] = t

@@ -7,7 +7,7 @@ saturate and hold τ_k over the period (plant_kernels.hold) — in the same orde
 
 from __future__ import annotations
 
-from numba import njit
+from numba import literally, njit, typeof, types
 
 from robot_control.control.compiled import law_update
 from robot_control.sim import plant_kernels as PK
@@ -25,6 +25,7 @@ def run_periods(k0, k1, steps, tick_ns, substeps, D, J, S, X, Mbuf, state, clock
     ``noise`` holds the standard-normal draws of these periods (position first, then velocity,
     for those with σ > 0) and ``work`` the measured state, reference, torques and flags.
     """
+    kind = literally(kind)  # compiled (and cached) per law kind: only the law of the run
     n = state.shape[1]
     q, qd, qdd = state[0], state[1], state[2]
     qm, qdm, tau, applied, sat = work[0], work[1], work[2], work[3], work[4]
@@ -61,3 +62,16 @@ def run_periods(k0, k1, steps, tick_ns, substeps, D, J, S, X, Mbuf, state, clock
             if not (PK.all_finite(q) and PK.all_finite(qd)):
                 return k
     return -1
+
+
+#: position of ``kind`` among run_periods' arguments
+KIND_ARGUMENT = 14
+
+
+def compiled_periods(*args):
+    """``run_periods`` compiled (or loaded from the cache) for these arguments with their law
+    kind as a literal: its entry point. Calling it skips the dispatcher, which would type the kind
+    as int64 and go through numba's literal retry (a partial compile) on every call."""
+    sig = tuple(types.literal(a) if i == KIND_ARGUMENT else typeof(a) for i, a in enumerate(args))
+    run_periods.compile(sig)
+    return run_periods.overloads[sig].entry_point
