@@ -106,36 +106,46 @@ def compiled_law(kind: int, model, kp=None, kd=None, lam=None) -> CompiledLaw:
 
 
 @njit(cache=True)
-def joint_law(kind, D, G, E, q, qd, qr, qdr, qddr, tau):
-    """τ of the PD family, computed torque or passivity (Huo C1–C4, C8), e = q_d − q."""
+def pd_family(kind, D, G, E, q, qd, qr, qdr, qddr, tau):
+    """τ = [g(q) | g(q_d)] + K_d ė + K_p e (Huo C1, C2, C3), e = q_d − q."""
     n = q.shape[0]
-    kp, kd, lam = G[G_KP], G[G_KD], G[G_LAMBDA]
-    L.tracking_errors(q, qd, qr, qdr, qddr, lam, E, kind == PASSIVITY)
+    kp, kd = G[G_KP], G[G_KD]
+    L.tracking_errors(q, qd, qr, qdr, qddr, G[G_LAMBDA], E, False)
     e, ed, tmp = E[E_E], E[E_ED], E[E_TMP]
-    if kind == PASSIVITY:
-        # τ = M q̈_r + C q̇_r + g + K_d r, q̇_r = q̇_d + Λe, q̈_r = q̈_d + Λė, r = ė + Λe (Huo 3-67)
-        r = E[E_R]
-        RK.slotine_li(D, D[0, K.GRAVITY : K.GRAVITY + 3], q, qd, E[E_QDR], E[E_QDDR], D, tau)
+    for i in range(n):
+        tau[i] = kd[i] * ed[i] + kp[i] * e[i]
+    if kind == PD_GRAVITY:
+        K.gravity_kernel(D, q, tmp)
+    elif kind == PD_FIXED_GRAVITY:
+        K.gravity_kernel(D, qr, tmp)
+    if kind != PD:
         for i in range(n):
-            tau[i] = tau[i] + kd[i] * r[i]
-    elif kind == COMPUTED_TORQUE:
-        # τ = M(q̈_d + K_d ė + K_p e) + C q̇ + g (Huo 3-31)
-        for i in range(n):
-            tmp[i] = kd[i] * ed[i]
-            tmp[i] = tmp[i] + kp[i] * e[i]
-            tmp[i] = tmp[i] + qddr[i]
-        K.inverse_dynamics_kernel(D, q, qd, tmp, None, tau)
-    else:
-        # τ = [g(q) | g(q_d)] + K_d ė + K_p e (Huo C1, C2, C3)
-        for i in range(n):
-            tau[i] = kd[i] * ed[i] + kp[i] * e[i]
-        if kind == PD_GRAVITY:
-            K.gravity_kernel(D, q, tmp)
-        elif kind == PD_FIXED_GRAVITY:
-            K.gravity_kernel(D, qr, tmp)
-        if kind != PD:
-            for i in range(n):
-                tau[i] = tmp[i] + tau[i]
+            tau[i] = tmp[i] + tau[i]
+
+
+@njit(cache=True)
+def computed_torque(D, G, E, q, qd, qr, qdr, qddr, tau):
+    """τ = M(q̈_d + K_d ė + K_p e) + C q̇ + g (Huo 3-31) in one inverse-dynamics call."""
+    n = q.shape[0]
+    kp, kd = G[G_KP], G[G_KD]
+    L.tracking_errors(q, qd, qr, qdr, qddr, G[G_LAMBDA], E, False)
+    e, ed, tmp = E[E_E], E[E_ED], E[E_TMP]
+    for i in range(n):
+        tmp[i] = kd[i] * ed[i]
+        tmp[i] = tmp[i] + kp[i] * e[i]
+        tmp[i] = tmp[i] + qddr[i]
+    K.inverse_dynamics_kernel(D, q, qd, tmp, None, tau)
+
+
+@njit(cache=True)
+def passivity(D, G, E, q, qd, qr, qdr, qddr, tau):
+    """τ = M q̈_r + C q̇_r + g + K_d r, q̇_r = q̇_d + Λe, q̈_r = q̈_d + Λė, r = ė + Λe (Huo 3-67)."""
+    kd = G[G_KD]
+    L.tracking_errors(q, qd, qr, qdr, qddr, G[G_LAMBDA], E, True)
+    r = E[E_R]
+    RK.slotine_li(D, D[0, K.GRAVITY : K.GRAVITY + 3], q, qd, E[E_QDR], E[E_QDDR], D, tau)
+    for i in range(q.shape[0]):
+        tau[i] = tau[i] + kd[i] * r[i]
 
 
 def law_torque(kind, law, q, qd, qr, qdr, qddr, tau):
@@ -169,12 +179,22 @@ def _robust(kind, law, q, qd, qr, qdr, qddr, tau):
     K.inverse_dynamics_kernel(Dh, q, qd, v, None, tau)  # Ĥv + Ĉq̇ + Ĝ
 
 
-def _joint(kind, law, q, qd, qr, qdr, qddr, tau):
-    joint_law(kind, law[0], law[2], law[3], q, qd, qr, qdr, qddr, tau)
+def _pd_family(kind, law, q, qd, qr, qdr, qddr, tau):
+    pd_family(kind, law[0], law[2], law[3], q, qd, qr, qdr, qddr, tau)
 
 
-#: the implementation of each kind (the PD family, computed torque and passivity share one)
-_IMPLEMENTATIONS = {ADAPTIVE: _adaptive, ADAPTIVE_CRAIG: _adaptive_craig,
+def _computed_torque(kind, law, q, qd, qr, qdr, qddr, tau):
+    computed_torque(law[0], law[2], law[3], q, qd, qr, qdr, qddr, tau)
+
+
+def _passivity(kind, law, q, qd, qr, qdr, qddr, tau):
+    passivity(law[0], law[2], law[3], q, qd, qr, qdr, qddr, tau)
+
+
+#: the implementation of each kind
+_IMPLEMENTATIONS = {PD: _pd_family, PD_GRAVITY: _pd_family, PD_FIXED_GRAVITY: _pd_family,
+                    COMPUTED_TORQUE: _computed_torque, PASSIVITY: _passivity,
+                    ADAPTIVE: _adaptive, ADAPTIVE_CRAIG: _adaptive_craig,
                     SLIDING_MODE: _sliding_mode, ROBUST: _robust}
 
 
@@ -182,7 +202,7 @@ _IMPLEMENTATIONS = {ADAPTIVE: _adaptive, ADAPTIVE_CRAIG: _adaptive_craig,
 def _law_torque(kind, law, q, qd, qr, qdr, qddr, tau):
     if not isinstance(kind, types.IntegerLiteral):
         raise errors.TypingError("law_torque needs a literal kind (numba.literally)")
-    return _IMPLEMENTATIONS.get(kind.literal_value, _joint)
+    return _IMPLEMENTATIONS[kind.literal_value]
 
 
 @njit(cache=True)

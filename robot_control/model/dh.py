@@ -35,6 +35,7 @@ import numpy as np
 import yaml
 
 from robot_control.model.expressions import number, read_constants
+from robot_control.model.resources import read_yaml
 from robot_control.model.robot_model import (
     Body,
     Frame,
@@ -102,7 +103,7 @@ def load_dh_yaml(source: str | Path | Mapping) -> RobotModel:
         if not path.is_file():
             raise FileNotFoundError(f"D-H file not found: {path}")
         try:
-            spec = yaml.safe_load(path.read_text())
+            spec = read_yaml(path.read_text())
         except yaml.YAMLError as exc:
             raise ModelError(f"{path}: not valid YAML ({exc})") from exc
         where, default_name = str(path), path.stem

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import yaml
-
-from robot_control.model.resources import share_path
+from robot_control.model.resources import read_yaml, share_path
 from robot_control.model.robot_model import ModelError, RobotModel
 from robot_control.model.urdf import load_urdf
 
@@ -70,6 +68,6 @@ def _attach_parameter_groups(model: RobotModel, path: Path) -> None:
             from robot_control.dynamics.parameters import parse_parameter_groups
 
             with open(candidate) as fh:
-                spec = yaml.safe_load(fh)
+                spec = read_yaml(fh)
             model.parameter_groups.update(parse_parameter_groups(model, spec, str(candidate)))
             return

@@ -36,7 +36,7 @@ import yaml
 
 from robot_control import dynamics as dyn
 from robot_control.control.base import Reference, State
-from robot_control.control.registry import available, create
+from robot_control.control.registry import available, create, is_available
 from robot_control.control.task_space import orientation_error
 from robot_control.model.cell import (
     Cell,
@@ -48,6 +48,7 @@ from robot_control.model.cell import (
 )
 from robot_control.model.dh import _placement
 from robot_control.model.expressions import read_constants
+from robot_control.model.resources import read_yaml
 from robot_control.model.robot_model import ModelError
 from robot_control.sim.cell import CellPlant
 from robot_control.sim.clock import period_ns, seconds
@@ -92,7 +93,7 @@ def _read(source) -> tuple[dict, str]:
         return dict(source), "scenario"
     path = resolve_scenario_path(source)
     with open(path) as fh:
-        doc = yaml.safe_load(fh)
+        doc = read_yaml(fh)
     _require(isinstance(doc, dict), f"{path}: a scenario must be a YAML mapping")
     return doc, path.stem
 
@@ -146,7 +147,7 @@ def load_cell_scenario(source) -> CellScenario:
     ctrl = doc["controller"]
     _require(isinstance(ctrl, dict) and "type" in ctrl and set(ctrl) <= {"type", "params"},
              "controller needs a 'type' (and optional 'params')")
-    _require(str(ctrl["type"]) in available(), f"controller.type '{ctrl['type']}' is not one of "
+    _require(is_available(str(ctrl["type"])), f"controller.type '{ctrl['type']}' is not one of "
              + ", ".join(available()))
     params = dict(ctrl.get("params") or {})
     params.setdefault("cell", str(doc["cell"]))

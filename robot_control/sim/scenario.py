@@ -14,7 +14,7 @@ import numpy as np
 import yaml
 
 from robot_control.model import load_robot
-from robot_control.model.resources import share_path
+from robot_control.model.resources import read_yaml, share_path
 from robot_control.model.robot_model import RobotModel
 from robot_control.trajectory import CartesianQuintic, Hold, JointTrajectory, named_trajectory
 from robot_control.trajectory.excitation import EXCITATION_KEYS, excitation_from_config
@@ -107,7 +107,7 @@ def load_scenario(source: str | Path | dict) -> Scenario:
         path = resolve_scenario_path(source)
         try:
             with open(path) as fh:
-                doc = yaml.safe_load(fh)
+                doc = read_yaml(fh)
         except yaml.YAMLError as exc:
             raise ScenarioError(f"{path}: not valid YAML ({exc})") from exc
         name = path.stem
@@ -141,9 +141,9 @@ def load_scenario(source: str | Path | dict) -> Scenario:
     trajectory = build_trajectory(doc.get("trajectory") or {"type": "hold"}, robot, q0)
     ctrl = doc["controller"]
     _require(isinstance(ctrl, dict) and "type" in ctrl, "controller needs a 'type' (registry name)")
-    from robot_control.control.registry import available
+    from robot_control.control.registry import available, is_available
 
-    _require(str(ctrl["type"]) in available(), f"controller.type '{ctrl['type']}' is not one of "
+    _require(is_available(str(ctrl["type"])), f"controller.type '{ctrl['type']}' is not one of "
              + ", ".join(available()))
     bad = set(ctrl) - {"type", "params", "model"}
     _require(not bad, f"controller: unknown keys {sorted(bad)} (known: type, params, model)")
