@@ -21,6 +21,7 @@ import contextlib
 import fcntl
 import os
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -93,6 +94,24 @@ def load_cache_without_refresh() -> bool:
 
 CACHE_DIR = configure()
 FAST_CACHE_LOAD = load_cache_without_refresh()
+
+
+@contextlib.contextmanager
+def notice_if_slow(what: str, delay_s: float = 1.0, stream=None) -> Iterator[None]:
+    """Say on stderr that ``what`` is being compiled if the block takes longer than ``delay_s``
+    (a first run after an install or an update; a cached one takes a fraction of a second)."""
+    def say() -> None:
+        where = f" (cached in {CACHE_DIR} afterwards)" if CACHE_DIR is not None else ""
+        print(f"robot-control: compiling {what}, once{where}; `robot-control warmup` compiles "
+              "the bundled scenarios' code ahead", file=stream or sys.stderr, flush=True)
+
+    timer = threading.Timer(delay_s, say)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
 
 
 @contextlib.contextmanager

@@ -15,6 +15,7 @@ import numpy as np
 from robot_control import dynamics as dyn
 from robot_control.control.base import NonFiniteOutput, Reference, State
 from robot_control.control.registry import create
+from robot_control.dynamics.compile_cache import notice_if_slow
 from robot_control.dynamics.packing import kernel_data
 from robot_control.sim import run_kernels as RK
 from robot_control.sim.clock import period_ns, seconds
@@ -179,7 +180,8 @@ def run_compiled(sc: Scenario, plant: Plant, law, spec, sampling, tick_ns: int, 
                 seg_rows, first, last, work, log.t, log.q, log.qd, log.ref, log.tau,
                 log.q_measured, log.qd_measured, log.tau_command)
         if periods is None:
-            periods = RK.compiled_periods(*args)
+            with notice_if_slow(f"the offline loop of {law.name}"):
+                periods = RK.compiled_periods(*args)
         bad = periods(*args)
         if bad <= -2:
             law.finish_compiled(spec, seconds((-2 - bad) * tick_ns), None)
