@@ -93,7 +93,7 @@ class Plant:
 
     @property
     def compiled(self) -> bool:
-        """Free space: ``step`` runs the whole hold in one compiled call (plant_kernels.hold)."""
+        """Free space: ``step`` runs the whole hold in one compiled call (plant_kernels.hold_*)."""
         return self.environment is None
 
     # ------------------------------------------------------------------ state

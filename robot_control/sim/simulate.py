@@ -17,6 +17,7 @@ from robot_control.control.base import NonFiniteOutput, Reference, State
 from robot_control.control.registry import create
 from robot_control.dynamics.compile_cache import notice_if_slow
 from robot_control.dynamics.packing import kernel_data
+from robot_control.sim import plant_kernels as PK
 from robot_control.sim import run_kernels as RK
 from robot_control.sim.clock import period_ns, seconds
 from robot_control.sim.plant import Plant
@@ -176,7 +177,8 @@ def run_compiled(sc: Scenario, plant: Plant, law, spec, sampling, tick_ns: int, 
         # the same draws, in the same order, as plant.measure() once per period
         noise = plant._noise.standard_normal((k1 - k0, draws, n))
         args = (k0, k1, steps, tick_ns, substeps, D, plant._J, plant._S, plant._X,
-                plant.mass_buffer, state, clock, noise, sigma, spec.kind, spec.arrays, knots,
+                plant.mass_buffer, state, clock, noise, sigma, spec.kind,
+                int(plant._S[PK.S_INTEGRATOR]), spec.arrays, knots,
                 seg_rows, first, last, work, log.t, log.q, log.qd, log.ref, log.tau,
                 log.q_measured, log.qd_measured, log.tau_command)
         if periods is None:
