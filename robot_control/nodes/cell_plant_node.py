@@ -147,6 +147,11 @@ class CellPlantNode(PlantNode):
                                           -self.hold_damping * qd[s])
         return tau
 
+    def _predicted_velocity(self, tau: np.ndarray, steps: int) -> None:
+        """No prediction for the cell (the arms' q̈ depends on the grasp's constraint forces):
+        its overspeed stop still holds."""
+        return None
+
     def _step(self, tau: np.ndarray, steps: int, answers_state: bool) -> np.ndarray:
         if answers_state:
             self.plant.evaluate(tau)  # λ and q̈ under τ at the state published (t_k⁺)

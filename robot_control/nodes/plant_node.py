@@ -6,10 +6,8 @@ the simulated robot is frozen). Real-time mode: at each deadline (a timer at ``r
 publishes its state, stamped with the deadline; a valid command applies when it arrives, as a
 drive applies a setpoint (from the next physics step of the period on; the steps before it ran
 under the torque held until then), and is held until the next one (zero-order hold). Its
-deadlines are absolute (k periods after activation, slept until just before and then spun: the
-bus timer),
-garbage collection is kept out of the tick and the optional ``realtime_priority``,
-``cpu_affinity`` and ``lock_memory`` apply while it runs (nodes/realtime.py). A deadline is
+deadlines are absolute (k periods after activation: the bus timer), garbage collection is kept
+out of the tick, ``realtime_priority``, … apply while it runs (nodes/realtime.py). A deadline is
 missed when the command answering the previous state had not arrived by it, or when the tick
 came so late that it had to integrate several periods at once (``missed_deadlines`` of the
 ``commanded_deadlines``; ``tick_late_*_us``: how late after its deadline each tick ran). Lockstep mode: the
@@ -25,18 +23,19 @@ It behaves as a drive, not a punching bag:
 - a command is applied only if it passes the checks of nodes/validation.py (joint names and
   count, finite, at most IMPLAUSIBLE_FACTOR × the effort limit) and answers a state this plant
   published within the last ANSWER_WINDOW_S (its header stamp is that state's stamp), so another
-  stack's commands on the same domain are rejected (a late answer to one of its own states is
-  still applied, as long as it is newer than the last one applied); everything rejected is counted and logged
+  stack's commands on the same domain are rejected (a late answer to one of its own states
+  still applies if newer than the last applied); what is rejected is counted and logged
   (throttled); a publisher that sends only rejected commands is ignored for a while
   (validation.SenderGate), so a flood of them cannot crowd out the controller's;
 - a torque beyond the effort limit is saturated, counted and logged (throttled);
-- a joint faster than ``overspeed_factor`` × its velocity limit trips a safety stop: an error in
-  the log, the safe behaviour until every joint is back under half its limit, then commands
-  apply again; stops are counted;
-- a state that diverges (non-finite or implausible) is a fault (``NodeHealth.fault``): the plant
-  stops stepping and publishing states, reports level ERROR on /diagnostics, which makes
-  ``robot-control launch`` stop and exit non-zero, and goes through ErrorProcessing to
-  unconfigured (configure again to restart from the initial state).
+- its velocity protections (nodes/velocity_guard.py): a command the model says would take a
+  joint past its overspeed trip within the steps it is held is replaced by the hold; a joint
+  past the trip anyway stops the drive (the hold, whatever ``safe_behaviour`` says); the safety
+  parameters (SAFETY_PARAMETERS) are read-only while the plant is active;
+- a state that diverges (non-finite or implausible: a numerical failure) is a fault
+  (``NodeHealth.fault``): the plant stops stepping and publishing states, reports ERROR on
+  /diagnostics (``robot-control launch`` then stops and exits non-zero), and goes through
+  ErrorProcessing to unconfigured (configure again to restart from the initial state).
 """
 
 from __future__ import annotations
@@ -68,9 +67,13 @@ from robot_control.nodes.validation import (
     check_values,
     sender_of,
 )
+from robot_control.nodes.velocity_guard import VelocityGuard
 from robot_control.sim.plant import Plant
 
 SAFE_BEHAVIOURS = ("hold", "zero_torque")
+#: parameters that decide what the drive does when things go wrong: changed only while inactive
+SAFETY_PARAMETERS = ("command_timeout", "safe_behaviour", "hold_damping", "overspeed_factor",
+                     "safe_blend_time")
 #: /joint_command reader depth: room for a burst, so valid commands survive until taken
 COMMAND_DEPTH = 100
 #: a command must answer a state published this recently: older stamps are another stack's, or
@@ -118,7 +121,8 @@ class PlantNode:
         self.plant = None
         self.names = self.model.joint_names
         self.joints = JointVectors(self.model)
-        self.velocity_limit = self.model.velocity_limit
+        self.guard = VelocityGuard(self.log, self.names, self.model.velocity_limit,
+                                   self.overspeed)
         self.drops = DropLog(self.log)
         self.gate = SenderGate(self.log, "/joint_command")
         self.m = Messages(node)
@@ -177,8 +181,7 @@ class PlantNode:
         self.tick_lateness = LatencyStats()  # how late after its deadline a tick ran
         self.late_ticks = 0
         self.limit_events = 0
-        self.velocity_stops = 0
-        self.stopping = False  # a safety stop is active
+        self.guard.reset()
         self.started = False  # lockstep: the first state went out
 
     # ------------------------------------------------------ what is simulated
@@ -297,6 +300,12 @@ class PlantNode:
 
     # ------------------------------------------------------------- parameters
     def _validate(self, changes: dict) -> str | None:
+        """Refuse an unknown safe behaviour, and any safety parameter while the plant is active
+        (a drive's safety configuration is not changed while it moves the robot)."""
+        locked = sorted(set(changes) & set(SAFETY_PARAMETERS))
+        if locked and self.node.is_active:
+            return (f"{', '.join(locked)}: a safety parameter of the plant, read-only while it is "
+                    "active; deactivate the plant to change it")
         if "safe_behaviour" in changes and changes["safe_behaviour"] not in SAFE_BEHAVIOURS:
             return f"safe_behaviour must be one of {SAFE_BEHAVIOURS}, got '{changes['safe_behaviour']}'"
         return None
@@ -305,7 +314,7 @@ class PlantNode:
         self.timeout = new.get("command_timeout", self.timeout)
         self.safe = new.get("safe_behaviour", self.safe)
         self.hold_damping = new.get("hold_damping", self.hold_damping)
-        self.overspeed = new.get("overspeed_factor", self.overspeed)
+        self.overspeed = self.guard.factor = new.get("overspeed_factor", self.overspeed)
 
     # --------------------------------------------------------------- commands
     def _read_command(self, msg) -> tuple[int, np.ndarray]:
@@ -449,10 +458,11 @@ class PlantNode:
         first = self.done_steps == 0  # these steps start at the state last published
         while steps > 0:
             chunk = min(steps, self.substeps)
-            commanded = command and not self.stopping
+            commanded = command and not self.guard.stopping
             self.period_command |= commanded
-            if self.stopping:
-                tau = self._safe_torque()
+            if self.guard.stopping or (commanded and self.guard.refuses(
+                    tau, self._predicted_velocity(tau, chunk), chunk)):
+                tau = self._hold_torque(*self._driven_state())
             try:
                 self._step(tau, chunk, answers_state=first)
                 first = False
@@ -467,9 +477,16 @@ class PlantNode:
                 self._report_saturation(tau)
             self.period_saturated |= saturated
             self.period_limited |= bool(np.any(self.plant.at_limit()))
-            self._watch_velocity()
+            self.guard.watch(self._driven_state()[1])
             steps -= chunk
         return True
+
+    def _predicted_velocity(self, tau: np.ndarray, steps: int) -> np.ndarray | None:
+        """q̇ after ``steps`` physics steps under τ by one explicit Euler step of the plant's
+        full model (saturation included); None where no prediction is made."""
+        plant = self.plant
+        qdd = plant.acceleration(plant.t, plant.q, plant.qd, np.array(plant.saturate(tau)))
+        return plant.qd + qdd * (steps * self.dt)
 
     def _end_periods(self, periods: int) -> None:
         """Count the periods stepped since the last state (one tick) and publish the state."""
@@ -486,23 +503,6 @@ class PlantNode:
         self.log.warn(f"saturated: {self.names[i]} commanded {tau[i]:.4g}, effort limit "
                       f"{self.effort_limit[i]:.4g} ({self.saturation_events + 1} steps so far)",
                       throttle_duration_sec=1.0)
-
-    def _watch_velocity(self) -> None:
-        """The drive's overspeed stop: trip above overspeed × limit, release under half the limit."""
-        speed = np.abs(self._driven_state()[1])
-        if not self.stopping:
-            over = np.flatnonzero(speed > self.overspeed * self.velocity_limit)
-            if over.size:
-                i = int(over[0])
-                self.stopping = True
-                self.velocity_stops += 1
-                self.log.error(f"safety stop: {self.names[i]} at {speed[i]:.3g} (limit "
-                               f"{self.velocity_limit[i]:.3g}, trip at {self.overspeed:g}×): "
-                               f"safe behaviour '{self.safe}' until every joint is under half "
-                               f"its limit")
-        elif np.all(speed <= 0.5 * self.velocity_limit):
-            self.stopping = False
-            self.log.info("safety stop released: commands apply again")
 
     def fault(self, reason: str) -> None:
         """The error state: stop stepping and publishing states; /diagnostics reports ERROR."""
@@ -570,7 +570,8 @@ class PlantNode:
             "latency_p50_us": lat["p50"], "latency_p99_us": lat["p99"],
             "latency_max_us": lat["max"], "safe_mode": self.in_safe_mode,
             "saturation_events": self.saturation_events, "limit_events": self.limit_events,
-            "velocity_stops": self.velocity_stops, "safety_stop": self.stopping,
+            "velocity_stops": self.guard.stops, "safety_stop": self.guard.stopping,
+            "commands_limited": self.guard.limited,
             "sim_time_s": seconds(self.k * self.period_ns),
             # how late after its deadline each tick ran (the loop's own jitter)
             "tick_late_p50_us": late["p50"], "tick_late_p99_us": late["p99"],
@@ -582,8 +583,8 @@ class PlantNode:
         level, message = OK, "running"
         if not self.node.is_active:
             message = self.node.lifecycle_state.label  # not stepping
-        elif self.stopping:
-            level, message = WARN, f"safety stop (overspeed): safe behaviour '{self.safe}'"
+        elif self.guard.stopping:
+            level, message = WARN, "safety stop (overspeed): holding"
         elif self.in_safe_mode:
             level, message = WARN, f"no commands: safe behaviour '{self.safe}'"
         elif self.rejected:
