@@ -1,10 +1,14 @@
 """Issue 23 against the nodes themselves (in this process, real DDS on a private domain): a light
 wrist given a few N·m is held, never faulted; the plant's safety parameters are read-only while
-it is active, and its overspeed stop holds the arm whatever ``safe_behaviour`` says."""
+it is active, and its overspeed stop holds the arm whatever ``safe_behaviour`` says; the
+controller's trajectory topic refuses what the generator would, and a controller whose commands
+the plant rejects says so on /diagnostics."""
 
 from __future__ import annotations
 
+import math
 import os
+import time
 
 import numpy as np
 import pytest
@@ -12,8 +16,13 @@ from bus_probe import bus_env
 from node_harness import Answerer, managed, shut, spin
 
 from robot_control.bus import ParameterError
+from robot_control.bus.backend import create_node
 from robot_control.bus.dds import context as dds_context
+from robot_control.nodes.controller_node import ControllerNode
+from robot_control.nodes.convert import TRAJECTORY_TOPIC, Messages
+from robot_control.nodes.health import ERROR, OK
 from robot_control.nodes.plant_node import PlantNode
+from robot_control.nodes.validation import MAX_MOTION_POINTS, MAX_MOTION_S
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -85,3 +94,74 @@ def test_an_overspeed_stop_holds_the_arm_when_the_safe_behaviour_is_zero_torque(
         assert not plant.health.faulted
     finally:
         shut(node)
+
+
+# --- item 3: every entry point validates like the generator -----------------------------------------
+
+
+def motion(m: Messages, names: list[str], points: list[tuple[float, list[float]]]):
+    """A JointTrajectory of (time from start, positions) points, starting on receipt."""
+    msg = m.joint_trajectory(0, names, (np.array([t for t, _ in points]),
+                                        np.array([q for _, q in points]),
+                                        np.zeros((len(points), len(names))),
+                                        np.zeros((len(points), len(names)))))
+    return msg
+
+
+def test_the_controllers_trajectory_topic_refuses_what_the_generator_would():
+    node, ctrl = managed(ControllerNode, "controller", "robot:=ddarm", "rate:=200.0",
+                         start=False)
+    sender = create_node("sender", ["prog"], backend="dds")
+    m = Messages(sender)
+    pub = sender.create_publisher("trajectory_msgs/msg/JointTrajectory", TRAJECTORY_TOPIC,
+                                  qos="transient_local")
+    names = list(ctrl.names)
+    q0 = [-0.1, 1.5, 1.0]
+    many = [(0.01 * k, q0) for k in range(MAX_MOTION_POINTS + 1)]
+    bad = {
+        "limits": motion(m, names, [(0.0, q0), (2.0, [10 * 3.2, 1.5, 1.0])]),  # 10× a limit
+        "speed": motion(m, names, [(0.0, q0), (0.1, [1.9, 1.5, 1.0])]),  # 2 rad in 0.1 s
+        "nan": motion(m, names, [(0.0, q0), (1.0, [math.nan, 1.5, 1.0])]),
+        "step": motion(m, names, [(0.0, [1.0, 1.0, 1.0])]),  # one point at t = 0
+        "count": motion(m, names, many),
+        "duration": motion(m, names, [(0.0, q0), (MAX_MOTION_S + 10.0, q0)]),
+    }
+    dropped = lambda: ctrl.drops.counts[TRAJECTORY_TOPIC]  # noqa: E731
+    try:
+        for i, (what, msg) in enumerate(bad.items()):
+            pub.publish(msg)
+            assert spin([node, sender], 10.0, until=lambda i=i: dropped() > i), what
+        assert ctrl.schedule.sample(time.time_ns()) is None  # none of them is scheduled
+        good = motion(m, names, [(0.0, q0), (2.0, [0.2, 1.2, 0.8])])
+        pub.publish(good)
+        assert spin([node, sender], 10.0,
+                    until=lambda: ctrl.schedule.sample(time.time_ns()) is not None)
+        assert dropped() == len(bad)
+    finally:
+        shut(sender, node)
+
+
+def test_a_controller_whose_commands_the_plant_rejects_reports_an_error():
+    node, ctrl = managed(ControllerNode, "controller", "robot:=ddarm", "rate:=200.0")
+    sender = create_node("sender", ["prog"], backend="dds")
+    m = Messages(sender)
+    states = sender.create_publisher("sensor_msgs/msg/JointState", "/joint_states")
+    names = list(ctrl.names)
+    q0 = np.array([-0.1, 1.5, 1.0])
+
+    def publish_state(q) -> None:
+        states.publish(m.joint_state(time.time_ns(), names, q, [0.0] * 3, [0.0] * 3))
+
+    try:
+        publish_state(q0)  # held here from now on
+        assert spin([node, sender], 10.0, until=lambda: ctrl.laws.updates > 0)
+        assert ctrl._status()[0] == OK
+        node.set_parameters({"computed_torque.kp": [1e6] * 3})  # accepted: within the law's range
+        for _ in range(100):  # 0.1 rad off the held position: kp e far beyond every limit
+            publish_state(q0 + 0.1)
+            spin([node, sender], 0.005)
+        level, message, values = ctrl._status()
+        assert level == ERROR and "which the plant rejects" in message
+        assert values["commands_beyond_plant_limit"] > 0
+    finally:
+        shut(sender, node)

@@ -6,10 +6,13 @@ namespaced by its name (``computed_torque.kp``). Every change is validated by th
 before it applies, so a refused value comes back with the law's reason and leaves the running law
 untouched. A swap makes (and compiles) the new law before it takes over; the new law, like a law
 after an activation or a gain change, starts from the torque the plant applies (see
-:meth:`LawHost.update`).
+:meth:`LawHost.update`). Commands the plant will reject (beyond IMPLAUSIBLE_FACTOR × the effort
+limit: gains the actuators cannot use) make the status level ERROR while they last.
 """
 
 from __future__ import annotations
+
+import time
 
 import numpy as np
 
@@ -19,8 +22,11 @@ from robot_control.control.parameters import MAGNITUDE_MAX
 from robot_control.control.parameters import ParameterError as LawParameterError
 from robot_control.control.registry import create
 from robot_control.nodes.common import warm_up
-from robot_control.nodes.health import OK
+from robot_control.nodes.health import ERROR, OK
+from robot_control.nodes.validation import IMPLAUSIBLE_FACTOR, Plausible
 
+#: the status is ERROR this long (s) after a command the plant rejects
+REFUSED_WINDOW_S = 1.0
 #: what a law refuses to configure with (bad parameters, a model it cannot drive)
 CONFIGURE_ERRORS = (LawParameterError, ValueError)
 
@@ -61,6 +67,11 @@ class LawHost:
         self.last_tau = np.zeros(self.n)
         self.updates = 0
         self.recoveries = 0
+        # the plant refuses a command beyond this (validation.Plausible): count the ones sent,
+        # so the status says so rather than "running" while the plant holds
+        self.plant_refuses = Plausible.of(model).effort
+        self.refused = 0  # commands the plant refuses, in all
+        self.last_refused = -np.inf  # monotonic time of the last one
         node.add_parameter_validator(self._validate)
         node.add_parameter_listener(self._changed)
 
@@ -174,6 +185,9 @@ class LawHost:
             self._report_recovery()
         self.last_tau = tau
         self.updates += 1
+        if not np.all(np.abs(tau) <= self.plant_refuses):
+            self.refused += 1
+            self.last_refused = time.monotonic()
         return tau
 
     def _take_over(self, state: State, measured_tau: np.ndarray | None) -> None:
@@ -218,4 +232,10 @@ class LawHost:
         except Exception as exc:  # noqa: BLE001 - diagnostics must never stop control
             d["diagnostics_error"] = str(exc)
         d["recoveries"] = self.recoveries
+        d["commands_beyond_plant_limit"] = self.refused
+        if time.monotonic() - self.last_refused < REFUSED_WINDOW_S:
+            # the truth: the plant holds instead of applying this law's commands
+            return ERROR, (f"{self.name}: commands beyond {IMPLAUSIBLE_FACTOR:g}× the effort "
+                           f"limit within the last {REFUSED_WINDOW_S:g} s, which the plant "
+                           "rejects (gains too high for the actuators?)"), d
         return OK, f"running {self.name}", d

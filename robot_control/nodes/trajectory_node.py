@@ -48,6 +48,7 @@ from robot_control.nodes.validation import (
     DropLog,
     JointVectors,
     Rejected,
+    check_motion,
 )
 from robot_control.trajectory import Hold, JointTrajectory, named_trajectory
 from robot_control.trajectory.schedule import trajectory_knots
@@ -243,9 +244,7 @@ class TrajectoryNode(LoopTimerHooks):
             q, qd, qdd = self._sample(now)
         else:
             q, qd, qdd = positions[0], np.zeros(self.n), np.zeros(self.n)
-        traj = goal.starting_from(q, qd, qdd, 0.0)
-        traj.validate(self.model.lower, self.model.upper, self.model.velocity_limit)
-        return traj
+        return check_motion(goal.starting_from(q, qd, qdd, 0.0), self.model)
 
     # ---------------------------------------------------------------- publish
     def _monitor_period(self) -> float:
