@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import math
 import os
+import threading
 import time
 
 import numpy as np
 import pytest
 from bus_probe import bus_env
 from node_harness import Answerer, managed, shut, spin
+from stack_helpers import Stack as Nodes
 
 from robot_control.bus import ParameterError
 from robot_control.bus.backend import create_node
@@ -165,3 +167,56 @@ def test_a_controller_whose_commands_the_plant_rejects_reports_an_error():
         assert values["commands_beyond_plant_limit"] > 0
     finally:
         shut(sender, node)
+
+
+# --- item 8: swaps are instant ----------------------------------------------------------------------
+
+STORM_LAWS = ["adaptive", "passivity", "sliding_mode", "robust", "adaptive_craig", "pd_gravity",
+              "computed_torque"]
+
+
+def test_a_storm_of_law_swaps_is_answered_in_time_and_the_heartbeat_goes_on():
+    from robot_control.bus.dds.client import BusClient
+    from robot_control.bus.dds.msg import rcl_interfaces as rcl
+    from robot_control.bus.dds.parameters import to_value_msg
+
+    env = dict(os.environ)
+    beats: list[float] = []
+    stop = threading.Event()
+
+    def heartbeats() -> None:
+        with BusClient(discovery_s=1.0) as watcher:
+            for msg in watcher.iter_topic("/diagnostics", timeout_s=30.0, discovery_s=60.0):
+                if any(str(s.name).startswith("/controller:") for s in msg.status):
+                    beats.append(time.monotonic())
+                if stop.is_set():
+                    return
+
+    with Nodes(env, {"controller": ["robot:=ddarm", "rate:=200.0"]}) as stack, \
+            BusClient(discovery_s=1.0) as client:
+        watch = threading.Thread(target=heartbeats, daemon=True)
+        watch.start()
+        deadline = time.monotonic() + 120
+        while not beats:  # it spins (and beats) once autostart configured and activated it
+            assert time.monotonic() < deadline, "the controller did not come up"
+            time.sleep(0.2)
+        # 20 swaps a second for 10 s, each answered within its 0.5 s deadline
+        replies, start = [], time.monotonic()
+        for k in range(200):
+            law = STORM_LAWS[k % len(STORM_LAWS)]
+            sent = time.monotonic()
+            response = client._call("/controller", "set_parameters", rcl.SetParametersRequest(
+                parameters=[rcl.Parameter(name="controller", value=to_value_msg(law))]),
+                timeout_s=5.0)
+            replies.append(time.monotonic() - sent)
+            assert response.results[0].successful, response.results[0].reason
+            time.sleep(max(0.0, start + 0.05 * (k + 1) - time.monotonic()))
+        ended = time.monotonic()
+        stop.set()
+        watch.join(10.0)
+        logs = stack.stop()["controller"]
+    assert max(replies) < 0.5, (max(replies), logs[-2000:])
+    during = [t for t in beats if start <= t <= ended]
+    gaps = np.diff([start, *during, ended])
+    assert max(gaps) < 1.2, (max(gaps), logs[-2000:])  # twice a second, never silent
+    assert logs.count("controller swapped") == 200

@@ -62,6 +62,11 @@ class LawHost:
         if self.name not in self.specs:
             raise ParameterError(f"unknown controller '{self.name}'; available: "
                                  + ", ".join(laws))
+        self.precompile = node.declare_parameter(
+            "precompile_laws", True, "configure compiles (or loads) every law offered, so a "
+            "swap is instant; false: only the selected one (a swap to another then stalls the "
+            "loop while it compiles)", read_only=True)
+        self.warmed: set[str] = set()  # laws whose update is compiled in this process
         self.law = None  # made by configure()
         self.takeover: str | None = None  # "activate", "swap" or "gains": see _take_over
         self.last_tau = np.zeros(self.n)
@@ -108,9 +113,17 @@ class LawHost:
 
     def configure(self) -> None:
         """Make the selected law from the parameters and compile its update (CONFIGURE_ERRORS
-        if the law refuses them)."""
+        if the law refuses them); with ``precompile_laws`` the other laws' updates too, so that
+        a swap (a parameter callback, in the loop's thread) never waits for a compiler."""
         self.law = self._make_law(self.name, self._law_params(self.name))
         self._warm_up(self.law, self.name)
+        for law in self.specs if self.precompile else ():
+            if law in self.warmed:
+                continue
+            try:
+                self._warm_up(self._make_law(law, self._law_params(law)), law)
+            except CONFIGURE_ERRORS as exc:  # its parameters need setting first: at its swap
+                self.log.debug(f"{law} not precompiled: {exc}")
 
     def clear(self) -> None:
         self.law = None
@@ -118,8 +131,8 @@ class LawHost:
     def _warm_up(self, law, name: str) -> None:
         """One throw-away update: loading compiled kernels must not stall the first real tick
         (Newton–Euler first, under its shared lock: the plant's hold needs it too)."""
-        if self.terms is not None:
-            return  # terms arrive from the bus; nothing to compile here
+        if self.terms is not None or name in self.warmed:
+            return  # terms arrive from the bus, or compiled already: nothing to compile here
         from robot_control import dynamics as dyn
 
         q = np.clip(np.zeros(self.n), self.model.lower, self.model.upper)
@@ -135,6 +148,7 @@ class LawHost:
 
         warm_up(self.log, f"law.{name}", update)
         law.reset()
+        self.warmed.add(name)
 
     # ------------------------------------------------------------- parameters
     def _validate(self, changes: dict) -> str | None:
