@@ -22,7 +22,7 @@ from robot_control.bus.backend import create_node
 from robot_control.bus.dds import context as dds_context
 from robot_control.nodes.controller_node import ControllerNode
 from robot_control.nodes.convert import TRAJECTORY_TOPIC, Messages
-from robot_control.nodes.health import ERROR, OK
+from robot_control.nodes.health import ERROR, OK, WARN
 from robot_control.nodes.plant_node import PlantNode
 from robot_control.nodes.validation import MAX_MOTION_POINTS, MAX_MOTION_S
 
@@ -220,3 +220,33 @@ def test_a_storm_of_law_swaps_is_answered_in_time_and_the_heartbeat_goes_on():
     gaps = np.diff([start, *during, ended])
     assert max(gaps) < 1.2, (max(gaps), logs[-2000:])  # twice a second, never silent
     assert logs.count("controller swapped") == 200
+
+
+# --- item 1: the plant obeys its own controller only --------------------------------------------------
+
+
+def test_the_plant_obeys_its_controllers_publisher_only_and_reports_others_once():
+    watcher = create_node("watcher", ["prog"], backend="dds")
+    rosout: list[str] = []
+    watcher.create_subscription("rcl_interfaces/msg/Log", "/rosout",
+                                lambda msg: rosout.append(str(msg.msg)), qos=1000)
+    node, plant = managed(PlantNode, "plant", "robot:=puma560", "rate:=200.0")
+    names = list(plant.names)
+    controller = Answerer("controller", names, lambda msg: list(msg.effort))  # holds: τ applied
+    # the probe of the issue: a state's stamp copied into 5 N·m per joint
+    intruder = Answerer("intruder", names, lambda msg: [5.0] * len(names))
+    nodes = [node, controller.node, intruder.node, watcher]
+    try:
+        spin(nodes, 3.0)
+        assert controller.sent > 50 and intruder.sent > 50
+        assert not plant.health.faulted, plant.health.fault_reason
+        assert plant.guard.limited == 0  # no 5 N·m command ever reached the limiter
+        # every intruder command refused (once quarantined, undecoded), the controller's applied
+        assert plant.foreign + plant.gate.ignored >= intruder.sent - 5 and plant.commanded > 50
+        refusals = [line for line in rosout if line.startswith("refusing /joint_command")]
+        assert len(refusals) == 1 and "from /intruder" in refusals[0], refusals  # once
+        status = plant._status()
+        assert status[0] == WARN and "foreign" in status[1]
+        assert "/intruder" in status[2]["foreign_publishers"]
+    finally:
+        shut(watcher, intruder.node, controller.node, node)

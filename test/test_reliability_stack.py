@@ -30,6 +30,8 @@ from stack_helpers import Stack as Nodes
 from stack_helpers import messages_within, private_domain
 
 HOSTILE = str(Path(__file__).with_name("hostile.py"))
+#: hostile.py as the stack's controller: the node the plant takes commands from (issue 23)
+AS_CONTROLLER = ("--ros-args", "-r", "__node:=controller")
 RATE = "200.0"
 DDARM_Q0 = [-0.1, 1.5, 1.0]
 
@@ -164,7 +166,7 @@ def test_a_diverging_plant_faults_stays_alive_and_fails_the_launch(tmp_path):
                   "--duration", "60")
     assert stack.wait_for("[launch] started plant"), "\n".join(stack.lines)
     # a gentle push (the limiter lets it through) moves the axis off its held rest
-    pusher = hostile(env, "answer", "--names", "joint1", "--tau", "1", "--seconds", "20")
+    pusher = hostile(env, "answer", "--names", "joint1", "--tau", "1", "--seconds", "20", *AS_CONTROLLER)
     try:
         code, summary, output = run_to_end(stack, timeout_s=120)
     finally:
@@ -189,7 +191,7 @@ def test_saturation_is_logged_and_the_velocity_limiter_stops_a_runaway(tmp_path,
     stack = Stack(env, str(launch_file(tmp_path, ["plant"])), "--duration", "60")
     assert stack.wait_for("[launch] started plant"), "\n".join(stack.lines)
     # 8 × the effort limit of joint 1 (500 N·m): plausible, so saturated, and the arm runs away
-    pusher = hostile(env, "answer", "--tau", "4000", "0", "0", "--seconds", "6", "--delay", "1")
+    pusher = hostile(env, "answer", "--tau", "4000", "0", "0", "--seconds", "6", "--delay", "1", *AS_CONTROLLER)
     speeds = []
     try:
         with BusClient(discovery_s=1.0) as client:
@@ -213,7 +215,7 @@ def test_a_flood_of_invalid_commands_is_quarantined(tmp_path):
     env = stack_env("rel-flood")
     stack = Stack(env, str(launch_file(tmp_path, ["plant"])), "--duration", "60")
     assert stack.wait_for("[launch] started plant"), "\n".join(stack.lines)
-    valid = hostile(env, "answer", "--tau", "0", "0", "0", "--seconds", "6")
+    valid = hostile(env, "answer", "--tau", "0", "0", "0", "--seconds", "6", *AS_CONTROLLER)
     flood = hostile(env, "flood", "--seconds", "3", "--delay", "1")
     flooded = sent(finished(flood))
     finished(valid)

@@ -89,6 +89,7 @@ class ForceFigures:
 class CellPlantNode(PlantNode):
     """Wires a :class:`~robot_control.sim.cell.CellPlant` to the bus."""
 
+    COMMAND_SOURCE = "cell_controller"
     LOCKSTEP_READERS = (1, "the cell controller")
 
     def _declare_plant(self, node) -> None:

@@ -1,41 +1,36 @@
 """The ``plant`` node: simulates the robot, publishes /joint_states, applies /joint_command.
 
-A managed node: configuring builds the plant at its initial state and compiles what its step
-and its hold need; only while active does it step, publish states and apply commands (inactive,
-the simulated robot is frozen). Real-time mode: at each deadline (a timer at ``rate``) the plant
-publishes its state, stamped with the deadline; a valid command applies when it arrives, as a
-drive applies a setpoint (from the next physics step of the period on; the steps before it ran
-under the torque held until then), and is held until the next one (zero-order hold). Its
-deadlines are absolute (k periods after activation: the bus timer), garbage collection is kept
-out of the tick, ``realtime_priority``, … apply while it runs (nodes/realtime.py). A deadline is
-missed when the command answering the previous state had not arrived by it, or when the tick
-came so late that it had to integrate several periods at once (``missed_deadlines`` of the
-``commanded_deadlines``; ``tick_late_*_us``: how late after its deadline each tick ran). Lockstep mode: the
-plant publishes /clock and the state for t_k, then waits; the command stamped t_k steps it to
-t_{k+1}. When commands stop for ``command_timeout`` (a controller deactivated or gone) the plant
-holds (gravity compensation plus damping) or applies zero torque, blending from the last applied
-torque over ``safe_blend_time`` so the switch is bumpless, and says so on /diagnostics and in the
-log; it resumes when commands return. ``commands_applied`` counts the periods in which a command,
-not the safe behaviour, was applied.
+A managed node: configuring builds the plant and compiles its step and hold; only while active
+does it step, publish states and apply commands. Real time: at each deadline (a timer at
+``rate``, absolute: k periods after activation) it publishes its state stamped with the
+deadline; a valid command applies when it arrives, as a drive applies a setpoint (from the next
+physics step of the period on), and is held until the next one. Garbage collection is kept out
+of the tick, ``realtime_priority``, … apply while it runs (nodes/realtime.py). A deadline is
+missed when the answer to the previous state had not arrived by it, or when a late tick had to
+integrate several periods (``missed_deadlines`` of the ``commanded_deadlines``;
+``tick_late_*_us``). Lockstep: the plant publishes /clock and the state for t_k, then waits; the
+command stamped t_k steps it to t_{k+1}. When commands stop for ``command_timeout`` the plant
+holds (gravity compensation plus damping) or applies zero torque (``safe_behaviour``), blending
+from the last torque over ``safe_blend_time``, says so on /diagnostics and in the log, and
+resumes when commands return. ``commands_applied`` counts the periods a command was applied.
 
 It behaves as a drive, not a punching bag:
 
-- a command is applied only if it passes the checks of nodes/validation.py (joint names and
-  count, finite, at most IMPLAUSIBLE_FACTOR × the effort limit) and answers a state this plant
-  published within the last ANSWER_WINDOW_S (its header stamp is that state's stamp), so another
-  stack's commands on the same domain are rejected (a late answer to one of its own states
-  still applies if newer than the last applied); what is rejected is counted and logged
-  (throttled); a publisher that sends only rejected commands is ignored for a while
-  (validation.SenderGate), so a flood of them cannot crowd out the controller's;
+- a command applies only if its publisher is its own controller's (nodes/command_source.py),
+  it passes nodes/validation.py (joint names and count, finite, at most IMPLAUSIBLE_FACTOR × the
+  effort limit) and answers a state published within the last ANSWER_WINDOW_S (its stamp is
+  that state's; a late answer still applies if newer than the last applied); what is rejected
+  is counted and logged (throttled); a publisher sending only rejected commands is ignored for
+  a while (validation.SenderGate), so a flood cannot crowd out the controller's;
 - a torque beyond the effort limit is saturated, counted and logged (throttled);
 - its velocity protections (nodes/velocity_guard.py): a command the model says would take a
   joint past its overspeed trip within the steps it is held is replaced by the hold; a joint
   past the trip anyway stops the drive (the hold, whatever ``safe_behaviour`` says); the safety
   parameters (SAFETY_PARAMETERS) are read-only while the plant is active;
 - a state that diverges (non-finite or implausible: a numerical failure) is a fault
-  (``NodeHealth.fault``): the plant stops stepping and publishing states, reports ERROR on
-  /diagnostics (``robot-control launch`` then stops and exits non-zero), and goes through
-  ErrorProcessing to unconfigured (configure again to restart from the initial state).
+  (``NodeHealth.fault``): the plant stops stepping, reports ERROR on /diagnostics
+  (``robot-control launch`` then stops and exits non-zero), and goes through ErrorProcessing to
+  unconfigured (configure again to restart from the initial state).
 """
 
 from __future__ import annotations
@@ -49,13 +44,8 @@ import numpy as np
 from robot_control import dynamics as dyn
 from robot_control.bus import ParameterError
 from robot_control.bus.lifecycle import CallbackReturn
-from robot_control.nodes.common import (
-    LatencyStats,
-    configure_failure,
-    declare_common,
-    run_node,
-    warm_up,
-)
+from robot_control.nodes.command_source import CommandSource, resolve_node
+from robot_control.nodes.common import LatencyStats, configure_failure, declare_common, run_node, warm_up
 from robot_control.nodes.convert import Messages, period_ns, seconds, stamp_ns
 from robot_control.nodes.health import OK, WARN, NodeHealth
 from robot_control.nodes.realtime import LoopDiscipline
@@ -67,11 +57,11 @@ from robot_control.nodes.validation import (
     check_values,
     sender_of,
 )
-from robot_control.nodes.velocity_guard import VelocityGuard
+from robot_control.nodes.velocity_guard import VelocityGuard, predicted_velocity
 from robot_control.sim.plant import Plant
 
 SAFE_BEHAVIOURS = ("hold", "zero_torque")
-#: parameters that decide what the drive does when things go wrong: changed only while inactive
+#: what the drive does when things go wrong: changed only while inactive
 SAFETY_PARAMETERS = ("command_timeout", "safe_behaviour", "hold_damping", "overspeed_factor",
                      "safe_blend_time")
 #: /joint_command reader depth: room for a burst, so valid commands survive until taken
@@ -90,6 +80,8 @@ class PlantNode:
     ``_driven_state``, ``_hold_torque``, ``_step``, ``_publish_extras``, ``_on_new_plant``.
     """
 
+    #: the node whose commands it obeys by default (parameter ``command_source``)
+    COMMAND_SOURCE = "controller"
     #: lockstep: /joint_states readers to wait for by default, and who they are
     LOCKSTEP_READERS = (2, "controller + trajectory generator")
 
@@ -138,8 +130,13 @@ class PlantNode:
                 "lockstep_start_subscribers", readers, "lockstep: /joint_states subscribers to "
                 f"wait for before the first state ({who})", integer_range=(0, 100),
                 read_only=True)
-        sub = node.create_subscription("sensor_msgs/msg/JointState", "/joint_command",
-                                       self._on_command, qos=COMMAND_DEPTH)
+        source = node.declare_parameter(
+            "command_source", self.COMMAND_SOURCE, "the node whose /joint_command publishers "
+            "this plant obeys (in its namespace unless absolute; '': any; defence in depth, "
+            "not security: nodes/command_source.py)", read_only=True)
+        self.source = CommandSource(node, source and resolve_node(source, node.namespace))
+        sub = self.source.subscription = node.create_sender_subscription(
+            "sensor_msgs/msg/JointState", "/joint_command", self._on_command, qos=COMMAND_DEPTH)
         if hasattr(sub, "set_sender_filter"):  # DDS backend: drop a quarantined sender undecoded
             sub.set_sender_filter(self.gate.admit)
         self._reset_bookkeeping()
@@ -327,11 +324,15 @@ class PlantNode:
                            f"last {ANSWER_WINDOW_S:g} s (another stack's, or a stopped controller's)")
         return stamp, tau
 
-    def _on_command(self, msg) -> None:
+    def _on_command(self, msg, gid: bytes | None) -> None:
         if self.health.faulted or not self.node.is_active:
             return  # inactive, a drive applies nothing
         sender = sender_of(msg)
         try:
+            if not self.source.admits(gid):
+                self.foreign += 1
+                raise Rejected(f"not from {self.source.controller} (publisher "
+                               f"{gid.hex() if gid else 'unknown'})")
             stamp, tau = self._read_command(msg)
         except Rejected as exc:
             self.rejected += 1
@@ -470,7 +471,7 @@ class PlantNode:
                 check_values(q, self.joints.bounds.position, "position")
                 check_values(qd, self.joints.bounds.velocity, "velocity")
             except (FloatingPointError, np.linalg.LinAlgError, Rejected) as exc:
-                self.fault(f"plant state diverged: {exc}")
+                self.health.fault(f"plant state diverged: {exc}")  # the error state
                 return False
             saturated = bool(np.any(self.plant.saturated))
             if commanded and saturated and not self.period_saturated:
@@ -482,11 +483,8 @@ class PlantNode:
         return True
 
     def _predicted_velocity(self, tau: np.ndarray, steps: int) -> np.ndarray | None:
-        """q̇ after ``steps`` physics steps under τ by one explicit Euler step of the plant's
-        full model (saturation included); None where no prediction is made."""
-        plant = self.plant
-        qdd = plant.acceleration(plant.t, plant.q, plant.qd, np.array(plant.saturate(tau)))
-        return plant.qd + qdd * (steps * self.dt)
+        """q̇ after ``steps`` physics steps under τ (None where no prediction is made)."""
+        return predicted_velocity(self.plant, tau, steps * self.dt)
 
     def _end_periods(self, periods: int) -> None:
         """Count the periods stepped since the last state (one tick) and publish the state."""
@@ -498,15 +496,11 @@ class PlantNode:
         self.period_command = self.period_saturated = self.period_limited = False
         self._publish_state()
 
-    def _report_saturation(self, tau: np.ndarray) -> None:
+    def _report_saturation(self, tau: np.ndarray) -> None:  # throttled
         i = int(np.flatnonzero(self.plant.saturated)[0])
         self.log.warn(f"saturated: {self.names[i]} commanded {tau[i]:.4g}, effort limit "
                       f"{self.effort_limit[i]:.4g} ({self.saturation_events + 1} steps so far)",
                       throttle_duration_sec=1.0)
-
-    def fault(self, reason: str) -> None:
-        """The error state: stop stepping and publishing states; /diagnostics reports ERROR."""
-        self.health.fault(reason)
 
     def _publish_state(self) -> None:
         if self.lockstep:
@@ -575,7 +569,7 @@ class PlantNode:
             "sim_time_s": seconds(self.k * self.period_ns),
             # how late after its deadline each tick ran (the loop's own jitter)
             "tick_late_p50_us": late["p50"], "tick_late_p99_us": late["p99"],
-            "tick_late_max_us": late["max"], **self.loop.status(),
+            "tick_late_max_us": late["max"], **self.loop.status(), **self.source.diagnostics(),
         }
 
     def _status(self):
@@ -587,6 +581,9 @@ class PlantNode:
             level, message = WARN, "safety stop (overspeed): holding"
         elif self.in_safe_mode:
             level, message = WARN, f"no commands: safe behaviour '{self.safe}'"
+        elif self.source.refused:
+            level, message = WARN, f"commands refused from {len(self.source.refused)} foreign " \
+                "publisher(s)"
         elif self.rejected:
             level, message = WARN, f"{self.rejected} commands rejected"
         return level, message, s

@@ -65,3 +65,10 @@ class VelocityGuard:
         elif np.all(speed <= 0.5 * self.velocity_limit):
             self.stopping = False
             self.log.info("safety stop released: commands apply again")
+
+
+def predicted_velocity(plant, tau: np.ndarray, seconds: float) -> np.ndarray:
+    """q̇ + q̈(τ)·seconds: one explicit Euler step of the plant's full model (its saturation
+    included) from its current state, q̈ by its forward dynamics."""
+    qdd = plant.acceleration(plant.t, plant.q, plant.qd, np.array(plant.saturate(tau)))
+    return plant.qd + qdd * seconds

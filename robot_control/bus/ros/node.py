@@ -40,6 +40,7 @@ from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node as RclNode
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
+from rclpy.subscription import Subscription
 
 from robot_control.bus.lifecycle import (
     ACTIVATING,
@@ -80,6 +81,15 @@ def rclpy_qos(qos: QosSpec):
         return QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                           durability=DurabilityPolicy.TRANSIENT_LOCAL)
     raise ValueError(f"unknown qos {qos!r}: use 'default', 'sensor', 'transient_local' or a depth")
+
+
+def message_gid(info) -> bytes | None:
+    """The publisher GID of an rclpy MessageInfo (16 bytes, as the graph's endpoint GIDs), or
+    None when this rclpy does not report it."""
+    gid = info.get("publisher_gid") if isinstance(info, dict) else None
+    if isinstance(gid, dict):
+        gid = gid.get("data")
+    return None if gid is None else bytes(gid)[:16]
 
 
 def _plain(value: object) -> object:
@@ -214,6 +224,27 @@ class RclpyNode(Node):
         if self._container is not None:
             self._container.chain.subscribed(sub)
         return sub
+
+    def create_sender_subscription(self, ros_type: str, topic: str,
+                                   callback: Callable[[object, bytes | None], None],
+                                   qos: QosSpec = "default"):
+        """callback(msg, publisher GID) from rclpy's MessageInfo: its ``publisher_gid`` where
+        rclpy has it (ros2/rclpy#1466, rolling since 2025-06), else None (Jazzy's has none)."""
+        guarded = self._guarded(lambda msg, info: callback(msg, message_gid(info)),
+                                f"callback for {topic}")
+
+        def with_info(msg, info) -> None:  # two parameters: rclpy then passes the MessageInfo
+            guarded(msg, info)
+
+        sub = self._node.create_subscription(self.msg(ros_type), topic, with_info,
+                                             rclpy_qos(qos))
+        if self._container is not None:
+            self._container.chain.subscribed(sub)
+        return sub
+
+    def publishers_of(self, subscription) -> list[tuple[str | None, bytes]]:
+        return [(f"{i.node_namespace.rstrip('/')}/{i.node_name}", bytes(i.endpoint_gid)[:16])
+                for i in self._node.get_publishers_info_by_topic(subscription.topic_name)]
 
     def destroy_subscription(self, subscription) -> None:
         if self._container is not None:
@@ -428,7 +459,10 @@ class SameProcessChain:
                     continue
                 if taken is not None:
                     delivered = True
-                    sub.callback(taken[0])
+                    if sub._callback_type == Subscription.CallbackType.WithMessageInfo:
+                        sub.callback(*taken)
+                    else:
+                        sub.callback(taken[0])
             if not delivered:
                 return
 
