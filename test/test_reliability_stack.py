@@ -191,7 +191,8 @@ def test_saturation_is_logged_and_the_velocity_limiter_stops_a_runaway(tmp_path,
     stack = Stack(env, str(launch_file(tmp_path, ["plant"])), "--duration", "60")
     assert stack.wait_for("[launch] started plant"), "\n".join(stack.lines)
     # 8 × the effort limit of joint 1 (500 N·m): plausible, so saturated, and the arm runs away
-    pusher = hostile(env, "answer", "--tau", "4000", "0", "0", "--seconds", "6", "--delay", "1", *AS_CONTROLLER)
+    pusher = hostile(env, "answer", "--tau", "4000", "0", "0", "--seconds", "6", "--delay", "1",
+                     *AS_CONTROLLER)
     speeds = []
     try:
         with BusClient(discovery_s=1.0) as client:
