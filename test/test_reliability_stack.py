@@ -260,3 +260,30 @@ def test_a_stalled_node_is_reported_and_fails_the_run_when_strict(tmp_path, stri
         assert "/controller is back after" in output
         stall = [s for s in summary["stalls"] if s["node"] == "/controller"]
         assert stall and stall[0]["silent_s"] > 1.5
+
+
+# --- issue 23: a name squatted by an outside process ------------------------------------------------
+
+
+def test_a_squatter_taking_the_controllers_name_neither_stops_the_stack_nor_drives_the_plant(
+        tmp_path):
+    env = stack_env("rel-squat")
+    stack = Stack(env, str(launch_file(tmp_path, ["plant", "controller"])), "--duration", "8")
+    assert stack.wait_for("[launch] control loop running"), "\n".join(stack.lines[-40:])
+    # a second /controller, answering every state with 50 N·m on joint 1 (stamps copied)
+    squatter = hostile(env, "answer", "--tau", "50", "0", "0", "--seconds", "5", *AS_CONTROLLER)
+    try:
+        code, summary, output = run_to_end(stack)
+    finally:
+        finished(squatter)
+    assert code == 0, output[-4000:]
+    assert summary["stopped_by"] == "duration reached"
+    assert summary["duplicate_names"] == ["/controller"]
+    assert output.count("another node took the name /controller") == 1
+    # the plant kept obeying the controller it started with, and said so once
+    refusals = re.findall(r"refusing /joint_command from /controller \(a second node", output)
+    assert len(refusals) == 1, output[-4000:]
+    plant = summary["node_status"]["/plant"]
+    assert "a second node of that name" in plant["foreign_publishers"]
+    assert plant["commands_foreign"] > 0 and plant["velocity_stops"] == 0
+    assert max(summary["rms_error"]) < 0.05

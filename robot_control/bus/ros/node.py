@@ -132,6 +132,36 @@ def _managed_node_class() -> type:
     return ManagedRclNode
 
 
+def guard_change_state(rcl_node) -> None:
+    """Make the node's ``change_state`` service refuse, with a logged reason, a transition the
+    current state does not have: rclpy's own raises RCLError inside the service and the
+    executor dies with it (ros2/rclpy#1209; fixed on rolling by #1319, not in Jazzy's rclpy)."""
+    from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
+
+    service = rcl_node._service_change_state
+    serve = service.callback
+    machine = rcl_node._state_machine
+    log = rcl_node.get_logger()
+
+    def guarded(request, response):
+        wanted = request.transition.label or request.transition.id
+        available = [(t[0], t[1]) for t in machine.available_transitions if t[0] < 10]
+        if not any(wanted in pair for pair in available):
+            log.warning(f"refused transition {wanted!r}: not available from state "
+                        f"'{machine.current_state[1]}' (available: "
+                        f"{', '.join(f'{label} ({i})' for i, label in available) or 'none'})")
+            response.success = False
+            return response
+        try:
+            return serve(request, response)
+        except _rclpy.RCLError as exc:  # a race with another transition: refuse, stay alive
+            log.error(f"transition {wanted!r} failed: {exc}")
+            response.success = False
+            return response
+
+    service.callback = guarded
+
+
 _TRIGGERS = {"configure": "trigger_configure", "cleanup": "trigger_cleanup",
              "activate": "trigger_activate", "deactivate": "trigger_deactivate",
              "shutdown": "trigger_shutdown"}
@@ -180,6 +210,7 @@ class RclpyNode(Node):
         super().__init__(self._node.get_name(), self._node.get_namespace())
         if managed:
             self._hooks = self._node.hooks = LifecycleHooks(self._node.get_logger())
+            guard_change_state(self._node)
         self._store.overrides = parameter_overrides(parse_args_for(default_name, argv), self.fqn)
         self._store.declare("use_sim_time", self._node.get_parameter("use_sim_time").value)
         self._node.add_on_set_parameters_callback(self._on_set_parameters)
