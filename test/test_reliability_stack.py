@@ -287,3 +287,20 @@ def test_a_squatter_taking_the_controllers_name_neither_stops_the_stack_nor_driv
     assert "a second node of that name" in plant["foreign_publishers"]
     assert plant["commands_foreign"] > 0 and plant["velocity_stops"] == 0
     assert max(summary["rms_error"]) < 0.05
+
+
+# --- issue 23: a stack that cannot start ends at once ------------------------------------------------
+
+
+@pytest.mark.parametrize("rate, refused", [("0.0", "0.0 is outside [1.0, 10000.0]"),
+                                           ("1e9", "1000000000.0 is outside [1.0, 10000.0]")])
+def test_a_stack_that_cannot_start_ends_within_seconds_saying_why(rate, refused):
+    env = stack_env(f"rel-cannot-start-{rate}")
+    started = time.monotonic()
+    stack = Stack(env, f"rate:={rate}", "--duration", "30")
+    code = stack.finish(timeout_s=60)
+    output = "\n".join(stack.lines)
+    assert code == 1, output[-4000:]
+    assert time.monotonic() - started < 30  # not the startup timeout: the nodes said no at once
+    assert f"parameter 'rate': {refused}" in output, output[-4000:]  # a number, out of range
+    assert "node failed" in stack.summary()["stopped_by"]

@@ -5,7 +5,8 @@ meaning ``ros2 launch`` gives it, and starts each ``node`` as its own process wi
 ``--ros-args`` (``-r __node:=``, ``-r __ns:=``, ``--params-file``, ``-p name:=value``, ``-r``).
 
 Supported entities: ``arg`` (name, default, description, choice), ``let`` (name, value) and
-``node`` (pkg, exec, name, namespace, output, param, remap, ros_args, args, if, unless); a node
+``node`` (pkg, exec, name, namespace, output, param, remap, ros_args, args, if, unless, on_exit:
+``shutdown``, whose exit ends the launch as in launch); a node
 whose executable is ``robot_control_container`` is one process running the nodes its ``args`` name.
 ``param`` entries are ``{from: FILE}`` or ``{name: N, value: V}`` (or ``{name: N, param: [...]}``,
 nested names joined by dots). Substitutions: ``$(var N)``, ``$(env N [default])``, ``$(optenv N
@@ -47,7 +48,7 @@ CONTROLLERS = ("controller", "cell_controller")
 CONTAINERS = ("robot_control_container",)
 
 NODE_KEYS = {"pkg", "exec", "name", "namespace", "output", "param", "remap", "ros_args", "args",
-             "if", "unless"}
+             "if", "unless", "on_exit"}
 OUTPUTS = ("screen", "log", "both")
 
 
@@ -86,6 +87,7 @@ class NodeLaunch:
     remaps: list[tuple[str, str]] = field(default_factory=list)
     ros_args: list[str] = field(default_factory=list)
     args: list[str] = field(default_factory=list)
+    on_exit: str | None = None  # "shutdown": its exit, whatever the status, ends the launch
 
     @property
     def label(self) -> str:
@@ -418,6 +420,10 @@ def _read_node(attrs: dict, values: dict[str, str], path: Path) -> NodeLaunch | 
     if "namespace" in attrs:
         ns = sub(attrs["namespace"]).strip()
         node.namespace = None if ns in ("", "/") else "/" + ns.strip("/")
+    if "on_exit" in attrs:
+        node.on_exit = sub(attrs["on_exit"])
+        if node.on_exit != "shutdown":  # as launch: the only action its frontend takes here
+            raise LaunchError(f"{path}: node on_exit must be 'shutdown', got '{node.on_exit}'")
     node.output = sub(attrs.get("output", "log"))
     if node.output not in OUTPUTS:
         raise LaunchError(f"{path}: node output must be one of {OUTPUTS}, got '{node.output}'")

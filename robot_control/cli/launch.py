@@ -302,6 +302,9 @@ class Watch:
                     {p.node.label: p.returncode for p in crashed})
             if all(p.returncode is not None for p in procs):
                 return "all nodes exited", {}
+            ended = [p for p in procs if p.node.on_exit == "shutdown" and p.returncode == 0]
+            if ended:  # (a non-zero exit is a failure, above)
+                return f"{ended[0].node.label} exited: on_exit shutdown", {}
             if monitor is not None:
                 verdict = self._check_bus(monitor, now)
                 if verdict is not None:
