@@ -10,7 +10,8 @@ setup(
     name=package_name,
     version="0.1.0",
     packages=find_packages(exclude=["test", "test.*", "bench"]),
-    package_data={package_name: ["data/*.yaml"]},
+    # the ROS 2 interface definitions the rclpy-free route generates its types from
+    package_data={package_name: ["data/interfaces/*/*/*"]},
     data_files=[
         ("share/ament_index/resource_index/packages", ["resource/" + package_name]),
         ("share/" + package_name, ["package.xml"]),

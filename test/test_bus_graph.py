@@ -29,9 +29,8 @@ from robot_control.bus.dds.client import (
     format_message,
     format_node_info,
 )
-from robot_control.bus.dds.messages import SERVICE_TYPES, ros_type_name, type_hash
+from robot_control.bus.dds.messages import SERVICE_TYPES, Header, ros_type_name, type_hash
 from robot_control.bus.dds.msg import rcl_interfaces as rcl
-from robot_control.bus.dds.msg.standard import Header
 from robot_control.bus.dds.services import service_topics, user_data_value
 
 

@@ -17,7 +17,7 @@ from ros2_env import exit_after_ctrl_c
 
 from robot_control.bus.backend import choose_backend, create_node
 from robot_control.bus.dds import context as dds_context
-from robot_control.bus.dds.msg.standard import Header, JointTrajectory, JointTrajectoryPoint
+from robot_control.bus.dds.messages import Header, JointTrajectory, JointTrajectoryPoint
 from robot_control.bus.dds.node import as_wire_lists, qos_profile
 from robot_control.bus.node import Logger, ParameterError, resolve_topic
 

@@ -79,7 +79,9 @@ def test_a_wheel_holds_every_module_and_its_console_scripts_start(tmp_path):
     shared = {p.relative_to(ROOT).as_posix() for d in ("launch", "config", "urdf")
               for p in (ROOT / d).rglob("*") if p.is_file()} | {"package.xml"}
     assert {data + f for f in shared} - names == set(), "share/ files missing from the wheel"
-    assert "robot_control/data/ros2_type_hashes.yaml" in names
+    definitions = {p.relative_to(ROOT).as_posix()
+                   for p in (ROOT / "robot_control" / "data" / "interfaces").rglob("*") if p.is_file()}
+    assert definitions and definitions - names == set(), "interface definitions missing"
 
     env_dir = _fresh_venv(tmp_path)
     subprocess.run([sys.executable, "-m", "pip", "--python", str(env_dir / "bin" / "python"),

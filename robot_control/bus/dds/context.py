@@ -22,7 +22,7 @@ from cyclonedds.topic import Topic
 from robot_control.bus.dds import config as dds_config
 from robot_control.bus.dds.config import QosProfile
 from robot_control.bus.dds.messages import ROS_DISCOVERY_TOPIC, message_type
-from robot_control.bus.dds.msg.rmw_dds_common import Gid, NodeEntitiesInfo, ParticipantEntitiesInfo
+from robot_control.bus.dds.msg import rmw_dds_common as rmw
 
 DISCOVERY_TYPE = "rmw_dds_common/msg/ParticipantEntitiesInfo"
 
@@ -140,19 +140,19 @@ class DdsContext:
             return {gid: f"{r.namespace.rstrip('/')}/{r.name}"
                     for r in self._nodes.values() for gid in r.writers}
 
-    def entities_info(self) -> ParticipantEntitiesInfo:
+    def entities_info(self) -> rmw.ParticipantEntitiesInfo:
         """This participant's ParticipantEntitiesInfo (rmw_dds_common GraphCache's message)."""
         with self._lock:
             nodes = [
-                NodeEntitiesInfo(
+                rmw.NodeEntitiesInfo(
                     node_namespace=r.namespace,
                     node_name=r.name,
-                    reader_gid_seq=[Gid(data=list(g)) for g in r.readers],
-                    writer_gid_seq=[Gid(data=list(g)) for g in r.writers],
+                    reader_gid_seq=[rmw.Gid(data=list(g)) for g in r.readers],
+                    writer_gid_seq=[rmw.Gid(data=list(g)) for g in r.writers],
                 )
                 for r in self._nodes.values()
             ]
-        return ParticipantEntitiesInfo(gid=Gid(data=list(self.gid)), node_entities_info_seq=nodes)
+        return rmw.ParticipantEntitiesInfo(gid=rmw.Gid(data=list(self.gid)), node_entities_info_seq=nodes)
 
     def _announce(self) -> None:
         if self._discovery_writer is None:

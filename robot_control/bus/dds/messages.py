@@ -6,139 +6,104 @@
   ``rr/…Reply``), ``dds_type_name`` / ``ros_type_name``: ``pkg/msg/T`` <-> ``pkg::msg::dds_::T_``.
 - ``type_hash``: the REP-2011 hash advertised as ``typehash=…;`` in endpoint USER_DATA.
 - Constructors for the messages the nodes exchange most, and time conversions.
+
+Types, DDS type names and hashes are generated from the interface definitions
+(robot_control.bus.dds.msg); this module names the ones the bus uses.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from functools import cache
-from pathlib import Path
 
 import numpy as np
-import yaml
 from cyclonedds.idl import IdlStruct
 
-from robot_control.bus.dds.msg import lifecycle_msgs as lc
-from robot_control.bus.dds.msg import rcl_interfaces as rcl
-from robot_control.bus.dds.msg import rmw_dds_common as rmw
-from robot_control.bus.dds.msg.standard import (
-    Accel,
-    AccelStamped,
-    Clock,
-    DiagnosticArray,
-    DiagnosticStatus,
-    Duration,
-    Float64MultiArray,
-    Header,
-    JointState,
-    JointTrajectory,
-    JointTrajectoryPoint,
-    KeyValue,
-    MultiArrayDimension,
-    MultiArrayLayout,
-    Point,
-    Pose,
-    PoseStamped,
-    Quaternion,
-    String,
-    Time,
-    Vector3,
-    Wrench,
-    WrenchStamped,
+from robot_control.bus.dds.msg import dds_type_name as dds_type_name
+from robot_control.bus.dds.msg import idl_type
+from robot_control.bus.dds.msg import type_hash as definition_hash
+
+# The ROS 2 types the bus uses (generated from their definitions: robot_control.bus.dds.msg).
+MESSAGE_TYPES: dict[str, type[IdlStruct]] = {name: idl_type(name) for name in (
+    "builtin_interfaces/msg/Time",
+    "builtin_interfaces/msg/Duration",
+    "std_msgs/msg/Header",
+    "std_msgs/msg/String",
+    "std_msgs/msg/MultiArrayDimension",
+    "std_msgs/msg/MultiArrayLayout",
+    "std_msgs/msg/Float64MultiArray",
+    "geometry_msgs/msg/Vector3",
+    "geometry_msgs/msg/Wrench",
+    "geometry_msgs/msg/WrenchStamped",
+    "geometry_msgs/msg/Point",
+    "geometry_msgs/msg/Quaternion",
+    "geometry_msgs/msg/Pose",
+    "geometry_msgs/msg/PoseStamped",
+    "geometry_msgs/msg/Accel",
+    "geometry_msgs/msg/AccelStamped",
+    "sensor_msgs/msg/JointState",
+    "trajectory_msgs/msg/JointTrajectoryPoint",
+    "trajectory_msgs/msg/JointTrajectory",
+    "rosgraph_msgs/msg/Clock",
+    "diagnostic_msgs/msg/KeyValue",
+    "diagnostic_msgs/msg/DiagnosticStatus",
+    "diagnostic_msgs/msg/DiagnosticArray",
+    "rcl_interfaces/msg/Log",
+    "rcl_interfaces/msg/ParameterValue",
+    "rcl_interfaces/msg/Parameter",
+    "rcl_interfaces/msg/ParameterEvent",
+    "rcl_interfaces/msg/FloatingPointRange",
+    "rcl_interfaces/msg/IntegerRange",
+    "rcl_interfaces/msg/ParameterDescriptor",
+    "rcl_interfaces/msg/SetParametersResult",
+    "rcl_interfaces/msg/ListParametersResult",
+    "lifecycle_msgs/msg/State",
+    "lifecycle_msgs/msg/Transition",
+    "lifecycle_msgs/msg/TransitionDescription",
+    "lifecycle_msgs/msg/TransitionEvent",
+    "rmw_dds_common/msg/Gid",
+    "rmw_dds_common/msg/NodeEntitiesInfo",
+    "rmw_dds_common/msg/ParticipantEntitiesInfo",
+)}
+SERVICES = (
+    "rcl_interfaces/srv/GetParameters",
+    "rcl_interfaces/srv/SetParameters",
+    "rcl_interfaces/srv/SetParametersAtomically",
+    "rcl_interfaces/srv/ListParameters",
+    "rcl_interfaces/srv/DescribeParameters",
+    "rcl_interfaces/srv/GetParameterTypes",
+    "lifecycle_msgs/srv/ChangeState",
+    "lifecycle_msgs/srv/GetState",
+    "lifecycle_msgs/srv/GetAvailableStates",
+    "lifecycle_msgs/srv/GetAvailableTransitions",
 )
-
-MESSAGE_TYPES: dict[str, type[IdlStruct]] = {
-    "builtin_interfaces/msg/Time": Time,
-    "builtin_interfaces/msg/Duration": Duration,
-    "std_msgs/msg/Header": Header,
-    "std_msgs/msg/String": String,
-    "std_msgs/msg/MultiArrayDimension": MultiArrayDimension,
-    "std_msgs/msg/MultiArrayLayout": MultiArrayLayout,
-    "std_msgs/msg/Float64MultiArray": Float64MultiArray,
-    "geometry_msgs/msg/Vector3": Vector3,
-    "geometry_msgs/msg/Wrench": Wrench,
-    "geometry_msgs/msg/WrenchStamped": WrenchStamped,
-    "geometry_msgs/msg/Point": Point,
-    "geometry_msgs/msg/Quaternion": Quaternion,
-    "geometry_msgs/msg/Pose": Pose,
-    "geometry_msgs/msg/PoseStamped": PoseStamped,
-    "geometry_msgs/msg/Accel": Accel,
-    "geometry_msgs/msg/AccelStamped": AccelStamped,
-    "sensor_msgs/msg/JointState": JointState,
-    "trajectory_msgs/msg/JointTrajectoryPoint": JointTrajectoryPoint,
-    "trajectory_msgs/msg/JointTrajectory": JointTrajectory,
-    "rosgraph_msgs/msg/Clock": Clock,
-    "diagnostic_msgs/msg/KeyValue": KeyValue,
-    "diagnostic_msgs/msg/DiagnosticStatus": DiagnosticStatus,
-    "diagnostic_msgs/msg/DiagnosticArray": DiagnosticArray,
-    "rcl_interfaces/msg/Log": rcl.Log,
-    "rcl_interfaces/msg/ParameterValue": rcl.ParameterValue,
-    "rcl_interfaces/msg/Parameter": rcl.Parameter,
-    "rcl_interfaces/msg/ParameterEvent": rcl.ParameterEvent,
-    "rcl_interfaces/msg/FloatingPointRange": rcl.FloatingPointRange,
-    "rcl_interfaces/msg/IntegerRange": rcl.IntegerRange,
-    "rcl_interfaces/msg/ParameterDescriptor": rcl.ParameterDescriptor,
-    "rcl_interfaces/msg/SetParametersResult": rcl.SetParametersResult,
-    "rcl_interfaces/msg/ListParametersResult": rcl.ListParametersResult,
-    "rcl_interfaces/srv/GetParameters_Request": rcl.GetParametersRequest,
-    "rcl_interfaces/srv/GetParameters_Response": rcl.GetParametersResponse,
-    "rcl_interfaces/srv/SetParameters_Request": rcl.SetParametersRequest,
-    "rcl_interfaces/srv/SetParameters_Response": rcl.SetParametersResponse,
-    "rcl_interfaces/srv/SetParametersAtomically_Request": rcl.SetParametersAtomicallyRequest,
-    "rcl_interfaces/srv/SetParametersAtomically_Response": rcl.SetParametersAtomicallyResponse,
-    "rcl_interfaces/srv/ListParameters_Request": rcl.ListParametersRequest,
-    "rcl_interfaces/srv/ListParameters_Response": rcl.ListParametersResponse,
-    "rcl_interfaces/srv/DescribeParameters_Request": rcl.DescribeParametersRequest,
-    "rcl_interfaces/srv/DescribeParameters_Response": rcl.DescribeParametersResponse,
-    "rcl_interfaces/srv/GetParameterTypes_Request": rcl.GetParameterTypesRequest,
-    "rcl_interfaces/srv/GetParameterTypes_Response": rcl.GetParameterTypesResponse,
-    "lifecycle_msgs/msg/State": lc.State,
-    "lifecycle_msgs/msg/Transition": lc.Transition,
-    "lifecycle_msgs/msg/TransitionDescription": lc.TransitionDescription,
-    "lifecycle_msgs/msg/TransitionEvent": lc.TransitionEvent,
-    "lifecycle_msgs/srv/ChangeState_Request": lc.ChangeStateRequest,
-    "lifecycle_msgs/srv/ChangeState_Response": lc.ChangeStateResponse,
-    "lifecycle_msgs/srv/GetState_Request": lc.GetStateRequest,
-    "lifecycle_msgs/srv/GetState_Response": lc.GetStateResponse,
-    "lifecycle_msgs/srv/GetAvailableStates_Request": lc.GetAvailableStatesRequest,
-    "lifecycle_msgs/srv/GetAvailableStates_Response": lc.GetAvailableStatesResponse,
-    "lifecycle_msgs/srv/GetAvailableTransitions_Request": lc.GetAvailableTransitionsRequest,
-    "lifecycle_msgs/srv/GetAvailableTransitions_Response": lc.GetAvailableTransitionsResponse,
-    "rmw_dds_common/msg/Gid": rmw.Gid,
-    "rmw_dds_common/msg/NodeEntitiesInfo": rmw.NodeEntitiesInfo,
-    "rmw_dds_common/msg/ParticipantEntitiesInfo": rmw.ParticipantEntitiesInfo,
-}
-
+for _service in SERVICES:
+    for _part in ("_Request", "_Response"):
+        MESSAGE_TYPES[_service + _part] = idl_type(_service + _part)
 SERVICE_TYPES: dict[str, tuple[type[IdlStruct], type[IdlStruct]]] = {
     service: (MESSAGE_TYPES[service + "_Request"], MESSAGE_TYPES[service + "_Response"])
-    for service in (
-        "rcl_interfaces/srv/GetParameters",
-        "rcl_interfaces/srv/SetParameters",
-        "rcl_interfaces/srv/SetParametersAtomically",
-        "rcl_interfaces/srv/ListParameters",
-        "rcl_interfaces/srv/DescribeParameters",
-        "rcl_interfaces/srv/GetParameterTypes",
-        "lifecycle_msgs/srv/ChangeState",
-        "lifecycle_msgs/srv/GetState",
-        "lifecycle_msgs/srv/GetAvailableStates",
-        "lifecycle_msgs/srv/GetAvailableTransitions",
-    )
+    for service in SERVICES
 }
+
+# the types the constructors below build, by their ROS names
+Time = MESSAGE_TYPES["builtin_interfaces/msg/Time"]
+Duration = MESSAGE_TYPES["builtin_interfaces/msg/Duration"]
+Header = MESSAGE_TYPES["std_msgs/msg/Header"]
+String = MESSAGE_TYPES["std_msgs/msg/String"]
+JointState = MESSAGE_TYPES["sensor_msgs/msg/JointState"]
+JointTrajectory = MESSAGE_TYPES["trajectory_msgs/msg/JointTrajectory"]
+JointTrajectoryPoint = MESSAGE_TYPES["trajectory_msgs/msg/JointTrajectoryPoint"]
+Vector3 = MESSAGE_TYPES["geometry_msgs/msg/Vector3"]
+Wrench = MESSAGE_TYPES["geometry_msgs/msg/Wrench"]
+WrenchStamped = MESSAGE_TYPES["geometry_msgs/msg/WrenchStamped"]
+Clock = MESSAGE_TYPES["rosgraph_msgs/msg/Clock"]
 
 ROS_DISCOVERY_TOPIC = "ros_discovery_info"  # DDS topic of ParticipantEntitiesInfo, no rt/ prefix
 
 _TOPIC_PREFIXES = {"topic": ("rt", ""), "request": ("rq", "Request"), "reply": ("rr", "Reply")}
-HASH_FILE = Path(__file__).resolve().parents[2] / "data" / "ros2_type_hashes.yaml"
 
 
 # --- names -------------------------------------------------------------------------------------
-
-
-def dds_type_name(ros_type_name: str) -> str:
-    """``pkg/msg/Type`` (or ``pkg/srv/Srv_Request``) -> rmw's ``pkg::msg::dds_::Type_``."""
-    package, kind, name = _split_type_name(ros_type_name)
-    return f"{package}::{kind}::dds_::{name}_"
 
 
 def ros_type_name(dds_type: str) -> str:
@@ -159,6 +124,12 @@ def message_type(ros_type_name: str) -> type[IdlStruct]:
         ) from None
 
 
+def type_hash(ros_type_name: str) -> str:
+    """The REP-2011 (RIHS01) hash of a registered type, computed from its definition."""
+    message_type(ros_type_name)  # KeyError for a type the bus does not use
+    return definition_hash(ros_type_name)
+
+
 def dds_topic_name(ros_name: str, kind: str = "topic") -> str:
     """Fully qualified ROS name -> DDS topic: ``/a/b`` -> ``rt/a/b`` (kind "topic"),
     ``rq/a/bRequest`` ("request") or ``rr/a/bReply`` ("reply"), as rmw's make_fqtopic."""
@@ -176,30 +147,6 @@ def ros_topic_name(dds_topic: str) -> tuple[str, str] | None:
         if dds_topic.startswith(prefix + "/") and dds_topic.endswith(suffix):
             return kind, dds_topic[len(prefix) : len(dds_topic) - len(suffix)]
     return None
-
-
-def _split_type_name(ros_type_name: str) -> tuple[str, str, str]:
-    parts = ros_type_name.split("/")
-    if len(parts) != 3 or parts[1] not in ("msg", "srv") or not all(parts):
-        raise ValueError(f"{ros_type_name!r} is not a ROS type name (pkg/msg/Type)")
-    return parts[0], parts[1], parts[2]
-
-
-# --- type hashes -------------------------------------------------------------------------------
-
-
-@cache
-def _type_hashes() -> dict[str, str]:
-    with HASH_FILE.open(encoding="utf-8") as stream:
-        return yaml.safe_load(stream)
-
-
-def type_hash(ros_type_name: str) -> str:
-    """The REP-2011 (RIHS01) hash of a ROS interface, from ``data/ros2_type_hashes.yaml``."""
-    hashes = _type_hashes()
-    if ros_type_name not in hashes:
-        raise KeyError(f"no type hash for {ros_type_name!r} in {HASH_FILE}")
-    return hashes[ros_type_name]
 
 
 # --- time --------------------------------------------------------------------------------------

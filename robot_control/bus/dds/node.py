@@ -42,7 +42,7 @@ from robot_control.bus.dds.graph import DISCOVERY_READER, participant_names
 from robot_control.bus.dds.intra_process import LocalSubscription
 from robot_control.bus.dds.lifecycle import LifecycleServer
 from robot_control.bus.dds.messages import ROS_DISCOVERY_TOPIC
-from robot_control.bus.dds.msg.rcl_interfaces import Log
+from robot_control.bus.dds.msg import rcl_interfaces as rcl
 from robot_control.bus.dds.parameters import ParameterServer
 from robot_control.bus.dds.services import ServiceClient, ServiceError
 from robot_control.bus.lifecycle import CallbackReturn, LifecycleHooks
@@ -440,7 +440,7 @@ class DdsNode(Node):
     def _to_rosout(self, level: int, message: str, file: str, function: str, line: int) -> None:
         if self._destroyed:
             return
-        self._rosout.write(Log(stamp=messages.time_from_nanoseconds(time.time_ns()), level=level,
+        self._rosout.write(rcl.Log(stamp=messages.time_from_nanoseconds(time.time_ns()), level=level,
                                name=self._logger.name, msg=message, file=file,
                                function=function, line=line))
 
