@@ -250,3 +250,22 @@ def test_the_plant_obeys_its_controllers_publisher_only_and_reports_others_once(
         assert "/intruder" in status[2]["foreign_publishers"]
     finally:
         shut(watcher, intruder.node, controller.node, node)
+
+
+# --- rate:=1.0 --------------------------------------------------------------------------------------
+
+
+def test_at_one_hertz_the_plant_applies_its_controllers_commands_without_falling_back():
+    node, plant = managed(PlantNode, "plant", "robot:=ddarm", "rate:=1.0")
+    controller = Answerer("controller", list(plant.names), lambda msg: list(msg.effort))
+    fell_back = [False]
+
+    def watch() -> None:
+        fell_back[0] |= plant.in_safe_mode
+
+    try:
+        spin([node, controller.node], 3.6, each=watch)
+        assert controller.sent >= 3 and plant.commanded >= 2
+        assert not fell_back[0]  # a command a period old is the current one, not a lost one
+    finally:
+        shut(controller.node, node)

@@ -28,7 +28,7 @@ bumpless: the law starts from the torque the plant reports applying (its hold), 
 the reference is re-anchored at the measured state — the tracked reference starts at (q, q̇) and
 joins the published one along a quintic over ``reference_blend_time`` — so a controller activated
 mid-motion (after a deactivation) resumes without a jump in error or torque. The same take-over
-follows a stall of the loop (states answered more than RESUME_AFTER_S apart: a swap to a law that
+follows a stall of the loop (states answered more than a period + RESUME_AFTER_S apart: a law that
 had to compile, a starved process), during which the plant held on its own. A gain change is
 bumpless too: the torque continues from the last one and decays into the law's new one.
 """
@@ -327,7 +327,7 @@ class ControllerNode(LoopTimerHooks):
             ref.wrench = self.force_reference
         t = seconds(ns)
         if not self.lockstep and self.last_state is not None and \
-                t - self.last_state.t > RESUME_AFTER_S:
+                t - self.last_state.t > RESUME_AFTER_S + 1.0 / self.rate:
             # the loop stalled (a swap compiling, a starved process): the plant has held on its
             # own meanwhile while the motion went on, so take over as after an activation
             self.anchor_pending = True

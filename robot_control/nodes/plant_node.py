@@ -90,7 +90,8 @@ class PlantNode:
         self.log = node.get_logger()
         self._declare_plant(node)
         self.timeout = node.declare_parameter(
-            "command_timeout", 0.05, "seconds without a valid command before the safe behaviour",
+            "command_timeout", 0.05, "seconds without a valid command, beyond one period, before "
+            "the safe behaviour",
             floating_point_range=(1e-3, 10.0))
         self.safe = node.declare_parameter(
             "safe_behaviour", "hold", "without commands: 'hold' (gravity compensation with "
@@ -410,7 +411,9 @@ class PlantNode:
         deadline = self.tick_origin + due * period
         self.tick_lateness.add(max(0.0, now - deadline))
         self.late_ticks += periods - 1
-        commanded = not (self.command is None or now - self.last_command_wall > self.timeout)
+        # a command answers the previous state: at 1 Hz it is a period old, not lost, by now
+        commanded = not (self.command is None
+                         or now - self.last_command_wall > self.timeout + period)
         if commanded:
             on_time = self.command_stamp == self.stamp and self.answer_wall <= deadline
             self.missed += (not on_time) + periods - 1
