@@ -304,3 +304,22 @@ def test_a_stack_that_cannot_start_ends_within_seconds_saying_why(rate, refused)
     assert time.monotonic() - started < 30  # not the startup timeout: the nodes said no at once
     assert f"parameter 'rate': {refused}" in output, output[-4000:]  # a number, out of range
     assert "node failed" in stack.summary()["stopped_by"]
+
+
+# --- issue 23: the lifecycle manager stops a stack with a hung member ----------------------------------
+
+
+def test_the_lifecycle_manager_stops_the_stack_when_a_node_hangs():
+    env = stack_env("rel-hung")
+    stack = Stack(env, f"rate:={RATE}", "--duration", "60")
+    assert stack.wait_for("[launch] control loop running"), "\n".join(stack.lines[-40:])
+    assert stack.wait_for("stack active"), "\n".join(stack.lines[-40:])
+    pid = stack.node_pids()["controller"]
+    os.kill(pid, signal.SIGSTOP)  # alive but silent: no heartbeat, no commands
+    try:
+        code, summary, output = run_to_end(stack, timeout_s=60)
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    assert code == 1, output[-4000:]
+    assert "stopping the stack: /controller silent on /diagnostics" in output, output[-4000:]
+    assert summary["stopped_by"].startswith("node failed: lifecycle_manager (exit code 1)")
