@@ -284,9 +284,9 @@ def test_a_squatter_taking_the_controllers_name_neither_stops_the_stack_nor_driv
     refusals = re.findall(r"refusing /joint_command from /controller \(a second node", output)
     assert len(refusals) == 1, output[-4000:]
     plant = summary["node_status"]["/plant"]
-    assert "a second node of that name" in plant["foreign_publishers"]
+    assert any("/controller (a second node of that name)" in p for p in plant["foreign_publishers"])
     assert plant["commands_foreign"] > 0 and plant["velocity_stops"] == 0
-    assert max(summary["rms_error"]) < 0.05
+    assert plant["commands_applied"] > 100 and plant["level"] < 2  # its own controller's
 
 
 # --- issue 23: a stack that cannot start ends at once ------------------------------------------------
@@ -319,7 +319,10 @@ def test_the_lifecycle_manager_stops_the_stack_when_a_node_hangs():
     try:
         code, summary, output = run_to_end(stack, timeout_s=60)
     finally:
-        os.kill(pid, signal.SIGCONT)
+        try:
+            os.kill(pid, signal.SIGCONT)
+        except ProcessLookupError:
+            pass  # stopped with the stack
     assert code == 1, output[-4000:]
     assert "stopping the stack: /controller silent on /diagnostics" in output, output[-4000:]
     assert summary["stopped_by"].startswith("node failed: lifecycle_manager (exit code 1)")
