@@ -7,7 +7,7 @@ meaning ``ros2 launch`` gives it, and starts each ``node`` as its own process wi
 Supported entities: ``arg`` (name, default, description, choice), ``let`` (name, value),
 ``set_env`` (name, value, if, unless: for the nodes that follow it, as launch's
 SetEnvironmentVariable) and ``node`` (pkg, exec, name, namespace, output, param, remap,
-ros_args, args, if, unless); a node
+ros_args, args, if, unless, on_exit: ``shutdown``, whose exit ends the launch as in launch); a node
 whose executable is ``robot_control_container`` is one process running the nodes its ``args`` name.
 ``param`` entries are ``{from: FILE}`` or ``{name: N, value: V}`` (or ``{name: N, param: [...]}``,
 nested names joined by dots). Substitutions: ``$(var N)``, ``$(env N [default])``, ``$(optenv N
@@ -51,7 +51,7 @@ CONTROLLERS = ("controller", "cell_controller")
 CONTAINERS = ("robot_control_container",)
 
 NODE_KEYS = {"pkg", "exec", "name", "namespace", "output", "param", "remap", "ros_args", "args",
-             "if", "unless"}
+             "if", "unless", "on_exit"}
 OUTPUTS = ("screen", "log", "both")
 
 
@@ -91,6 +91,7 @@ class NodeLaunch:
     ros_args: list[str] = field(default_factory=list)
     args: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)  # set_env entities before this node
+    on_exit: str | None = None  # "shutdown": its exit, whatever the status, ends the launch
 
     @property
     def label(self) -> str:
@@ -436,6 +437,10 @@ def _read_node(attrs: dict, values: dict[str, str], path: Path) -> NodeLaunch | 
     if "namespace" in attrs:
         ns = sub(attrs["namespace"]).strip()
         node.namespace = None if ns in ("", "/") else "/" + ns.strip("/")
+    if "on_exit" in attrs:
+        node.on_exit = sub(attrs["on_exit"])
+        if node.on_exit != "shutdown":  # as launch: the only action its frontend takes here
+            raise LaunchError(f"{path}: node on_exit must be 'shutdown', got '{node.on_exit}'")
     node.output = sub(attrs.get("output", "log"))
     if node.output not in OUTPUTS:
         raise LaunchError(f"{path}: node output must be one of {OUTPUTS}, got '{node.output}'")

@@ -181,6 +181,19 @@ class Node(ABC):
                             qos: QosSpec = "default"):
         """Call callback(msg) in the executor thread for every message received."""
 
+    @abstractmethod
+    def create_sender_subscription(self, ros_type: str, topic: str,
+                                   callback: Callable[[object, bytes | None], None],
+                                   qos: QosSpec = "default"):
+        """Like create_subscription, but callback(msg, gid) also gets the GID of the publisher
+        that sent msg (its DDS writer GUID, as the graph announces it), or None where the bus
+        cannot tell (rclpy before MessageInfo had ``publisher_gid``)."""
+
+    @abstractmethod
+    def publishers_of(self, subscription) -> list[tuple[str | None, bytes]]:
+        """(fully qualified node name, GID) of every publisher matched with a subscription (the
+        node None where the graph names none yet), as ``ros2 topic info -v`` lists them."""
+
     def destroy_subscription(self, subscription) -> None:
         """End a subscription: no more callbacks, and its reader leaves the graph (so its
         publishers stop sending to this process)."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import fnmatch
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -89,6 +90,19 @@ def coerce(value: object, ptype: int, name: str) -> object:
     )
 
 
+#: a number in YAML 1.2's core schema; YAML 1.1 (PyYAML, launch_ros) reads "1e9" as a string
+_FLOAT_TEXT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?|[-+]?\.(inf|Inf|INF)"
+                         r"|\.(nan|NaN|NAN)")
+
+
+def number_text(value: object, ptype: int) -> object:
+    """An override given as text (``-p rate:=1e9`` through a launch file) for a double
+    parameter: the number YAML 1.2 reads in it, so the range check, not the type, decides."""
+    if ptype == DOUBLE and isinstance(value, str) and _FLOAT_TEXT.fullmatch(value.strip()):
+        return float(value.strip().lower().replace(".inf", "inf").replace(".nan", "nan"))
+    return value
+
+
 def _check_range(d: Descriptor, value: object) -> None:
     values = value if isinstance(value, list) else [value]
     if d.floating_point_range and d.type in (DOUBLE, DOUBLE_ARRAY):
@@ -129,7 +143,7 @@ class ParameterStore:
                        floating_point_range=floating_point_range, integer_range=integer_range)
         value = coerce(default, d.type, name) if default is not None else None
         if name in self.overrides:
-            value = coerce(self.overrides[name], d.type, name)
+            value = coerce(number_text(self.overrides[name], d.type), d.type, name)
         if value is not None:
             _check_range(d, value)
         self.descriptors[name] = d

@@ -9,7 +9,9 @@ It refuses to start a node whose name a node on the domain already has (a second
 same ROS_DOMAIN_ID would drive the first one's robot), and while the stack runs it watches:
 
 - faults: a node reporting level ERROR on /diagnostics (a diverged plant) stops the run;
-- duplicates: another node taking one of the stack's names on the domain stops the run;
+- duplicates: another node taking one of the stack's names on the domain is reported (once a
+  name, ``duplicate_names`` in the summary), and the stack goes on: an outside process must not
+  stop it, and its plant keeps obeying the controller it started with;
 - liveness: a node whose heartbeat (its /diagnostics status, twice a second) is silent for
   ``--liveness-timeout`` seconds is reported as stalled (and stops the run with ``--strict``).
 
@@ -342,6 +344,9 @@ class Watch:
                     {p.node.label: p.returncode for p in crashed})
             if all(p.returncode is not None for p in procs):
                 return "all nodes exited", {}
+            ended = [p for p in procs if p.node.on_exit == "shutdown" and p.returncode == 0]
+            if ended:  # (a non-zero exit is a failure, above)
+                return f"{ended[0].node.label} exited: on_exit shutdown", {}
             if monitor is not None:
                 verdict = self._check_bus(monitor, now)
                 if verdict is not None:
@@ -356,7 +361,7 @@ class Watch:
             time.sleep(0.05)
 
     def _check_bus(self, monitor, now: float) -> tuple[str, dict[str, object]] | None:
-        """Faults, name clashes and stalls seen on the bus; a reason to stop, or None."""
+        """Faults and stalls seen on the bus (a reason to stop, or None); name clashes."""
         for fqn in self.fqns:
             beat = monitor.heartbeats.get(fqn)
             if beat is not None and beat[1] >= ERROR_LEVEL and fqn not in self.faults:
@@ -367,12 +372,12 @@ class Watch:
             names = monitor.node_names()
             if names is not None:
                 self._next_graph_check = now + 1.0
-                dupes = sorted(n for n in set(names) if n in self.fqns and names.count(n) > 1)
-                if dupes:
-                    self.clashes = dupes
-                    return (f"another node took the name {', '.join(dupes)} on ROS domain "
-                            f"{monitor.domain_id} (a second stack?)",
-                            {n: "duplicate name" for n in dupes})
+                dupes = sorted(n for n in set(names) if n in self.fqns and names.count(n) > 1
+                               and n not in self.clashes)
+                if dupes:  # said once per name; the stack goes on (its plant obeys the
+                    self.clashes += dupes  # controller it started with: command_source.py)
+                    self.log(f"another node took the name {', '.join(dupes)} on ROS domain "
+                             f"{monitor.domain_id} (a second stack?): this stack goes on")
         if monitor.running:
             stalled = self._check_liveness(monitor, now)
             if stalled and self.options.strict:

@@ -89,6 +89,7 @@ class ForceFigures:
 class CellPlantNode(PlantNode):
     """Wires a :class:`~robot_control.sim.cell.CellPlant` to the bus."""
 
+    COMMAND_SOURCE = "cell_controller"
     LOCKSTEP_READERS = (1, "the cell controller")
 
     def _declare_plant(self, node) -> None:
@@ -146,6 +147,11 @@ class CellPlantNode(PlantNode):
             tau[s] = dyn.inverse_dynamics(model, q[s], np.zeros_like(qd[s]),
                                           -self.hold_damping * qd[s])
         return tau
+
+    def _predicted_velocity(self, tau: np.ndarray, steps: int) -> None:
+        """No prediction for the cell (the arms' q̈ depends on the grasp's constraint forces):
+        its overspeed stop still holds."""
+        return None
 
     def _step(self, tau: np.ndarray, steps: int, answers_state: bool) -> np.ndarray:
         if answers_state:

@@ -28,7 +28,7 @@ bumpless: the law starts from the torque the plant reports applying (its hold), 
 the reference is re-anchored at the measured state — the tracked reference starts at (q, q̇) and
 joins the published one along a quintic over ``reference_blend_time`` — so a controller activated
 mid-motion (after a deactivation) resumes without a jump in error or torque. The same take-over
-follows a stall of the loop (states answered more than RESUME_AFTER_S apart: a swap to a law that
+follows a stall of the loop (states answered more than a period + RESUME_AFTER_S apart: a law that
 had to compile, a starved process), during which the plant held on its own. A gain change is
 bumpless too: the torque continues from the last one and decays into the law's new one.
 """
@@ -68,6 +68,7 @@ from robot_control.nodes.validation import (
     DropLog,
     JointVectors,
     Rejected,
+    check_motion,
     check_terms,
     check_wrench,
 )
@@ -240,28 +241,40 @@ class ControllerNode(LoopTimerHooks):
 
     def _on_trajectory(self, msg) -> None:
         """A motion as quintic knots (trajectory/schedule.py): it runs from its header stamp on
-        (0: on receipt); a first point after time 0 starts from the reference at that stamp,
-        as joint_trajectory_controller does."""
+        (0: on receipt), re-anchored as the trajectory generator re-anchors a goal: a first
+        point after time 0 starts from the reference at that stamp (as joint_trajectory_controller
+        does), a first point at time 0 is replaced by it (no step). It is checked as a goal is:
+        at most MAX_MOTION_POINTS points and MAX_MOTION_S long, within the position and velocity
+        limits (validation.check_motion); anything else is dropped and counted."""
         start = stamp_ns(msg.header.stamp) or int(self.node.now() * 1e9)
         try:
             times, q, qd, qdd = self.joints.points(msg)
             motion = JointTrajectory(times, q, qd, qdd)
-            if times[0] > 0.0:
-                motion = motion.starting_from(*self._reference_at(start), 0.0)
+            reference = self._reference_at(start)
+            if reference is not None:  # as the generator does: no step at t = 0
+                motion = motion.starting_from(*reference, 0.0)
+            elif times[0] > 0.0:
+                raise Rejected("a trajectory whose first point is ahead needs a state to start "
+                               "from")
+            elif len(times) == 1:
+                raise Rejected("a single point at time_from_start 0 would jump the reference")
+            check_motion(motion, self.model)
         except ValueError as exc:  # Rejected, or knots that make no trajectory
             self.drops.drop(TRAJECTORY_TOPIC, str(exc))
             return
         self.schedule.add(start, motion)
 
-    def _reference_at(self, ns: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(q_d, q̇_d, q̈_d) at stamp ns: the motion's, or at rest where the arm was measured."""
+    def _reference_at(self, ns: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """(q_d, q̇_d, q̈_d) at stamp ns: the motion's, or at rest where the arm was measured;
+        None before any state (a latched motion received before activation: the activation's
+        re-anchoring blends it in)."""
         sample = self.schedule.sample(ns)
         if sample is not None:
             return sample[0].copy(), sample[1].copy(), sample[2].copy()
         measured = self.pending[1] if self.pending is not None else \
             (self.last_state.q if self.last_state is not None else None)
         if measured is None:
-            raise Rejected("a trajectory whose first point is ahead needs a state to start from")
+            return None
         return measured.copy(), np.zeros(self.n), np.zeros(self.n)
 
     def _on_wrench(self, msg) -> None:
@@ -326,7 +339,7 @@ class ControllerNode(LoopTimerHooks):
             ref.wrench = self.force_reference
         t = seconds(ns)
         if not self.lockstep and self.last_state is not None and \
-                t - self.last_state.t > RESUME_AFTER_S:
+                t - self.last_state.t > RESUME_AFTER_S + 1.0 / self.rate:
             # the loop stalled (a swap compiling, a starved process): the plant has held on its
             # own meanwhile while the motion went on, so take over as after an activation
             self.anchor_pending = True

@@ -11,11 +11,14 @@ after an activation or a gain change, starts from the torque the plant applies (
 (a force law without a force reference, a task that leaves joints uncontrolled at the measured
 pose: control/requirements.py) is refused with that reason; the law a node starts with is
 checked at its first state, and the node faults with the reason instead of letting the arm drift.
+Commands the plant will reject (beyond IMPLAUSIBLE_FACTOR × the effort limit: gains the
+actuators cannot use) make the status level ERROR while they last.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 
 import numpy as np
@@ -28,8 +31,11 @@ from robot_control.control.registry import create
 from robot_control.control.requirements import refusal
 from robot_control.control.tuning import derived_law_parameters
 from robot_control.nodes.common import warm_up
-from robot_control.nodes.health import OK
+from robot_control.nodes.health import ERROR, OK
+from robot_control.nodes.validation import IMPLAUSIBLE_FACTOR, Plausible
 
+#: the status is ERROR this long (s) after a command the plant rejects
+REFUSED_WINDOW_S = 1.0
 #: what a law refuses to configure with (bad parameters, a model it cannot drive)
 CONFIGURE_ERRORS = (LawParameterError, ValueError)
 
@@ -66,6 +72,11 @@ class LawHost:
         if self.name not in self.specs:
             raise ParameterError(f"unknown controller '{self.name}'; available: "
                                  + ", ".join(laws))
+        self.precompile = node.declare_parameter(
+            "precompile_laws", True, "configure compiles (or loads) every law offered, so a "
+            "swap is instant; false: only the selected one (a swap to another then stalls the "
+            "loop while it compiles)", read_only=True)
+        self.warmed: set[str] = set()  # laws whose update is compiled in this process
         self.law = None  # made by configure()
         self.takeover: str | None = None  # "activate", "swap" or "gains": see _take_over
         self.last_tau = np.zeros(self.n)
@@ -77,6 +88,11 @@ class LawHost:
         self.pending: str | None = None  # a law being made for a swap (_prepare)
         self._swap_seq = 0
         self._incoming: tuple | None = None  # (seq, law, name) ready to take over
+        # the plant refuses a command beyond this (validation.Plausible): count the ones sent,
+        # so the status says so rather than "running" while the plant holds
+        self.plant_refuses = Plausible.of(model).effort
+        self.refused = 0  # commands the plant refuses, in all
+        self.last_refused = -np.inf  # monotonic time of the last one
         node.add_parameter_validator(self._validate)
         node.add_parameter_listener(self._changed)
 
@@ -115,12 +131,20 @@ class LawHost:
 
     def configure(self) -> None:
         """Make the selected law from the parameters and compile its update (CONFIGURE_ERRORS
-        if the law refuses them)."""
+        if the law refuses them); with ``precompile_laws`` the other laws' updates too, so that
+        a swap (a parameter callback, in the loop's thread) never waits for a compiler."""
         self.name = self.selected
         self.law = self._make_law(self.name, self._law_params(self.name))
         self.checked = False
         self.pending, self._incoming = None, None
         self._warm_up(self.law, self.name)
+        for law in self.specs if self.precompile else ():
+            if law in self.warmed:
+                continue
+            try:
+                self._warm_up(self._make_law(law, self._law_params(law)), law)
+            except CONFIGURE_ERRORS as exc:  # its parameters need setting first: at its swap
+                self.log.debug(f"{law} not precompiled: {exc}")
 
     def clear(self) -> None:
         self.law = None
@@ -129,8 +153,8 @@ class LawHost:
     def _warm_up(self, law, name: str) -> None:
         """One throw-away update: loading compiled kernels must not stall the first real tick
         (Newton–Euler first, under its shared lock: the plant's hold needs it too)."""
-        if self.terms is not None:
-            return  # terms arrive from the bus; nothing to compile here
+        if self.terms is not None or name in self.warmed:
+            return  # terms arrive from the bus, or compiled already: nothing to compile here
         from robot_control import dynamics as dyn
 
         q = np.clip(np.zeros(self.n), self.model.lower, self.model.upper)
@@ -146,6 +170,7 @@ class LawHost:
 
         warm_up(self.log, f"law.{name}", update)
         law.reset()
+        self.warmed.add(name)
 
     # ------------------------------------------------------------- parameters
     def _validate(self, changes: dict) -> str | None:
@@ -240,6 +265,9 @@ class LawHost:
             self._report_recovery()
         self.last_tau = tau
         self.updates += 1
+        if not np.all(np.abs(tau) <= self.plant_refuses):
+            self.refused += 1
+            self.last_refused = time.monotonic()
         return tau
 
     def _take_over(self, state: State, measured_tau: np.ndarray | None) -> None:
@@ -284,4 +312,10 @@ class LawHost:
         except Exception as exc:  # noqa: BLE001 - diagnostics must never stop control
             d["diagnostics_error"] = str(exc)
         d["recoveries"] = self.recoveries
+        d["commands_beyond_plant_limit"] = self.refused
+        if time.monotonic() - self.last_refused < REFUSED_WINDOW_S:
+            # the truth: the plant holds instead of applying this law's commands
+            return ERROR, (f"{self.name}: commands beyond {IMPLAUSIBLE_FACTOR:g}× the effort "
+                           f"limit within the last {REFUSED_WINDOW_S:g} s, which the plant "
+                           "rejects (gains too high for the actuators?)"), d
         return OK, f"running {self.name}", d

@@ -136,6 +136,12 @@ class DdsContext:
                         gids.remove(gid)
             self._announce()
 
+    def writer_owners(self) -> dict[bytes, str]:
+        """Writer GID -> fully qualified name of the node of this process that owns it."""
+        with self._lock:
+            return {gid: f"{r.namespace.rstrip('/')}/{r.name}"
+                    for r in self._nodes.values() for gid in r.writers}
+
     def entities_info(self) -> rmw.ParticipantEntitiesInfo:
         """This participant's ParticipantEntitiesInfo (rmw_dds_common GraphCache's message)."""
         with self._lock:
