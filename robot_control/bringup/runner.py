@@ -27,6 +27,7 @@ from pathlib import Path
 
 import yaml
 
+from robot_control.bus.ros_args import RosArgsError, check_namespace
 from robot_control.safe_yaml import YamlError, load_file, load_text
 
 PACKAGE = "robot_control"
@@ -126,6 +127,12 @@ class LaunchPlan:
     def members(self) -> list[tuple[str, str]]:
         """(executable, fully qualified name) of every node of the plan, composed ones too."""
         return [member for node in self.nodes for member in node.members()]
+
+    @property
+    def namespace(self) -> str:
+        """The namespace the plan's nodes share (``/`` if none, or if they do not share one)."""
+        spaces = {node.namespace or "/" for node in self.nodes}
+        return spaces.pop() if len(spaces) == 1 else "/"
 
 
 # --- substitutions -----------------------------------------------------------------------------
@@ -417,8 +424,11 @@ def _read_node(attrs: dict, values: dict[str, str], path: Path) -> NodeLaunch | 
     if "name" in attrs:
         node.name = sub(attrs["name"])
     if "namespace" in attrs:
-        ns = sub(attrs["namespace"]).strip()
-        node.namespace = None if ns in ("", "/") else "/" + ns.strip("/")
+        try:  # launch_ros makes it absolute; rcl refuses a name that breaks the naming rules
+            ns = check_namespace(sub(attrs["namespace"]))
+        except RosArgsError as exc:
+            raise LaunchError(f"{path}: node {attrs.get('name', attrs.get('exec'))}: {exc}") from None
+        node.namespace = None if ns == "/" else ns
     node.output = sub(attrs.get("output", "log"))
     if node.output not in OUTPUTS:
         raise LaunchError(f"{path}: node output must be one of {OUTPUTS}, got '{node.output}'")

@@ -189,7 +189,8 @@ def run_plan(plan: LaunchPlan, options: RunOptions, stream: IO[str] = sys.stdout
             members = dict(plan.members())  # executable -> fully qualified name, composed too
             monitor = StackMonitor(tracking_node=members.get("trajectory_generator"),
                                    controller_node=next((members[exe] for exe in CONTROLLERS
-                                                         if exe in members), None))
+                                                         if exe in members), None),
+                                   namespace=plan.namespace)
         refuse_name_clashes(plan, names_on_domain(monitor), domain)
         for node in plan.nodes:
             procs.append(NodeProcess(node, env, out))
@@ -257,7 +258,8 @@ def refuse_name_clashes(plan: LaunchPlan, names_on_domain: list[str], domain: in
     clash = sorted({fqn for _, fqn in plan.members()} & set(names_on_domain))
     if clash:
         raise LaunchError(f"ROS domain {domain} already has node(s) named {', '.join(clash)} "
-                          "(another stack?): refusing to start a second node with the same name; "
+                          f"(another stack in namespace {plan.namespace}?): refusing "
+                          "to start a second node with the same name; "
                           "stop the other one, or use another ROS_DOMAIN_ID or namespace")
 
 

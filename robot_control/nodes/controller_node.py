@@ -119,24 +119,24 @@ class ControllerNode(LoopTimerHooks):
         self.loop = LoopDiscipline(node)
         self.m = Messages(node)
         self.pub_cmd = node.create_lifecycle_publisher("sensor_msgs/msg/JointState",
-                                                       "/joint_command")
+                                                       "joint_command")
         self.pub_state = node.create_lifecycle_publisher("sensor_msgs/msg/JointState",
-                                                         "/controller/state")
+                                                         "controller/state")
         self.monitor_rate = node.declare_parameter(
             "monitor_rate", 100.0, "real time: rate of /controller/state (for rqt, bags), Hz; "
             "0: none", floating_point_range=(0.0, 10000.0), read_only=True)
-        node.create_subscription("sensor_msgs/msg/JointState", "/joint_states", self._on_state)
+        node.create_subscription("sensor_msgs/msg/JointState", "joint_states", self._on_state)
         if self.lockstep:  # the reference of each t_k, sampled by the trajectory generator
-            node.create_subscription("trajectory_msgs/msg/JointTrajectory", "/joint_reference",
+            node.create_subscription("trajectory_msgs/msg/JointTrajectory", "joint_reference",
                                      self._on_reference)
         else:  # the motion as quintic knots, sampled here at each state's stamp
             node.create_subscription("trajectory_msgs/msg/JointTrajectory", TRAJECTORY_TOPIC,
                                      self._on_trajectory, qos="transient_local")
-        node.create_subscription("geometry_msgs/msg/WrenchStamped", "/wrench", self._on_wrench)
-        node.create_subscription("geometry_msgs/msg/WrenchStamped", "/force_reference",
+        node.create_subscription("geometry_msgs/msg/WrenchStamped", "wrench", self._on_wrench)
+        node.create_subscription("geometry_msgs/msg/WrenchStamped", "force_reference",
                                  self._on_force_reference)
         if self.source == "server":
-            node.create_subscription("std_msgs/msg/Float64MultiArray", "/dynamics/terms",
+            node.create_subscription("std_msgs/msg/Float64MultiArray", "dynamics/terms",
                                      self._on_terms)
         self.force_reference = sc.force_reference if sc is not None else None
         self.wrench = np.zeros(6)
@@ -237,7 +237,7 @@ class ControllerNode(LoopTimerHooks):
             if times[0] > 0.0:
                 motion = motion.starting_from(*self._reference_at(start), 0.0)
         except ValueError as exc:  # Rejected, or knots that make no trajectory
-            self.drops.drop(TRAJECTORY_TOPIC, str(exc))
+            self.drops.drop("/" + TRAJECTORY_TOPIC, str(exc))  # the label of the empty namespace
             return
         self.schedule.add(start, motion)
 

@@ -51,7 +51,7 @@ class LifecycleManager:
             "the trajectory generator, if node_names has it)", read_only=True,
             ptype=STRING_ARRAY)
         self.loop_topic = node.declare_parameter(
-            "loop_topic", "/controller/state", "the topic whose first message says the loop is "
+            "loop_topic", "controller/state", "the topic whose first message says the loop is "
             "closed", read_only=True)
         loop_type = node.declare_parameter("loop_topic_type", "sensor_msgs/msg/JointState",
                                            "its message type", read_only=True)
@@ -73,12 +73,12 @@ class LifecycleManager:
         self.loop_closed = threading.Event()
         node.create_subscription(loop_type, self.loop_topic, lambda msg: self.loop_closed.set())
         self.clients = {name: node.create_client("lifecycle_msgs/srv/ChangeState",
-                                                 f"/{name.lstrip('/')}/change_state")
+                                                 f"{name}/change_state")
                         for name in self.names}
         self.Transition = node.msg("lifecycle_msgs/msg/Transition")
         for name in self.names:
             node.create_subscription("lifecycle_msgs/msg/TransitionEvent",
-                                     f"/{name.lstrip('/')}/transition_event",
+                                     f"{name}/transition_event",
                                      lambda msg, name=name: self._on_event(name, msg))
         self.up = False
         self.phase = "waiting for the nodes"

@@ -54,6 +54,7 @@ from robot_control.nodes.common import (
     LatencyStats,
     configure_failure,
     declare_common,
+    declare_frame_prefix,
     run_node,
     warm_up,
 )
@@ -121,20 +122,20 @@ class PlantNode:
         self.velocity_limit = self.model.velocity_limit
         self.drops = DropLog(self.log)
         self.gate = SenderGate(self.log, "/joint_command")
-        self.m = Messages(node)
+        self.m = Messages(node, declare_frame_prefix(node))
         self.pub_state = node.create_lifecycle_publisher("sensor_msgs/msg/JointState",
-                                                         "/joint_states")
+                                                         "joint_states")
         self.pub_wrench = None  # made at the first configuration of a plant with an environment
         self.pub_clock = None
         if self.lockstep:
-            self.pub_clock = node.create_lifecycle_publisher("rosgraph_msgs/msg/Clock", "/clock")
+            self.pub_clock = node.create_lifecycle_publisher("rosgraph_msgs/msg/Clock", "clock")
             # start only when the state has listeners: a lost first sample would stall the loop
             readers, who = self.LOCKSTEP_READERS
             self.start_subscribers = node.declare_parameter(
                 "lockstep_start_subscribers", readers, "lockstep: /joint_states subscribers to "
                 f"wait for before the first state ({who})", integer_range=(0, 100),
                 read_only=True)
-        sub = node.create_subscription("sensor_msgs/msg/JointState", "/joint_command",
+        sub = node.create_subscription("sensor_msgs/msg/JointState", "joint_command",
                                        self._on_command, qos=COMMAND_DEPTH)
         if hasattr(sub, "set_sender_filter"):  # DDS backend: drop a quarantined sender undecoded
             sub.set_sender_filter(self.gate.admit)
@@ -226,7 +227,7 @@ class PlantNode:
         step and its hold torque before the first tick."""
         if self.plant.environment is not None and self.pub_wrench is None:
             self.pub_wrench = self.node.create_lifecycle_publisher(
-                "geometry_msgs/msg/WrenchStamped", "/wrench")
+                "geometry_msgs/msg/WrenchStamped", "wrench")
         period = seconds(self.period_ns)
         zeros = np.zeros(self.model.nq)
         warm_up(self.log, f"plant_step.{self.model.name}",
