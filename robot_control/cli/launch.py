@@ -209,7 +209,7 @@ def run_plan(plan: LaunchPlan, options: RunOptions, stream: IO[str] = sys.stdout
                        0.5 if hurry else options.sigterm_timeout_s, log)
         stop.restore()
     summary: dict[str, object] = {
-        "launch_file": str(plan.file), "arguments": dict(plan.values),
+        "launch_file": str(plan.file), "arguments": dict(plan.values), "namespace": plan.namespace,
         "robot": plan.values.get("robot"), "controller": plan.values.get("controller"),
         "requested_rate_hz": _number(plan.values.get("rate")),
         # the machine's load (1, 5, 15 min): wall-clock figures are worth what it leaves
