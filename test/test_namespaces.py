@@ -116,8 +116,8 @@ def _collect(client, reader, steps: int, into: dict[int, np.ndarray]) -> None:
 @pytest.mark.parametrize("layout", ["processes", "composed"])
 def test_two_namespaced_lockstep_stacks_on_one_domain_each_equal_their_offline_run(
         tmp_path, layout):
-    from robot_control.bus.dds import config as dds_config
     from robot_control.bus.dds.client import BusClient
+    from robot_control.bus.qos import QosProfile
     from robot_control.sim.simulate import run
 
     scenarios = {"/left": LOCKSTEP_SCENARIO, "/right": RIGHT_SCENARIO}
@@ -133,8 +133,10 @@ def test_two_namespaced_lockstep_stacks_on_one_domain_each_equal_their_offline_r
     received: dict[str, dict[int, np.ndarray]] = {ns: {} for ns in scenarios}
     procs: list[subprocess.Popen] = []
     with BusClient(discovery_s=1.0) as client:
+        # a history for every state: two reader threads of one process may fall behind the runs
+        history = QosProfile(depth=4 * steps)
         readers = {ns: client.typed_reader(f"{ns}/joint_states", "sensor_msgs/msg/JointState",
-                                           dds_config.DEFAULT) for ns in scenarios}
+                                           history) for ns in scenarios}
         threads = [threading.Thread(target=_collect, args=(client, readers[ns], steps,
                                                             received[ns]), daemon=True)
                    for ns in scenarios]
@@ -155,6 +157,7 @@ def test_two_namespaced_lockstep_stacks_on_one_domain_each_equal_their_offline_r
     tail = "\n".join(log[-2000:] for log in logs)
     for ns in scenarios:
         assert len(received[ns]) > steps, f"{ns}: only {len(received[ns])} states\n{tail}"
+        assert 0 in received[ns], (ns, sorted(received[ns])[:5], tail)
         bus = states_on_the_period_grid(received[ns], steps, scenarios[ns]["rate"])
         # the same arithmetic in the same order as alone (= offline): equal to the last bit
         assert np.array_equal(bus, offline[ns].q), (ns, np.abs(bus - offline[ns].q).max())
