@@ -178,7 +178,7 @@ def _tool(env: dict[str, str], *args: str) -> str:
 def test_two_namespaced_launches_share_a_domain_and_a_third_with_a_taken_namespace_is_refused(
         composed):
     env = stack_env(f"ns-launch-{composed}")
-    common = ["--duration", "600", "rate:=250", f"composed:={composed}"]
+    common = ["rate:=250", f"composed:={composed}", "--duration", "600"]
     left = Stack(env, "namespace:=left", *common)
     right = Stack(env, "namespace:=right", "controller:=pd", *common)
     try:
