@@ -13,6 +13,11 @@ figures, whether every stack held the targets (≥ 99 % of the rate; missed ≤ 
 ≤ 1 % below), the 1-minute load average at the start and at the end (the machine is shared:
 the load says what a figure is worth) and the wall time of the slowest start-up (launch to
 closed loop). The largest N that held, per rate, closes the table.
+
+``--census``: for each N, N composed stacks at 250 Hz with their loops closed, then a newcomer
+participant (the robot-control tool's) counts what it discovers — participants, endpoints (the
+DDS readers and writers SEDP announces) and nodes — and the seconds until it saw every node: the
+inputs of docs/scaling.md's plan for 10, 100 and 1000 robots.
 """
 
 from __future__ import annotations
@@ -63,6 +68,46 @@ def run_fleet(count: int, rate: float, duration: float, layout: str, domain: int
             "load": (load_start, load_end)}
 
 
+def census(count: int, domain: int, timeout_s: float = 300.0) -> dict[str, object]:
+    """N composed stacks up (loops closed); what a newcomer on the domain discovers: participants,
+    endpoints (DDS readers and writers, the SEDP records) and nodes, and how long until it saw
+    every node of the fleet."""
+    from robot_control.bus.dds.client import BusClient
+
+    env = fleet_env(domain)
+    cmd = [sys.executable, "-m", "robot_control.cli", "launch", "composed:=true", "rate:=250",
+           "--duration", "3600"]
+    procs = [subprocess.Popen([*cmd[:4], f"namespace:=fleet{i}", *cmd[4:]], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+             for i in range(count)]
+    try:
+        deadline = time.monotonic() + timeout_s
+        for p in procs:  # each stack's launcher says when its loop closed
+            for line in p.stdout:
+                if "control loop running" in line or time.monotonic() > deadline:
+                    break
+        os.environ.update({k: env[k] for k in ("ROS_DOMAIN_ID", "ROS_AUTOMATIC_DISCOVERY_RANGE")})
+        start = time.monotonic()
+        with BusClient(discovery_s=1.0) as client:
+            want = 5 * count  # four nodes and their lifecycle manager per stack
+            while len(client.graph.nodes()) < want and time.monotonic() < deadline:
+                client.graph.update()
+                time.sleep(0.01)
+            found_s = time.monotonic() - start
+            client.graph.settle(min_s=2.0, quiet_s=1.0, max_s=10.0)
+            return {"count": count, "participants": len(client.graph.participants),
+                    "endpoints": len(client.graph.endpoints), "nodes": len(client.graph.nodes()),
+                    "discovered_s": found_s}
+    finally:
+        for p in procs:
+            p.send_signal(2)
+        for p in procs:
+            try:
+                p.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                p.kill()
+
+
 def verdict(run: dict[str, object]) -> dict[str, object]:
     """The worst stack's figures and whether every stack held the targets."""
     rate = float(run["rate"])
@@ -95,11 +140,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--duration", type=float, default=10.0, help="s of control per run")
     parser.add_argument("--layout", choices=("composed", "processes"), default="composed")
     parser.add_argument("--json", help="write every run's summaries here")
+    parser.add_argument("--census", action="store_true",
+                        help="instead: participants, endpoints and discovery time per stack count")
     parser.add_argument("extra", nargs="*", help="launch arguments for every stack (name:=value)")
     args = parser.parse_args(argv)
     counts = [int(c) for c in args.counts.split(",")]
     rates = [float(r) for r in args.rates.split(",")]
     domain = domains.claim("bench-fleet")  # one domain for the whole fleet, nobody else's
+    if args.census:
+        print(f"{'N':>3} {'participants':>12} {'endpoints':>9} {'nodes':>5} {'discovered s':>12}")
+        for count in counts:
+            c = census(count, domain)
+            print(f"{count:3d} {c['participants']:12d} {c['endpoints']:9d} {c['nodes']:5d} "
+                  f"{c['discovered_s']:12.2f}", flush=True)
+        return 0
     print(f"{'rate':>6} {'N':>3} {'min Hz':>8} {'max missed':>11} {'p99 µs':>8} "
           f"{'start s':>8} {'held':>5}  load start→end")
     runs, best = [], {}
