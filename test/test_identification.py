@@ -287,7 +287,7 @@ def test_identify_command_prints_estimates_and_writes_files_a_controller_loads(b
     assert "condition number" in out and "Butterworth" in out and "P9" in out
     assert "std" in out
     doc = yaml.safe_load(params.read_text())
-    adaptive = doc["/controller"]["ros__parameters"]["adaptive"]
+    adaptive = doc["/**/controller"]["ros__parameters"]["adaptive"]
     assert adaptive["parameter_basis"] == "huo_p"
     truth = true_parameters("ddarm", "huo_p")
     assert relative_errors(np.array(adaptive["initial_estimate"]), truth).max() < 0.05

@@ -46,7 +46,7 @@ def test_the_bundled_launch_file_declares_its_arguments_four_nodes_and_their_man
     assert [(a.name, a.default) for a in plan.arguments] == [
         ("robot", "ddarm"), ("controller", "computed_torque"), ("rate", "1000.0"),
         ("lockstep", "false"), ("scenario", ""), ("composed", "false"), ("rqt", "false"),
-        ("engine", ""), ("realtime_priority", "0"),
+        ("engine", ""), ("namespace", ""), ("realtime_priority", "0"),
         ("security", "$(env ROS_SECURITY_ENABLE false)"),
         ("keystore", "$(env ROS_SECURITY_KEYSTORE '')")]
     assert all(a.description for a in plan.arguments)
@@ -109,7 +109,8 @@ def test_composed_runs_the_five_nodes_in_one_container_process_with_the_same_par
         "node_names": ["dynamics_server", "plant", "controller", "trajectory_generator"],
         "start_after_loop_closed": ["trajectory_generator"]}
     # sim time for the nodes that follow /clock, named; the plant (its source) keeps wall time
-    assert container.ros_args == ["--enclave", "/robot_control/container",
+    # (each stack's own clock: /clock is read as the relative clock, /<namespace>/clock)
+    assert container.ros_args == ["--enclave", "/robot_control/container", "-r", "/clock:=clock",
                                   "-p", "controller:use_sim_time:=true",
                                   "-p", "trajectory_generator:use_sim_time:=true",
                                   "-p", "dynamics_server:use_sim_time:=true"]

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import yaml
 
+from robot_control.bus.ros_args import RosArgsError, check_namespace
 from robot_control.safe_yaml import YamlError, load_file, load_text
 
 PACKAGE = "robot_control"
@@ -130,6 +131,12 @@ class LaunchPlan:
     def members(self) -> list[tuple[str, str]]:
         """(executable, fully qualified name) of every node of the plan, composed ones too."""
         return [member for node in self.nodes for member in node.members()]
+
+    @property
+    def namespace(self) -> str:
+        """The namespace the plan's nodes share (``/`` if none, or if they do not share one)."""
+        spaces = {node.namespace or "/" for node in self.nodes}
+        return spaces.pop() if len(spaces) == 1 else "/"
 
 
 # --- substitutions -----------------------------------------------------------------------------
@@ -435,8 +442,11 @@ def _read_node(attrs: dict, values: dict[str, str], path: Path) -> NodeLaunch | 
     if "name" in attrs:
         node.name = sub(attrs["name"])
     if "namespace" in attrs:
-        ns = sub(attrs["namespace"]).strip()
-        node.namespace = None if ns in ("", "/") else "/" + ns.strip("/")
+        try:  # launch_ros makes it absolute; rcl refuses a name that breaks the naming rules
+            ns = check_namespace(sub(attrs["namespace"]))
+        except RosArgsError as exc:
+            raise LaunchError(f"{path}: node {attrs.get('name', attrs.get('exec'))}: {exc}") from None
+        node.namespace = None if ns == "/" else ns
     if "on_exit" in attrs:
         node.on_exit = sub(attrs["on_exit"])
         if node.on_exit != "shutdown":  # as launch: the only action its frontend takes here

@@ -24,14 +24,15 @@ import threading
 import time
 from collections.abc import Callable
 
+from robot_control.bus.ros_args import resolve_name
 from robot_control.nodes.common import ErrorStatistics
 
 __all__ = ["ErrorStatistics", "StackMonitor", "diagnostic_value", "json_safe"]
 
 PLANT_STATUS_SUFFIX = ": plant"
 ERROR_LEVEL = 2
-TOPIC_DIAGNOSTICS = "/diagnostics"
-TOPIC_CONTROLLER_STATE = "/controller/state"
+TOPIC_DIAGNOSTICS = "diagnostics"  # relative: the monitor resolves them in the stack's namespace
+TOPIC_CONTROLLER_STATE = "controller/state"
 
 
 def diagnostic_value(text: str) -> object:
@@ -158,7 +159,8 @@ class StackMonitor:
     """Collects the launch summary from the bus while the stack runs (threads, one per topic)."""
 
     def __init__(self, client_factory: Callable[[], object] | None = None,
-                 tracking_node: str | None = None, controller_node: str | None = None) -> None:
+                 tracking_node: str | None = None, controller_node: str | None = None,
+                 namespace: str = "/") -> None:
         if client_factory is None:
             from robot_control.bus.dds.client import BusClient
 
@@ -176,8 +178,11 @@ class StackMonitor:
         self.heartbeats: dict[str, tuple[float, int, str]] = {}
         #: node fqn -> its last status: level, message and key/values
         self.statuses: dict[str, dict[str, object]] = {}
-        watched = [(TOPIC_CONTROLLER_STATE, "sensor_msgs/msg/JointState", self._on_state),
-                   (TOPIC_DIAGNOSTICS, "diagnostic_msgs/msg/DiagnosticArray",
+        # the stack's topics in the namespace it was launched in (resolved as its nodes do)
+        watched = [(resolve_name(TOPIC_CONTROLLER_STATE, namespace, ""), "sensor_msgs/msg/JointState",
+                    self._on_state),
+                   (resolve_name(TOPIC_DIAGNOSTICS, namespace, ""),
+                    "diagnostic_msgs/msg/DiagnosticArray",
                     self._on_diagnostics)]
         if tracking_node is not None:
             watched.append((f"{tracking_node}/transition_event",

@@ -41,7 +41,13 @@ from robot_control.bus.lifecycle import (
     lifecycle_state,
 )
 from robot_control.bus.parameters import ParameterError, ParameterStore, load_params_file
-from robot_control.bus.ros_args import RosArgs, parse_ros_args, resolve_name
+from robot_control.bus.ros_args import (
+    RosArgs,
+    namespace_error,
+    node_name_error,
+    parse_ros_args,
+    resolve_name,
+)
 
 __all__ = ["Container", "Logger", "Node", "ParameterError", "QosSpec", "ServiceCallError"]
 
@@ -419,8 +425,13 @@ def restore_signals(saved: list) -> None:
 
 
 def node_identity(default_name: str, args: RosArgs) -> tuple[str, str]:
-    """(name, namespace) after ``__node:=`` / ``__ns:=``."""
-    return args.node_name or default_name, args.namespace or "/"
+    """(name, namespace) after ``__node:=`` / ``__ns:=``; ValueError naming the ROS naming rule
+    a name breaks, as rcl refuses it at node creation."""
+    name, namespace = args.node_name or default_name, args.namespace or "/"
+    problem = node_name_error(name) or namespace_error(namespace)
+    if problem is not None:
+        raise ValueError(f"invalid node name '{namespace.rstrip('/')}/{name}': {problem}")
+    return name, namespace
 
 
 def parameter_overrides(args: RosArgs, fqn: str) -> dict[str, object]:

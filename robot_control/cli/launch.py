@@ -206,7 +206,8 @@ def run_plan(plan: LaunchPlan, options: RunOptions, stream: IO[str] = sys.stdout
             monitor = StackMonitor(client_factory,
                                    tracking_node=members.get("trajectory_generator"),
                                    controller_node=next((members[exe] for exe in CONTROLLERS
-                                                         if exe in members), None))
+                                                         if exe in members), None),
+                                   namespace=plan.namespace)
         refuse_name_clashes(plan, names_on_domain(monitor, client_factory), domain)
         for node in plan.nodes:
             procs.append(NodeProcess(node, env, out))
@@ -225,7 +226,7 @@ def run_plan(plan: LaunchPlan, options: RunOptions, stream: IO[str] = sys.stdout
                        0.5 if hurry else options.sigterm_timeout_s, log)
         stop.restore()
     summary: dict[str, object] = {
-        "launch_file": str(plan.file), "arguments": dict(plan.values),
+        "launch_file": str(plan.file), "arguments": dict(plan.values), "namespace": plan.namespace,
         "robot": plan.values.get("robot"), "controller": plan.values.get("controller"),
         "requested_rate_hz": _number(plan.values.get("rate")),
         # the machine's load (1, 5, 15 min): wall-clock figures are worth what it leaves
@@ -301,7 +302,8 @@ def refuse_name_clashes(plan: LaunchPlan, names_on_domain: list[str], domain: in
     clash = sorted({fqn for _, fqn in plan.members()} & set(names_on_domain))
     if clash:
         raise LaunchError(f"ROS domain {domain} already has node(s) named {', '.join(clash)} "
-                          "(another stack?): refusing to start a second node with the same name; "
+                          f"(another stack in namespace {plan.namespace}?): refusing "
+                          "to start a second node with the same name; "
                           "stop the other one, or use another ROS_DOMAIN_ID or namespace")
 
 

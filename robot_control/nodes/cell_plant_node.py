@@ -123,13 +123,13 @@ class CellPlantNode(PlantNode):
         arms = self.cell.arm_names
         self.arm_joints = [arm.model.joint_names for arm in self.cell.arms]
         publisher = node.create_lifecycle_publisher
-        self.pub_arm_states = [publisher("sensor_msgs/msg/JointState", f"/{a}/joint_states")
+        self.pub_arm_states = [publisher("sensor_msgs/msg/JointState", f"{a}/joint_states")
                                for a in arms]
-        self.pub_arm_wrenches = [publisher("geometry_msgs/msg/WrenchStamped", f"/{a}/wrench")
+        self.pub_arm_wrenches = [publisher("geometry_msgs/msg/WrenchStamped", f"{a}/wrench")
                                  for a in arms]
-        self.pub_contact = publisher("geometry_msgs/msg/WrenchStamped", "/wrench")
-        self.pub_pose = publisher("geometry_msgs/msg/PoseStamped", "/object/pose")
-        self.pub_accel = publisher("geometry_msgs/msg/AccelStamped", "/object/accel")
+        self.pub_contact = publisher("geometry_msgs/msg/WrenchStamped", "wrench")
+        self.pub_pose = publisher("geometry_msgs/msg/PoseStamped", "object/pose")
+        self.pub_accel = publisher("geometry_msgs/msg/AccelStamped", "object/accel")
 
     def _new_plant(self) -> CellPlant:
         plant = CellPlant(self.cell, self.plant_cfg, self.dt)

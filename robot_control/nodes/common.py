@@ -65,6 +65,16 @@ def _declare_timing(node, default_rate: float) -> dict:
     }
 
 
+def declare_frame_prefix(node) -> str:
+    """Declare ``frame_prefix`` (prepended to the frame_ids the node stamps, and to its /tf frames,
+    as robot_state_publisher's parameter of that name) and return it; default: the node's
+    namespace as a prefix (``/arm1`` → ``arm1/``, the root namespace → none)."""
+    namespace = node.namespace.strip("/")
+    return node.declare_parameter(
+        "frame_prefix", f"{namespace}/" if namespace else "", "prepended to every frame_id "
+        "and /tf frame this node stamps (default: its namespace, 'arm1/')", read_only=True)
+
+
 #: the cell nodes' scenario unless told otherwise
 DEFAULT_CELL_SCENARIO = "huo_3_13_load_sharing"
 

@@ -122,9 +122,9 @@ class ControllerNode(LoopTimerHooks):
         self.loop = LoopDiscipline(node)
         self.m = Messages(node)
         self.pub_cmd = node.create_lifecycle_publisher("sensor_msgs/msg/JointState",
-                                                       "/joint_command")
+                                                       "joint_command")
         self.pub_state = node.create_lifecycle_publisher("sensor_msgs/msg/JointState",
-                                                         "/controller/state")
+                                                         "controller/state")
         self.monitor_rate = node.declare_parameter(
             "monitor_rate", 100.0, "real time: rate of /controller/state (for rqt, bags), Hz; "
             "0: none", floating_point_range=(0.0, 10000.0), read_only=True)
@@ -136,18 +136,18 @@ class ControllerNode(LoopTimerHooks):
             floating_point_range=(0.0, 10000.0), read_only=True)
         self.jtc_period_ns = period_ns(rate) if rate > 0 else 0
         self.next_jtc_ns = 0
-        node.create_subscription("sensor_msgs/msg/JointState", "/joint_states", self._on_state)
+        node.create_subscription("sensor_msgs/msg/JointState", "joint_states", self._on_state)
         if self.lockstep:  # the reference of each t_k, sampled by the trajectory generator
-            node.create_subscription("trajectory_msgs/msg/JointTrajectory", "/joint_reference",
+            node.create_subscription("trajectory_msgs/msg/JointTrajectory", "joint_reference",
                                      self._on_reference)
         else:  # the motion as quintic knots, sampled here at each state's stamp
             node.create_subscription("trajectory_msgs/msg/JointTrajectory", TRAJECTORY_TOPIC,
                                      self._on_trajectory, qos="transient_local")
-        node.create_subscription("geometry_msgs/msg/WrenchStamped", "/wrench", self._on_wrench)
-        node.create_subscription("geometry_msgs/msg/WrenchStamped", "/force_reference",
+        node.create_subscription("geometry_msgs/msg/WrenchStamped", "wrench", self._on_wrench)
+        node.create_subscription("geometry_msgs/msg/WrenchStamped", "force_reference",
                                  self._on_force_reference)
         if self.source == "server":
-            node.create_subscription("std_msgs/msg/Float64MultiArray", "/dynamics/terms",
+            node.create_subscription("std_msgs/msg/Float64MultiArray", "dynamics/terms",
                                      self._on_terms)
         self.force_reference = sc.force_reference if sc is not None else None
         self.laws.situation = lambda: (None if self.last_state is None else self.last_state.q,
@@ -260,7 +260,7 @@ class ControllerNode(LoopTimerHooks):
                 raise Rejected("a single point at time_from_start 0 would jump the reference")
             check_motion(motion, self.model)
         except ValueError as exc:  # Rejected, or knots that make no trajectory
-            self.drops.drop(TRAJECTORY_TOPIC, str(exc))
+            self.drops.drop("/" + TRAJECTORY_TOPIC, str(exc))  # the label of the empty namespace
             return
         self.schedule.add(start, motion)
 

@@ -56,6 +56,7 @@ from robot_control.nodes.common import (
     configure_failure,
     declare_common,
     declare_engine,
+    declare_frame_prefix,
     run_node,
     warm_up,
 )
@@ -132,13 +133,13 @@ class PlantNode:
                                    self.overspeed)
         self.drops = DropLog(self.log)
         self.gate = SenderGate(self.log, "/joint_command")
-        self.m = Messages(node)
+        self.m = Messages(node, declare_frame_prefix(node))
         self.pub_state = node.create_lifecycle_publisher("sensor_msgs/msg/JointState",
-                                                         "/joint_states")
+                                                         "joint_states")
         self.pub_wrench = self.pub_clock = None  # made when needed (an environment, lockstep)
-        self.tf = TfPublisher(node, self.model)
+        self.tf = TfPublisher(node, self.model, self.m.frame_prefix)
         if self.lockstep:
-            self.pub_clock = node.create_lifecycle_publisher("rosgraph_msgs/msg/Clock", "/clock")
+            self.pub_clock = node.create_lifecycle_publisher("rosgraph_msgs/msg/Clock", "clock")
             # start only when the state has listeners: a lost first sample would stall the loop
             readers, who = self.LOCKSTEP_READERS
             self.start_subscribers = node.declare_parameter(
@@ -151,7 +152,7 @@ class PlantNode:
             "not security: nodes/command_source.py)", read_only=True)
         self.source = CommandSource(node, source and resolve_node(source, node.namespace))
         sub = self.source.subscription = node.create_sender_subscription(
-            "sensor_msgs/msg/JointState", "/joint_command", self._on_command, qos=COMMAND_DEPTH)
+            "sensor_msgs/msg/JointState", "joint_command", self._on_command, qos=COMMAND_DEPTH)
         if hasattr(sub, "set_sender_filter"):  # DDS backend: drop a quarantined sender undecoded
             sub.set_sender_filter(self.gate.admit)
         self._reset_bookkeeping()
@@ -242,7 +243,7 @@ class PlantNode:
         step and its hold torque before the first tick."""
         if self.plant.environment is not None and self.pub_wrench is None:
             self.pub_wrench = self.node.create_lifecycle_publisher(
-                "geometry_msgs/msg/WrenchStamped", "/wrench")
+                "geometry_msgs/msg/WrenchStamped", "wrench")
         period = seconds(self.period_ns)
         zeros = np.zeros(self.model.nq)
         warm_up(self.log, f"plant_step.{self.model.name}",
