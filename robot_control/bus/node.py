@@ -41,7 +41,13 @@ from robot_control.bus.lifecycle import (
     lifecycle_state,
 )
 from robot_control.bus.parameters import ParameterError, ParameterStore, load_params_file
-from robot_control.bus.ros_args import RosArgs, parse_ros_args, resolve_name
+from robot_control.bus.ros_args import (
+    RosArgs,
+    namespace_error,
+    node_name_error,
+    parse_ros_args,
+    resolve_name,
+)
 
 __all__ = ["Container", "Logger", "Node", "ParameterError", "QosSpec", "ServiceCallError"]
 
@@ -180,6 +186,19 @@ class Node(ABC):
     def create_subscription(self, ros_type: str, topic: str, callback: Callable[[object], None],
                             qos: QosSpec = "default"):
         """Call callback(msg) in the executor thread for every message received."""
+
+    @abstractmethod
+    def create_sender_subscription(self, ros_type: str, topic: str,
+                                   callback: Callable[[object, bytes | None], None],
+                                   qos: QosSpec = "default"):
+        """Like create_subscription, but callback(msg, gid) also gets the GID of the publisher
+        that sent msg (its DDS writer GUID, as the graph announces it), or None where the bus
+        cannot tell (rclpy before MessageInfo had ``publisher_gid``)."""
+
+    @abstractmethod
+    def publishers_of(self, subscription) -> list[tuple[str | None, bytes]]:
+        """(fully qualified node name, GID) of every publisher matched with a subscription (the
+        node None where the graph names none yet), as ``ros2 topic info -v`` lists them."""
 
     def destroy_subscription(self, subscription) -> None:
         """End a subscription: no more callbacks, and its reader leaves the graph (so its
@@ -406,8 +425,13 @@ def restore_signals(saved: list) -> None:
 
 
 def node_identity(default_name: str, args: RosArgs) -> tuple[str, str]:
-    """(name, namespace) after ``__node:=`` / ``__ns:=``."""
-    return args.node_name or default_name, args.namespace or "/"
+    """(name, namespace) after ``__node:=`` / ``__ns:=``; ValueError naming the ROS naming rule
+    a name breaks, as rcl refuses it at node creation."""
+    name, namespace = args.node_name or default_name, args.namespace or "/"
+    problem = node_name_error(name) or namespace_error(namespace)
+    if problem is not None:
+        raise ValueError(f"invalid node name '{namespace.rstrip('/')}/{name}': {problem}")
+    return name, namespace
 
 
 def parameter_overrides(args: RosArgs, fqn: str) -> dict[str, object]:

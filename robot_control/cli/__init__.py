@@ -13,6 +13,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     # name: (module providing add_arguments(parser) and run(args) -> int, help)
     "demo": ("robot_control.cli.demo", "run the main demo"),
     "simulate": ("robot_control.cli.simulate", "run a scenario file offline and summarise it"),
+    "warmup": ("robot_control.cli.warmup",
+               "compile ahead the code the bundled scenarios run (a fresh install's first runs)"),
     "sweep": ("robot_control.cli.sweep",
               "run scenarios × parameter sets offline on every core and summarise each"),
     "launch": ("robot_control.cli.launch", "run a launch file of this package without ROS 2"),
@@ -28,6 +30,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
                  "estimate a robot's dynamic parameters from a recorded run (rosbag2)"),
     "bag": ("robot_control.cli.recording",
             "record, play and inspect rosbag2 (MCAP) recordings (like ros2 bag)"),
+    "security": ("robot_control.cli.security",
+                 "make an SROS2 keystore with the package's policy; check enclaves"),
+    "gains": ("robot_control.cli.gains",
+              "print the per-joint gains derived for a robot (or those its stack runs)"),
+    "model": ("robot_control.cli.model", "export a robot model as URDF or MJCF (MuJoCo)"),
     "plot": ("robot_control.cli.recording",
              "plot a recorded or simulated run: q vs q_d, error, torques, contact force"),
 }

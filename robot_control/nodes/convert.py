@@ -20,7 +20,7 @@ __all__ = ["NS", "TRAJECTORY_TOPIC", "Messages", "period_ns", "read_accel", "rea
 
 #: the motion as quintic knots, trajectory generator → controller (joint_trajectory_controller's
 #: ``~/joint_trajectory`` of a controller named ``controller``)
-TRAJECTORY_TOPIC = "/controller/joint_trajectory"
+TRAJECTORY_TOPIC = "controller/joint_trajectory"
 #: /dynamics/terms: labelled blocks of one Float64MultiArray, in this order
 TERMS_LAYOUT = ("stamp", "mass_matrix", "coriolis_torque", "gravity_torque", "coriolis_matrix")
 
@@ -33,8 +33,11 @@ def stamp_ns(stamp) -> int:
 class Messages:
     """Constructors and readers for the message types the nodes exchange."""
 
-    def __init__(self, node) -> None:
+    def __init__(self, node, frame_prefix: str = "") -> None:
         m = node.msg
+        #: prepended to every frame_id stamped (robot_state_publisher's frame_prefix, REP 105
+        #: frames of several robots on one /tf: ``arm1/world``); joint states carry no frame
+        self.frame_prefix = frame_prefix
         self.Time = m("builtin_interfaces/msg/Time")
         self.Header = m("std_msgs/msg/Header")
         self.JointState = m("sensor_msgs/msg/JointState")
@@ -65,7 +68,8 @@ class Messages:
         return self.Time(sec=int(ns // NS), nanosec=int(ns % NS))
 
     def header(self, ns: int, frame_id: str = ""):
-        return self.Header(stamp=self.time(ns), frame_id=frame_id)
+        return self.Header(stamp=self.time(ns), frame_id=self.frame_prefix + frame_id if frame_id
+                           else "")
 
     def joint_state(self, ns: int, names: Sequence[str], q=None, qd=None, tau=None):
         return self.JointState(header=self.header(ns), name=list(names), position=_list(q),

@@ -5,7 +5,8 @@ frame for the first), from forward kinematics of the package's model (dynamics/k
 T_parent⁻¹ T_child of the world placements), at ``tf_rate``. Frames fixed to a body — links a
 URDF attaches by fixed joints, tools — go once on /tf_static (transient local, as tf2_ros'
 StaticTransformBroadcaster), so late subscribers get them. Frame ids are the model's link names
-(URDF link names; a D-H robot's ``link1…linkN`` on its ``base_name``).
+(URDF link names; a D-H robot's ``link1…linkN`` on its ``base_name``), each behind the node's
+``frame_prefix`` (``arm1/base_link`` in namespace /arm1, as robot_state_publisher's frame_prefix).
 """
 
 from __future__ import annotations
@@ -40,9 +41,10 @@ def quaternion_xyzw(R: np.ndarray) -> tuple[float, float, float, float]:
 class TfPublisher:
     """Publishes the model's frames; call :meth:`publish_if_due` with each measured state."""
 
-    def __init__(self, node, model) -> None:
+    def __init__(self, node, model, frame_prefix: str = "") -> None:
         self.node = node
         self.model = model
+        self.prefix = frame_prefix
         rate = node.declare_parameter(
             "tf_rate", 100.0, "rate of /tf (the links' frames from the measured positions), "
             "Hz; 0: none", floating_point_range=(0.0, 10000.0), read_only=True)
@@ -83,8 +85,8 @@ class TfPublisher:
     def _transform(self, stamp_ns: int, parent: str, child: str, X: np.ndarray):
         msg = self.Stamped()
         msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(int(stamp_ns), NS)
-        msg.header.frame_id = parent
-        msg.child_frame_id = child
+        msg.header.frame_id = self.prefix + parent
+        msg.child_frame_id = self.prefix + child
         t = msg.transform.translation
         t.x, t.y, t.z = (float(v) for v in X[:3, 3])
         r = msg.transform.rotation

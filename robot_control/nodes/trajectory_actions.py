@@ -24,7 +24,7 @@ from robot_control.trajectory.jtc_goal import GoalRules
 from robot_control.trajectory.tolerances import Tolerances
 
 ACTION = "control_msgs/action/FollowJointTrajectory"
-TOPIC_ALIAS = "/trajectory_generator/goal"
+TOPIC_ALIAS = "~/goal"  # /trajectory_generator/goal, in the node's namespace
 
 
 def declare_jtc_parameters(node, model) -> float:
@@ -152,7 +152,7 @@ class TrajectoryActions(ActionHandler):
     def _watch_states(self) -> None:
         if self.states is None:
             self.states = self.node.create_subscription("sensor_msgs/msg/JointState",
-                                                        "/joint_states", self._on_state)
+                                                        "joint_states", self._on_state)
 
     def _on_state(self, msg) -> None:
         try:

@@ -93,13 +93,13 @@ class TrajectoryNode(LoopTimerHooks):
             "sent as knots this far apart, s", floating_point_range=(1e-4, 1.0), read_only=True)
         self.m = Messages(node)
         self.pub = node.create_lifecycle_publisher("trajectory_msgs/msg/JointTrajectory",
-                                                   "/joint_reference")
+                                                   "joint_reference")
         self.pub_motion = node.create_lifecycle_publisher(
             "trajectory_msgs/msg/JointTrajectory", TRAJECTORY_TOPIC, qos="transient_local")
         self.state_sub = None  # /joint_states, while a state is awaited (lockstep: always)
         if self.lockstep:
             self.state_sub = node.create_subscription("sensor_msgs/msg/JointState",
-                                                      "/joint_states", self._on_state)
+                                                      "joint_states", self._on_state)
         self.trajectory = None  # the motion, on its own clock (seconds since start_ns)
         self.knots = None  # its knots, as sent
         self.start_ns = 0  # when the motion (its current cycle) started
@@ -145,7 +145,7 @@ class TrajectoryNode(LoopTimerHooks):
             self._start(self.scenario.trajectory, 0 if self.lockstep else self._now_ns())
         elif self.state_sub is None:
             self.state_sub = self.node.create_subscription(
-                "sensor_msgs/msg/JointState", "/joint_states", self._on_state)
+                "sensor_msgs/msg/JointState", "joint_states", self._on_state)
         if not self.lockstep:
             self.timer = self.node.create_timer(self._monitor_period(), self._monitor)
         self.actions.activate()

@@ -34,7 +34,8 @@ PRIMITIVES = frozenset({"bool", "byte", "char", "float32", "float64", "int8", "u
 PLACEHOLDER = "structure_needs_at_least_one_member"
 _NAME = re.compile(r"[a-z][a-z0-9_]*$")
 _CONSTANT = re.compile(r"[A-Z][A-Z0-9_]*$")
-_TYPE = re.compile(r"(?P<base>[A-Za-z][\w/]*)(<=(?P<strcap>\d+))?(\[(?P<bound><=)?(?P<size>\d*)\])?$")
+_TYPE = re.compile(
+    r"(?P<base>[A-Za-z][\w/]*)(<=(?P<strcap>\d+))?(?P<array>\[(?P<bound><=)?(?P<size>\d*)\])?$")
 
 
 class DefinitionError(ValueError):
@@ -251,7 +252,7 @@ def _field_type(text: str, package: str, where: str) -> FieldType:
             raise DefinitionError(f"{where}: bad type name {base!r}")
     if match["strcap"] and base not in ("string", "wstring"):
         raise DefinitionError(f"{where}: only strings take an upper bound, not {text!r}")
-    array = "" if match.group(4) is None else ("bounded" if match["bound"] else
+    array = "" if match["array"] is None else ("bounded" if match["bound"] else
                                                "fixed" if size else "unbounded")
     if array in ("bounded", "fixed") and not size:
         raise DefinitionError(f"{where}: array bound missing in {text!r}")
