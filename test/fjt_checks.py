@@ -284,3 +284,23 @@ def check_a_flood_of_goals_each_preempts_the_last(arm, env):
     results = [arm.result(g) for g in goals]
     assert [r.result.error_string for r in results[:-1]] == ["preempted by a newer goal"] * 99
     assert results[-1].status == GoalStatus.STATUS_SUCCEEDED, results[-1]
+
+
+PUMA_NAMES = [f"joint{i}" for i in range(1, 7)]
+
+
+def puma_three_waypoints(arm: Arm) -> None:
+    """The PUMA 560's 3-waypoint goal ends SUCCESSFUL within 0.01 rad of its end."""
+    target = [0.3, 0.6, -0.1, 0.4, 0.5, -0.3]
+    waypoints = [point(1.0, [0.1, 0.2, 0.1, 0.2, 0.3, -0.1]),
+                 point(2.0, [0.2, 0.4, 0.0, 0.3, 0.4, -0.2]), point(3.0, target)]
+    feedback = []
+    handle = arm.send(goal_of(waypoints, names=PUMA_NAMES, goal_tolerance=tolerance(0.01, PUMA_NAMES)),
+                      feedback)
+    assert handle.accepted
+    result = arm.result(handle)
+    assert result.status == GoalStatus.STATUS_SUCCEEDED, result
+    time.sleep(0.1)
+    print(f"final error {np.abs(arm.position() - target).max():.2e} rad; feedback "
+          f"{len(feedback)} messages")
+    assert np.abs(arm.position() - target).max() < 0.01
