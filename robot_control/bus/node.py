@@ -55,6 +55,23 @@ Validator = Callable[[dict[str, object]], str | None]
 Listener = Callable[[dict[str, object], dict[str, object]], None]
 
 
+class ActionHandler(ABC):
+    """What a node's action server asks the node's code (all in the spinning thread)."""
+
+    @abstractmethod
+    def accept(self, goal) -> str | None:
+        """None to accept a goal request, else the reason to reject it (logged)."""
+
+    @abstractmethod
+    def accepted(self, goal_id: bytes, goal) -> None:
+        """An accepted goal (``goal_id``: its UUID's 16 bytes) starts; the node ends it later
+        with the server's ``finish`` (it may do so at once)."""
+
+    @abstractmethod
+    def cancel(self, goal_id: bytes) -> bool:
+        """A client asks to cancel a goal: True if it is canceling (end it with ``finish``)."""
+
+
 class ServiceCallError(RuntimeError):
     """A service call without an answer (no server, or no response in time)."""
 
@@ -175,6 +192,13 @@ class Node(ABC):
         ``request(**fields)`` builds a request, ``wait_for_service(timeout_s)`` says whether a
         server is there, ``call(request, timeout_s)`` returns the response or raises
         ServiceCallError. ``call`` blocks: use it from a thread other than the one spinning."""
+
+    def create_action_server(self, action_type: str, name: str, handler: ActionHandler):
+        """A server of an action (``"control_msgs/action/FollowJointTrajectory"``, name resolved
+        like a topic) driven by ``handler``. The server has the action's ``Feedback`` and
+        ``Result`` classes, ``publish_feedback(goal_id, feedback)`` and ``finish(goal_id,
+        status, result)`` with status ``succeeded``, ``aborted`` or ``canceled``."""
+        raise NotImplementedError(f"the {self.backend} bus has no action server")
 
     @abstractmethod
     def create_timer(self, period_s: float, callback: Callable[[], None]):

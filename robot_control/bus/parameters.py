@@ -11,7 +11,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-import yaml
+from robot_control.safe_yaml import load_file
 
 # rcl_interfaces/msg/ParameterType constants
 NOT_SET, BOOL, INTEGER, DOUBLE, STRING = 0, 1, 2, 3, 4
@@ -174,8 +174,7 @@ class ParameterStore:
 
 def load_params_file(path: str, node_fqn: str) -> dict[str, object]:
     """``ros__parameters`` for a node from a params file (exact name, ``/**`` and glob patterns)."""
-    with open(path) as fh:
-        doc = yaml.safe_load(fh) or {}
+    doc = load_file(path, ParameterError) or {}
     if not isinstance(doc, dict):
         raise ParameterError(f"{path}: expected a mapping of node names to ros__parameters")
     out: dict[str, object] = {}

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import yaml
+from robot_control.safe_yaml import load_text
 
 
 class RosArgsError(ValueError):
@@ -32,10 +32,7 @@ class RosArgs:
 
 def parse_value(text: str) -> object:
     """A ``-p`` value as rcl reads it: YAML (so ``1`` is an int, ``[1.0, 2]`` a list, ``true`` a bool)."""
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise RosArgsError(f"cannot parse parameter value '{text}': {exc}") from exc
+    return load_text(text, f"cannot parse parameter value '{text}'", RosArgsError)
 
 
 def _split_assign(text: str, flag: str) -> tuple[str, str]:

@@ -69,9 +69,14 @@ def run(args: argparse.Namespace) -> int:
         else:
             report.plot_result(result, args.plot, scenario.robot.effort_limit)
     if args.record:
+        from robot_control.recording.bag import BagError
         from robot_control.recording.offline import write_run
 
-        counts = write_run(result, scenario, args.record)
+        try:
+            counts = write_run(result, scenario, args.record)
+        except BagError as exc:  # a full disk: the bag is closed with what was written
+            print(f"robot-control simulate: {exc}", file=sys.stderr)
+            return 1
         print(f"recorded {args.record}: " + ", ".join(f"{t} {n}" for t, n in counts.items()),
               file=sys.stderr)
     return 0

@@ -40,6 +40,7 @@ class Messages:
         self.JointState = m("sensor_msgs/msg/JointState")
         self.JointTrajectory = m("trajectory_msgs/msg/JointTrajectory")
         self.JointTrajectoryPoint = m("trajectory_msgs/msg/JointTrajectoryPoint")
+        self.ControllerState = m("control_msgs/msg/JointTrajectoryControllerState")
         self.Duration = m("builtin_interfaces/msg/Duration")
         self.Float64MultiArray = m("std_msgs/msg/Float64MultiArray")
         self.MultiArrayLayout = m("std_msgs/msg/MultiArrayLayout")
@@ -76,6 +77,17 @@ class Messages:
                                           time_from_start=self.Duration(sec=0, nanosec=0))
         return self.JointTrajectory(header=self.header(ns), joint_names=list(names),
                                     points=[point])
+
+    def controller_state(self, ns: int, names: Sequence[str], ref, q, qd, tau):
+        """control_msgs/JointTrajectoryControllerState as joint_trajectory_controller fills it:
+        reference (q_d, q̇_d, q̈_d), feedback (q, q̇), error (q_d − q, q̇_d − q̇), output (τ)."""
+        def point(**fields):
+            return self.JointTrajectoryPoint(**{k: _list(v) for k, v in fields.items()})
+        return self.ControllerState(
+            header=self.header(ns), joint_names=list(names),
+            reference=point(positions=ref.q, velocities=ref.qd, accelerations=ref.qdd),
+            feedback=point(positions=q, velocities=qd), output=point(effort=tau),
+            error=point(positions=ref.q - q, velocities=ref.qd - qd), speed_scaling_factor=1.0)
 
     def joint_trajectory(self, start_ns: int, names: Sequence[str], knots):
         """A motion as its quintic knots (trajectory/schedule.py): header stamp = its start,

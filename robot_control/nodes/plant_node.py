@@ -7,8 +7,7 @@ publishes its state, stamped with the deadline; a valid command applies when it 
 drive applies a setpoint (from the next physics step of the period on; the steps before it ran
 under the torque held until then), and is held until the next one (zero-order hold). Its
 deadlines are absolute (k periods after activation, slept until just before and then spun: the
-bus timer),
-garbage collection is kept out of the tick and the optional ``realtime_priority``,
+bus timer), garbage collection is kept out of the tick and the optional ``realtime_priority``,
 ``cpu_affinity`` and ``lock_memory`` apply while it runs (nodes/realtime.py). A deadline is
 missed when the command answering the previous state had not arrived by it, or when the tick
 came so late that it had to integrate several periods at once (``missed_deadlines`` of the
@@ -18,7 +17,7 @@ t_{k+1}. When commands stop for ``command_timeout`` (a controller deactivated or
 holds (gravity compensation plus damping) or applies zero torque, blending from the last applied
 torque over ``safe_blend_time`` so the switch is bumpless, and says so on /diagnostics and in the
 log; it resumes when commands return. ``commands_applied`` counts the periods in which a command,
-not the safe behaviour, was applied.
+not the safe behaviour, was applied. The links' frames go on /tf (nodes/tf_publisher.py).
 
 It behaves as a drive, not a punching bag:
 
@@ -50,6 +49,7 @@ import numpy as np
 from robot_control import dynamics as dyn
 from robot_control.bus import ParameterError
 from robot_control.bus.lifecycle import CallbackReturn
+from robot_control.control.tuning import default_initial_pose
 from robot_control.nodes.common import (
     LatencyStats,
     configure_failure,
@@ -61,6 +61,7 @@ from robot_control.nodes.common import (
 from robot_control.nodes.convert import Messages, period_ns, seconds, stamp_ns
 from robot_control.nodes.health import OK, WARN, NodeHealth
 from robot_control.nodes.realtime import LoopDiscipline
+from robot_control.nodes.tf_publisher import TfPublisher
 from robot_control.nodes.validation import (
     DropLog,
     JointVectors,
@@ -125,8 +126,8 @@ class PlantNode:
         self.m = Messages(node)
         self.pub_state = node.create_lifecycle_publisher("sensor_msgs/msg/JointState",
                                                          "/joint_states")
-        self.pub_wrench = None  # made at the first configuration of a plant with an environment
-        self.pub_clock = None
+        self.pub_wrench = self.pub_clock = None  # made when needed (an environment, lockstep)
+        self.tf = TfPublisher(node, self.model)
         if self.lockstep:
             self.pub_clock = node.create_lifecycle_publisher("rosgraph_msgs/msg/Clock", "/clock")
             # start only when the state has listeners: a lost first sample would stall the loop
@@ -194,7 +195,7 @@ class PlantNode:
         default_dt = sc.physics_dt if sc is not None else min(5e-4, seconds(self.period_ns))
         self.dt = node.declare_parameter("physics_dt", default_dt, "integration step, s",
                                          floating_point_range=(1e-6, 0.1), read_only=True)
-        q0 = sc.q0.tolist() if sc is not None else [0.0] * self.model.nq
+        q0 = sc.q0.tolist() if sc is not None else default_initial_pose(self.model).tolist()
         q0 = node.declare_parameter("initial_q", q0, "initial joint positions", read_only=True)
         if len(q0) != self.model.nq:
             raise ParameterError(f"initial_q has {len(q0)} values, robot has {self.model.nq}")
@@ -218,7 +219,8 @@ class PlantNode:
         return self.plant.step(tau, steps * self.dt)
 
     def _publish_extras(self, stamp: int, q: np.ndarray, qd: np.ndarray) -> None:
-        """What is published with each state besides /joint_states: the contact wrench."""
+        """What is published with each state besides /joint_states: the contact wrench, /tf."""
+        self.tf.publish_if_due(stamp, q)
         if self.pub_wrench is not None:
             self.pub_wrench.publish(self.m.wrench(stamp, self.plant.wrench, "world"))
 
