@@ -13,6 +13,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     # name: (module providing add_arguments(parser) and run(args) -> int, help)
     "demo": ("robot_control.cli.demo", "run the main demo"),
     "simulate": ("robot_control.cli.simulate", "run a scenario file offline and summarise it"),
+    "warmup": ("robot_control.cli.warmup",
+               "compile ahead the code the bundled scenarios run (a fresh install's first runs)"),
     "sweep": ("robot_control.cli.sweep",
               "run scenarios × parameter sets offline on every core and summarise each"),
     "launch": ("robot_control.cli.launch", "run a launch file of this package without ROS 2"),

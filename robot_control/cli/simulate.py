@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import sys
+import time
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -46,9 +47,10 @@ def run(args: argparse.Namespace) -> int:
         if cell:
             scenario, result = None, run_cell(args.scenario, progress=progress)
         else:
+            started = time.perf_counter()  # realtime_factor includes loading the model
             scenario = load_scenario(args.scenario)
             scenario.plant = with_engine(scenario.plant, args.engine)
-            result = simulate(scenario, progress=progress)
+            result = simulate(scenario, progress=progress, started=started)
     except (ScenarioError, ValueError, KeyError) as exc:
         print(f"robot-control simulate: {exc}", file=sys.stderr)
         return 2

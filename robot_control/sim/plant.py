@@ -79,7 +79,7 @@ class Plant(PlantBase):
 
     @property
     def compiled(self) -> bool:  # type: ignore[override]
-        """Free space: ``step`` runs the whole hold in one compiled call (plant_kernels.hold)."""
+        """Free space: ``step`` runs the whole hold in one compiled call (plant_kernels.hold_*)."""
         return self.environment is None
 
     # ------------------------------------------------------------------ state
