@@ -68,6 +68,8 @@ class MujocoPlant(PlantBase):
         MC.map_environment(mujoco, m, self.data, self.environment, self.dt)
         self._sphere = m.geom(MC.SPHERE).id if self.environment is not None else -1
         self._disturbed = cfg.disturbance_amplitude is not None
+        d = self.data  # views into MjData, fetched once (each attribute access builds one)
+        self._qpos, self._qvel, self._qacc, self._force = d.qpos, d.qvel, d.qacc, d.qfrc_applied
         self.reset(np.zeros(self.n))
 
     def reset(self, q, qd=None, t: float = 0.0) -> None:
@@ -89,12 +91,12 @@ class MujocoPlant(PlantBase):
         mujoco, m, d = self._mujoco, self.mj, self.data
         if self._disturbed:
             for _ in range(steps):
-                d.qfrc_applied[:] = tau + self.disturbance(d.time)
+                self._force[:] = tau + self.disturbance(d.time)
                 mujoco.mj_step(m, d)
         else:
-            d.qfrc_applied[:] = tau
+            self._force[:] = tau
             mujoco.mj_step(m, d, steps)
-        self.q, self.qd, self.qdd = d.qpos.copy(), d.qvel.copy(), d.qacc.copy()
+        self.q, self.qd, self.qdd = self._qpos.copy(), self._qvel.copy(), self._qacc.copy()
         self.t = d.time
         self.applied = tau
         self._check_finite()
