@@ -254,12 +254,12 @@ def test_the_plant_obeys_its_controllers_publisher_only_and_reports_others_once(
     try:
         spin(nodes, 3.0)
         assert controller.sent > 50 and intruder.sent > 50
-        assert not plant.health.faulted, plant.health.fault_reason
-        assert plant.guard.limited == 0  # no 5 N·m command ever reached the limiter
-        # every intruder command refused (once quarantined, undecoded), the controller's applied
-        assert plant.foreign + plant.gate.ignored >= intruder.sent - 5 and plant.commanded > 50
         refusals = [line for line in rosout if line.startswith("refusing /joint_command")]
         assert len(refusals) == 1 and "from /intruder" in refusals[0], refusals  # once
+        # every intruder command refused (once quarantined, undecoded), the controller's applied
+        assert plant.foreign + plant.gate.ignored >= intruder.sent - 5 and plant.commanded > 50
+        assert not plant.health.faulted, plant.health.fault_reason
+        assert plant.guard.limited == 0  # no 5 N·m command ever reached the limiter
         status = plant._status()
         assert status[0] == WARN and "foreign" in status[1]
         assert "/intruder" in status[2]["foreign_publishers"]
