@@ -85,8 +85,7 @@ def test_vs3_thick_boundary_layer_leaves_a_tracking_error(ddarm, bounds):
 class _PrintedSign(Robust):
     """Ex 3-6 as printed: Δv = −ρ[P₂, P₃]x/‖·‖ (B's minus sign dropped)."""
 
-    def robust_term(self, x, rho):
-        return -super().robust_term(x, rho)
+    DELTA_V_SIGN = -1.0
 
 
 def _robust_run(model, bounds, cls, duration):

@@ -82,7 +82,8 @@ def run_to_end(stack: Stack, timeout_s: float = 180.0) -> tuple[int, dict, str]:
     code = stack.finish(timeout_s=timeout_s)
     output = "\n".join(stack.lines)
     start = stack.lines.index("{")
-    return code, strict_json("\n".join(stack.lines[start:])), output
+    end = len(stack.lines) - stack.lines[::-1].index("}")  # the verdict line follows
+    return code, strict_json("\n".join(stack.lines[start:end])), output
 
 
 # --- case 1 (and the stamp check of case 2) ------------------------------------------------------

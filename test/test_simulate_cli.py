@@ -99,3 +99,29 @@ def test_unreadable_scenario_exits_nonzero_without_a_traceback(tmp_path, text, n
     assert proc.returncode != 0
     assert "Traceback" not in proc.stderr
     assert proc.stderr.startswith("robot-control simulate: ") and named in proc.stderr
+
+
+def test_warmup_runs_the_named_scenarios_and_reports_each():
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    done = subprocess.run([sys.executable, "-m", "robot_control.cli", "warmup", "huo_3_1_pd",
+                           "no_such_scenario"], capture_output=True, text=True, timeout=300,
+                          cwd=REPO, env=env)
+    assert done.returncode == 1, done.stderr  # the unknown one fails, the other still runs
+    assert "[1/2] huo_3_1_pd: " in done.stderr and "s\n" in done.stderr
+    assert "[2/2] no_such_scenario: failed" in done.stderr
+
+
+def test_a_slow_compile_says_so_and_a_quick_one_does_not():
+    import io
+    import time
+
+    from robot_control.dynamics.compile_cache import notice_if_slow
+
+    slow, quick = io.StringIO(), io.StringIO()
+    with notice_if_slow("the offline loop of pd", delay_s=0.05, stream=slow):
+        time.sleep(0.5)
+    with notice_if_slow("the offline loop of pd", delay_s=5.0, stream=quick):
+        pass
+    assert "compiling the offline loop of pd" in slow.getvalue()
+    assert quick.getvalue() == ""

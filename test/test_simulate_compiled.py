@@ -35,6 +35,31 @@ LAWS = [
     ("computed_torque", {"kp": [50, 50, 50], "kd": [10, 10, 10]}),
     ("passivity", {"lambda": [4, 4, 5], "kd": [100, 20, 10]}),
 ]
+# Huo Ex 3-4 … 3-6 in the P1…P9 basis (config/scenarios/huo_3_*): every scheme, sgn and layers
+HUO_P = {"parameter_basis": "huo_p"}
+P_HAT = [12, 0.4, -1.2, 0.7, 2.8, -0.3, -0.01, 0.35, 0.35]
+BOUND = [2, 0.2, 0.4, 0.4, 0.5, 0.1, 0.01, 0.1, 0.1]
+STATEFUL_LAWS = [
+    ("adaptive", {"lambda": [4, 4, 5], "kd": [100, 20, 10], **HUO_P,
+                  "initial_estimate": [8, 1, -1, 0.5, 5, 0, 0, 1, 1],
+                  "adaptation_gain": [10, 0.2, 0.4, 0.4, 4, 0.1, 0.01, 0.2, 1]}),
+    ("adaptive_craig", {"kp": [50, 50, 50], "kd": [10, 10, 10], **HUO_P,
+                        "adaptation_gain": [0.5] * 9}),
+    ("adaptive_craig", {"kp": [50, 50, 50], "kd": [10, 10, 10], **HUO_P, "initial_estimate": P_HAT,
+                        "acceleration_cutoff_hz": 0.0}),
+    ("sliding_mode", {"scheme": "vs1", "lambda": [4, 4, 5], **HUO_P, "estimate": P_HAT,
+                      "uncertainty_bound": BOUND, "boundary_layer": [0.05] * 3}),
+    ("sliding_mode", {"scheme": "vs2", "lambda": [4, 4, 5], **HUO_P, "estimate": P_HAT,
+                      "uncertainty_bound": BOUND}),
+    ("sliding_mode", {"scheme": "vs2", "lambda": [4, 4, 5], **HUO_P, "estimate": P_HAT,
+                      "uncertainty_bound": BOUND, "boundary_layer": [0.05] * 3}),
+    ("sliding_mode", {"scheme": "vs3", "lambda": [4, 4, 5], **HUO_P, "boundary_layer": [0.5] * 3,
+                      "parameter_bound": [14, 0.6, 1.6, 1.1, 3.3, 0.4, 0.02, 0.45, 0.45]}),
+    ("robust", {"kp": [400, 80, 50], "kd": [100, 20, 10], "alpha": 0.2,
+                "inverse_inertia_bound": 2.7, "qdd_max": 3.3, **HUO_P,
+                "uncertainty_bound": BOUND}),
+    ("robust", {"kp": [400, 80, 50], "kd": [100, 20, 10], "phi_bound": 5.0}),
+]
 
 
 def assert_same_run(a, b) -> None:
@@ -46,7 +71,7 @@ def assert_same_run(a, b) -> None:
             == {k: v for k, v in b.summary.items() if k not in strip})
 
 
-@pytest.mark.parametrize("law,params", LAWS)
+@pytest.mark.parametrize("law,params", LAWS + STATEFUL_LAWS)
 @pytest.mark.parametrize("plant", [{}, PERTURBED_PLANT, {"actuator_inertia": 0.05,
                                                          "integrator": "huo_2_107"},
                                    {"integrator": "semi_implicit_euler",
@@ -59,9 +84,9 @@ def test_compiled_run_equals_the_python_loop_bit_for_bit(law, params, plant):
     assert_same_run(compiled, stepwise)
 
 
-@pytest.mark.parametrize("law,params", LAWS)
-def test_compiled_law_torque_equals_update(law, params):
-    from robot_control.control.compiled import law_torque
+@pytest.mark.parametrize("law,params", LAWS + STATEFUL_LAWS)
+def test_compiled_law_update_equals_update(law, params):
+    from robot_control.control.compiled import law_update
 
     sc = load_scenario(doc(law, params))
     python_law, spec_law = make_controller(sc), make_controller(sc)
@@ -71,13 +96,36 @@ def test_compiled_law_torque_equals_update(law, params):
     for k in range(20):
         q, qd, qr, qdr, qddr = (rng.uniform(-1, 1, 3) for _ in range(5))
         expected = python_law.update(0.001 * k, State(0.001 * k, q, qd), Reference(qr, qdr, qddr))
-        law_torque(spec.kind, spec.data, spec.gains, spec.errors, q, qd, qr, qdr, qddr, tau)
+        assert law_update(spec.kind, spec.arrays, 0.001 * k, q, qd, qr, qdr, qddr, tau)
         assert np.array_equal(tau, expected)
+    spec_law.finish_compiled(spec, 0.019, 0.018)
+    assert spec_law.diagnostics() == python_law.diagnostics()
+
+
+def test_a_non_finite_estimate_recovers_alike_in_both_forms():
+    """p̂ overflowed (test_reliability_laws): both forms reset it to p̂(0), count it and say when."""
+    from robot_control.control.compiled import law_update
+
+    sc = load_scenario(doc(*STATEFUL_LAWS[0]))
+    python_law, spec_law = make_controller(sc), make_controller(sc)
+    spec = spec_law.compiled()
+    q, tau = np.array([-0.1, 1.5, 1.0]), np.empty(3)
+    for k in range(5):
+        if k == 3:
+            python_law.p_hat[2] = spec_law.p_hat[2] = np.inf
+        expected = python_law.update(0.001 * k, State(0.001 * k, q, np.zeros(3)),
+                                     Reference(q + 0.1))
+        assert law_update(spec.kind, spec.arrays, 0.001 * k, q, np.zeros(3), q + 0.1,
+                          np.zeros(3), np.zeros(3), tau)
+        assert np.array_equal(tau, expected)
+    spec_law.finish_compiled(spec, 0.004, 0.003)
+    assert python_law.recoveries == spec_law.recoveries == 1
+    assert spec_law.last_recovery == python_law.last_recovery
+    assert np.array_equal(spec_law.estimate, python_law.estimate)
 
 
 def test_laws_without_a_compiled_form_run_in_python_with_the_same_results():
-    sc = doc("sliding_mode", {"scheme": "vs2", "lambda": [5, 5, 5], "boundary_layer": [0.05] * 3},
-             PERTURBED_PLANT)
+    sc = doc("resolved_acceleration", {}, PERTURBED_PLANT)
     assert make_controller(load_scenario(copy.deepcopy(sc))).compiled() is None
     assert_same_run(run(load_scenario(copy.deepcopy(sc))),
                     run(load_scenario(copy.deepcopy(sc)), compiled=False))

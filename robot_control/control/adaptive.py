@@ -4,18 +4,22 @@ The estimate p̂ lives in a parameter basis (``parameter_basis``: ``base``, ``st
 set bundled with the robot, e.g. the DDArm's ``huo_p`` = P1…P9). ``adaptation_gain`` is the
 diagonal of Huo's Γ⁻¹; a zero entry freezes that parameter at its initial value (Huo's split
 Y = [Y₁, Y₂] into known and adapted parameters). The update law is integrated by explicit Euler
-over the control period: p̂(t_k) = p̂(t_{k−1}) + (t_k − t_{k−1}) p̂̇(t_{k−1}).
+over the control period: p̂(t_k) = p̂(t_{k−1}) + (t_k − t_{k−1}) p̂̇(t_{k−1}). The arithmetic is
+compiled (control.kernels_adaptive); the offline loop runs the same kernels many periods a call.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
+from robot_control.control import compiled as C
+from robot_control.control import kernels_adaptive as KA
 from robot_control.control.base import Config, Controller, Reference, State
 from robot_control.control.basis import BasisRegressor
 from robot_control.control.errors import TrackingErrors
+from robot_control.control.law_kernels import G_KD, G_KP, G_LAMBDA, S_DT, V_GAMMA, V_P, V_P0, V_RATE
 from robot_control.control.parameters import ParamSpec
 from robot_control.control.passivity import KD_R, LAMBDA
 
@@ -47,22 +51,40 @@ class AdaptiveController(Controller):
                             reg.parameters_of(model))
         return cfg
 
+    #: the law's kind code in control.compiled
+    KIND: ClassVar[int] = 0
+
     def _commit(self, cfg, changed, first) -> None:
-        if first:
-            self.err = TrackingErrors(self.n)
         if first or "parameter_basis" in changed:
             # a new basis means a new parameter vector: restart from its initial estimate
-            self.p_hat = cfg.p0.copy()
-            self.p_hat_rate = np.zeros(cfg.regressor.size)
+            self._k = C.law_arrays(self.KIND, self.model, basis=cfg.regressor.regressor_map)
+            self.err = TrackingErrors.on(self._k.errors)
+            self.p_hat, self.p_hat_rate = self._k.vectors[V_P], self._k.vectors[V_RATE]
+            self.p_hat[:] = cfg.p0
+        self._k.vectors[V_GAMMA] = cfg.gamma_inv
+        self._k.vectors[V_P0] = cfg.p0
+        self._pack(cfg)
+
+    def _pack(self, cfg: Config) -> None:
+        """Copy the law's gains into its compiled arrays."""
+        gains = self._k.gains
+        for row, name in ((G_KP, "kp"), (G_KD, "kd"), (G_LAMBDA, "lam")):
+            if hasattr(cfg, name):
+                gains[row] = getattr(cfg, name)
 
     def _reset(self, state) -> None:
-        self.p_hat = self.cfg.p0.copy()
-        self.p_hat_rate = np.zeros(self.cfg.regressor.size)
+        C.law_reset(self.KIND, self._k.arrays)
 
-    def integrate_estimate(self) -> None:
-        """Explicit Euler step of the update law over the period since the previous update."""
-        if self.dt > 0.0:
-            self.p_hat += self.dt * self.p_hat_rate
+    def _torque(self, kernel, state: State, reference: Reference) -> Array:
+        """τ of this period by the law's compiled kernel (p̂ integrated over dt first)."""
+        k = self._k
+        k.scalars[S_DT] = self.dt
+        tau = np.empty(self.n)
+        kernel(k.data, k.gains, k.errors, k.vectors, k.basis, k.scratch, k.regressor, k.scalars,
+               C.vector(state.q), C.vector(state.qd), C.vector(reference.q), C.vector(reference.qd),
+               C.vector(reference.qdd),
+               tau)
+        return tau
 
     @property
     def estimate(self) -> Array:
@@ -86,12 +108,14 @@ class SlotineLi(AdaptiveController):
     """
 
     name = "adaptive"
+    GAINS = "reference"
     formula = "Huo C10 (3-79, 3-81), Slotine–Li"
     PARAMETERS = (LAMBDA, KD_R, *ESTIMATE_PARAMETERS)
 
+    KIND = C.ADAPTIVE
+
     def compute(self, t: float, state: State, reference: Reference) -> Array:
-        self.integrate_estimate()
-        err = self.err.of(state, reference, self.cfg.lam)
-        Y = self.cfg.regressor.reference(state.q, state.qd, err.qd_r, err.qdd_r)
-        self.p_hat_rate = self.cfg.gamma_inv * (Y.T @ err.r)
-        return Y @ self.p_hat + self.cfg.kd * err.r
+        return self._torque(KA.slotine_li, state, reference)
+
+    def _compiled(self):
+        return self._k

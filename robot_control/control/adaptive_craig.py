@@ -6,10 +6,13 @@ from typing import Any
 
 import numpy as np
 
+from robot_control.control import compiled as C
+from robot_control.control import kernels_adaptive as KA
 from robot_control.control.acceleration import AccelerationEstimator
 from robot_control.control.adaptive import ESTIMATE_PARAMETERS, AdaptiveController
 from robot_control.control.base import Config, Reference, State
 from robot_control.control.gain_design import lyapunov_matrix
+from robot_control.control.law_kernels import S_SINGULAR
 from robot_control.control.parameters import ParamSpec
 from robot_control.control.pd import PD_GAINS
 
@@ -26,6 +29,7 @@ class AdaptiveCraig(AdaptiveController):
     """
 
     name = "adaptive_craig"
+    GAINS = "acceleration"
     formula = "Huo C9 (3-72 … 3-76), Craig–Hsu–Sastry"
     PARAMETERS = (
         *PD_GAINS,
@@ -43,37 +47,34 @@ class AdaptiveCraig(AdaptiveController):
         cfg.BtR = R[n:, :].copy()  # BᵀR with B = [0; I]
         return cfg
 
+    KIND = C.ADAPTIVE_CRAIG
+
     def _commit(self, cfg, changed, first) -> None:
+        fresh = first or "parameter_basis" in changed
         super()._commit(cfg, changed, first)
-        if first:
-            self.acc = AccelerationEstimator(self.n, cfg.acceleration_cutoff_hz)
-            self._x = np.zeros(2 * self.n)
+        if fresh:
+            self.acc = AccelerationEstimator(self.n, cfg.acceleration_cutoff_hz, self._k.errors,
+                                             self._k.scalars)
         self.acc.cutoff_hz = cfg.acceleration_cutoff_hz
+        C.gain_block(self._k)[:] = cfg.BtR
 
     def _reset(self, state) -> None:
         super()._reset(state)
-        self.acc.reset(None if state is None else state.qd)
-        self.singular = False
+        if state is not None:
+            self.acc.reset(state.qd)
+
+    @property
+    def singular(self) -> bool:
+        """Ĥ(p̂) was singular at the last update, so the estimate was held."""
+        return bool(self._k.scalars[S_SINGULAR])
 
     def compute(self, t: float, state: State, reference: Reference) -> Array:
-        cfg, n = self.cfg, self.n
-        self.integrate_estimate()
-        err = self.err.of(state, reference)
-        q, qd = state.q, state.qd
-        qdd = self.acc.update(qd, self.dt, state.qdd)
-        qdd_cmd = reference.qdd + cfg.kd * err.ed + cfg.kp * err.e
-        tau = cfg.regressor.regressor(q, qd, qdd_cmd) @ self.p_hat
-        x = self._x
-        x[:n], x[n:] = err.e, err.ed
-        try:
-            H_hat = cfg.regressor.mass_matrix(q, self.p_hat)
-            Phi = np.linalg.solve(H_hat, cfg.regressor.regressor(q, qd, qdd))
-            self.p_hat_rate = cfg.gamma_inv * (Phi.T @ (cfg.BtR @ x))
-            self.singular = False
-        except np.linalg.LinAlgError:
-            self.p_hat_rate = np.zeros_like(self.p_hat)
-            self.singular = True
-        return tau
+        self.acc.measured(state.qdd)
+        return self._torque(KA.craig, state, reference)
+
+    def _compiled(self):
+        self.acc.measured(None)  # the offline loop senses no q̈
+        return self._k
 
     def _diagnostics(self) -> dict[str, Any]:
         out = super()._diagnostics()

@@ -31,6 +31,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from robot_control.control.law_kernels import S_CULPRIT, S_RECOVERIES, S_T_RECOVERY, S_TPREV
 from robot_control.control.model_terms import LocalModelTerms, ModelTerms
 from robot_control.control.parameters import (
     ParameterError,
@@ -121,6 +122,11 @@ class Controller(ABC):
     REQUIRED_TERMS: ClassVar[frozenset[str]] = frozenset()
     #: attributes holding the law's evolving state (estimates, filters), checked to stay finite
     STATE: ClassVar[tuple[str, ...]] = ()
+    #: units of the per-joint gains, for gains derived from the model (control/tuning.py):
+    #: "torque" (K_p, K_d in N·m/rad), "acceleration" (on ë), "reference" (Λ, K_d on r), None
+    GAINS: ClassVar[str | None] = None
+    #: the law presses on the environment: it needs a desired wrench (control/requirements.py)
+    NEEDS_FORCE_REFERENCE: ClassVar[bool] = False
 
     def __init__(self) -> None:
         self.model = None
@@ -272,8 +278,7 @@ class Controller(ABC):
         if culprit is None:
             return tau
         self.recoveries += 1
-        self.last_recovery = (f"{self.name}: {culprit} turned non-finite at t = {t:.6g} s; "
-                              "reset to the initial state")
+        self.last_recovery = self._recovery_note(culprit, t)
         self.reset()
         self._t_prev = t
         tau = np.asarray(self.compute(t, state, reference), dtype=float)
@@ -281,6 +286,10 @@ class Controller(ABC):
             raise NonFiniteOutput(f"{self.name}: torque is non-finite even from the initial "
                                   "state")
         return tau
+
+    def _recovery_note(self, culprit: str, t: float) -> str:
+        """What ``last_recovery`` says after a reset from a non-finite quantity."""
+        return f"{self.name}: {culprit} turned non-finite at t = {t:.6g} s; reset to the initial state"
 
     def _non_finite(self, tau: Array) -> str | None:
         """Name of the first non-finite quantity among τ and the ``STATE`` attributes, or None."""
@@ -308,7 +317,11 @@ class Controller(ABC):
         owner = next(c for c in type(self).__mro__ if "_compiled" in vars(c))
         if owner is Controller or vars(owner).get("compute") is not type(self).compute:
             return None
-        return self._compiled()
+        spec = self._compiled()
+        if spec is not None:  # where update() left off: the previous time and the recoveries
+            spec.scalars[S_TPREV] = math.nan if self._t_prev is None else self._t_prev
+            spec.scalars[S_RECOVERIES] = self.recoveries
+        return spec
 
     def _compiled(self):
         """The law's CompiledLaw, if its torque is pure math over its own model."""
@@ -322,6 +335,16 @@ class Controller(ABC):
         if err is not None:
             for name, row in (("e", 0), ("ed", 1), ("r", 2), ("qd_r", 3), ("qdd_r", 4)):
                 getattr(err, name)[:] = spec.errors[row]
+        s = spec.scalars
+        if s[S_RECOVERIES] > self.recoveries:
+            self.recoveries = int(s[S_RECOVERIES])
+            culprit = (("the torque",) + self.STATE)[int(s[S_CULPRIT])]
+            self.last_recovery = self._recovery_note(culprit, float(s[S_T_RECOVERY]))
+        self._finish_compiled(spec)
+
+    def _finish_compiled(self, spec) -> None:
+        """Take law-specific results of a compiled run (state kept outside its arrays)."""
+        return None
 
     def diagnostics(self) -> dict[str, Any]:
         """Values worth publishing on /diagnostics (estimates, sliding variables, …)."""

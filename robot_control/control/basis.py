@@ -39,6 +39,11 @@ class BasisRegressor:
         self.size = len(self.names)
         self._map = np.asarray(basis.regressor_map, dtype=float)
 
+    @property
+    def regressor_map(self) -> Array:
+        """The map with Y_p = Y · regressor_map (10n × size)."""
+        return self._map
+
     def parameters_of(self, model) -> Array:
         """p = matrix θ of a model's standard parameters (e.g. the controller model's own p)."""
         return np.asarray(self.basis.matrix, dtype=float) @ model.inertial_parameters()

@@ -1,87 +1,257 @@
-"""Compiled updates of the laws that are pure math over their own model (for the offline run).
+"""Compiled updates of the laws that are pure math over their own models (for the offline run).
 
-PD (Huo C1), PD + gravity (C2), PD + set-point gravity (C3), computed torque (C4/C6/C7) and the
-passivity law (C8) compute τ from (q, q̇, q_d, q̇_d, q̈_d) and their model alone. Each also
+PD (Huo C1), PD + gravity (C2), PD + set-point gravity (C3), computed torque (C4/C6/C7),
+passivity (C8), the adaptive laws (C9 Craig, C10 Slotine–Li), sliding mode (C11) and Spong's
+robust law (C12) compute τ from (q, q̇, q_d, q̇_d, q̈_d), their models and their own state. Each
 exposes that formula here, selected by a kind code, so ``sim.simulate`` can run whole control
-periods in one compiled call. The arithmetic is the laws' own, operation for operation (their
-``compute`` and this kernel give the same bits; test_simulate_compiled checks it).
+periods in one compiled call. The PD family, computed torque and passivity repeat their
+``compute`` operation for operation; the other laws' ``compute`` call the very kernels used here
+(control.kernels_adaptive, control.kernels_robust) on the same arrays. test_simulate_compiled
+checks that both routes give the same bits.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
+from numba import errors, literally, njit, types
+from numba.extending import overload
 
+from robot_control.control import kernels_adaptive as KA
+from robot_control.control import kernels_robust as KR
+from robot_control.control import law_kernels as L
+from robot_control.control.law_kernels import (  # noqa: F401  (the layout, re-exported)
+    E_E,
+    E_ED,
+    E_QDDR,
+    E_QDR,
+    E_R,
+    E_TMP,
+    EROWS,
+    G_KD,
+    G_KP,
+    G_LAMBDA,
+    GROWS,
+)
 from robot_control.dynamics import kernels as K
 from robot_control.dynamics import regressor_kernels as RK
 from robot_control.dynamics.packing import kernel_data
 
 PD, PD_GRAVITY, PD_FIXED_GRAVITY, COMPUTED_TORQUE, PASSIVITY = 1, 2, 3, 4, 5
-# rows of the gains G: K_p, K_d, Λ
-G_KP, G_KD, G_LAMBDA = 0, 1, 2
-# rows of the errors E (TrackingErrors' e, ė, r, q̇_r, q̈_r) and a scratch row
-E_E, E_ED, E_R, E_QDR, E_QDDR, E_TMP = 0, 1, 2, 3, 4, 5
-EROWS = 6
+ADAPTIVE, ADAPTIVE_CRAIG, SLIDING_MODE, ROBUST = 6, 7, 8, 9
 
 
 @dataclass
 class CompiledLaw:
-    """A law's compiled form: kind, its model's data array, gains, and the errors it updates."""
+    """A law's compiled form: kind, model data arrays, gains, per-joint and per-parameter state,
+    regressor map, scratch and scalars (layout: control.law_kernels).
+
+    ``data`` is the law's own model (its regressor), ``hat`` the model of its terms M̂, Ĉ, Ĝ.
+    """
 
     kind: int
     data: np.ndarray
+    hat: np.ndarray
     gains: np.ndarray
     errors: np.ndarray
+    vectors: np.ndarray
+    basis: np.ndarray
+    scratch: np.ndarray
+    regressor: np.ndarray
+    scalars: np.ndarray
+
+    @property
+    def arrays(self) -> tuple:
+        """The arrays in the order ``law_torque`` and ``law_update`` take them."""
+        return (self.data, self.hat, self.gains, self.errors, self.vectors, self.basis,
+                self.scratch, self.regressor, self.scalars)
+
+
+def vector(x) -> np.ndarray:
+    """x as a C-contiguous float64 vector: itself when it already is one (the hot path), so a
+    kernel sees one argument type and compiles once."""
+    if type(x) is np.ndarray and x.dtype == np.float64 and x.flags.c_contiguous:
+        return x
+    return np.ascontiguousarray(x, dtype=np.float64)
+
+
+def law_arrays(kind: int, model, hat=None, basis=None) -> CompiledLaw:
+    """Zeroed arrays of a law ``kind`` on ``model`` (terms from ``hat``, default the same model)
+    with parameter vectors in ``basis`` (a regressor map, 10n × m; none: m = 1, unused)."""
+    n = model.nq
+    B = np.zeros((10 * n, 1)) if basis is None else np.array(basis, dtype=float, order="C")
+    m = B.shape[1]
+    s = np.zeros(L.SSLOTS)
+    s[L.S_TPREV] = math.nan
+    return CompiledLaw(kind, kernel_data(model).D, kernel_data(model if hat is None else hat).D,
+                       np.zeros((GROWS, n)), np.zeros((EROWS, n)), np.zeros((L.VROWS, m)), B,
+                       np.zeros(L.scratch_shape(n, m)), np.zeros((n, 10 * n)), s)
+
+
+def gain_block(law: CompiledLaw) -> np.ndarray:
+    """The n × 2n gain block of the scratch (BᵀR of Craig's law, [P₂ᵀ, P₃] of Spong's)."""
+    n = law.gains.shape[1]
+    return law.scratch[4 * n : 5 * n, : 2 * n]
 
 
 def compiled_law(kind: int, model, kp=None, kd=None, lam=None) -> CompiledLaw:
-    """Pack a law's gains for ``law_torque`` on ``model`` (the law's own model)."""
-    n = model.nq
-    G = np.zeros((3, n))
+    """Pack a joint law's gains for ``law_torque`` on ``model`` (the law's own model)."""
+    law = law_arrays(kind, model)
     for row, value in ((G_KP, kp), (G_KD, kd), (G_LAMBDA, lam)):
         if value is not None:
-            G[row] = value
-    return CompiledLaw(kind, kernel_data(model).D, G, np.zeros((EROWS, n)))
+            law.gains[row] = value
+    return law
 
 
 @njit(cache=True)
-def law_torque(kind, D, G, E, q, qd, qr, qdr, qddr, tau):
-    """τ of the law ``kind`` for measured (q, q̇) and reference (q_d, q̇_d, q̈_d), e = q_d − q."""
+def pd_family(kind, D, G, E, q, qd, qr, qdr, qddr, tau):
+    """τ = [g(q) | g(q_d)] + K_d ė + K_p e (Huo C1, C2, C3), e = q_d − q."""
     n = q.shape[0]
-    kp, kd, lam = G[G_KP], G[G_KD], G[G_LAMBDA]
+    kp, kd = G[G_KP], G[G_KD]
+    L.tracking_errors(q, qd, qr, qdr, qddr, G[G_LAMBDA], E, False)
     e, ed, tmp = E[E_E], E[E_ED], E[E_TMP]
     for i in range(n):
-        e[i] = qr[i] - q[i]
-        ed[i] = qdr[i] - qd[i]
-    if kind == PASSIVITY:
-        # τ = M q̈_r + C q̇_r + g + K_d r, q̇_r = q̇_d + Λe, q̈_r = q̈_d + Λė, r = ė + Λe (Huo 3-67)
-        r, qd_r, qdd_r = E[E_R], E[E_QDR], E[E_QDDR]
+        tau[i] = kd[i] * ed[i] + kp[i] * e[i]
+    if kind == PD_GRAVITY:
+        K.gravity_kernel(D, q, tmp)
+    elif kind == PD_FIXED_GRAVITY:
+        K.gravity_kernel(D, qr, tmp)
+    if kind != PD:
         for i in range(n):
-            r[i] = lam[i] * e[i]
-            qd_r[i] = qdr[i] + r[i]
-            r[i] = r[i] + ed[i]
-            qdd_r[i] = lam[i] * ed[i]
-            qdd_r[i] = qdd_r[i] + qddr[i]
-        RK.slotine_li(D, D[0, K.GRAVITY : K.GRAVITY + 3], q, qd, qd_r, qdd_r, D, tau)
-        for i in range(n):
-            tau[i] = tau[i] + kd[i] * r[i]
-    elif kind == COMPUTED_TORQUE:
-        # τ = M(q̈_d + K_d ė + K_p e) + C q̇ + g (Huo 3-31)
-        for i in range(n):
-            tmp[i] = kd[i] * ed[i]
-            tmp[i] = tmp[i] + kp[i] * e[i]
-            tmp[i] = tmp[i] + qddr[i]
-        K.inverse_dynamics_kernel(D, q, qd, tmp, None, tau)
-    else:
-        # τ = [g(q) | g(q_d)] + K_d ė + K_p e (Huo C1, C2, C3)
-        for i in range(n):
-            tau[i] = kd[i] * ed[i] + kp[i] * e[i]
-        if kind == PD_GRAVITY:
-            K.gravity_kernel(D, q, tmp)
-        elif kind == PD_FIXED_GRAVITY:
-            K.gravity_kernel(D, qr, tmp)
-        if kind != PD:
-            for i in range(n):
-                tau[i] = tmp[i] + tau[i]
+            tau[i] = tmp[i] + tau[i]
+
+
+@njit(cache=True)
+def computed_torque(D, G, E, q, qd, qr, qdr, qddr, tau):
+    """τ = M(q̈_d + K_d ė + K_p e) + C q̇ + g (Huo 3-31) in one inverse-dynamics call."""
+    n = q.shape[0]
+    kp, kd = G[G_KP], G[G_KD]
+    L.tracking_errors(q, qd, qr, qdr, qddr, G[G_LAMBDA], E, False)
+    e, ed, tmp = E[E_E], E[E_ED], E[E_TMP]
+    for i in range(n):
+        tmp[i] = kd[i] * ed[i]
+        tmp[i] = tmp[i] + kp[i] * e[i]
+        tmp[i] = tmp[i] + qddr[i]
+    K.inverse_dynamics_kernel(D, q, qd, tmp, None, tau)
+
+
+@njit(cache=True)
+def passivity(D, G, E, q, qd, qr, qdr, qddr, tau):
+    """τ = M q̈_r + C q̇_r + g + K_d r, q̇_r = q̇_d + Λe, q̈_r = q̈_d + Λė, r = ė + Λe (Huo 3-67)."""
+    kd = G[G_KD]
+    L.tracking_errors(q, qd, qr, qdr, qddr, G[G_LAMBDA], E, True)
+    r = E[E_R]
+    RK.slotine_li(D, D[0, K.GRAVITY : K.GRAVITY + 3], q, qd, E[E_QDR], E[E_QDDR], D, tau)
+    for i in range(q.shape[0]):
+        tau[i] = tau[i] + kd[i] * r[i]
+
+
+def law_torque(kind, law, q, qd, qr, qdr, qddr, tau):
+    """τ of the law ``kind`` (its arrays ``law`` = CompiledLaw.arrays, Δt in s[S_DT]).
+
+    Compiled code only, for a literal ``kind`` (``law_update`` makes it one): each kind compiles
+    and caches its own code, so a run compiles and loads only the law it uses.
+    """
+    raise TypeError("law_torque runs inside compiled code; call law_update from Python")
+
+
+def _adaptive(kind, law, q, qd, qr, qdr, qddr, tau):
+    D, Dh, G, E, V, B, Z, Y, s = law
+    KA.slotine_li(D, G, E, V, B, Z, Y, s, q, qd, qr, qdr, qddr, tau)
+
+
+def _adaptive_craig(kind, law, q, qd, qr, qdr, qddr, tau):
+    D, Dh, G, E, V, B, Z, Y, s = law
+    KA.craig(D, G, E, V, B, Z, Y, s, q, qd, qr, qdr, qddr, tau)
+
+
+def _sliding_mode(kind, law, q, qd, qr, qdr, qddr, tau):
+    D, Dh, G, E, V, B, Z, Y, s = law
+    KR.sliding_mode(D, Dh, G, E, V, B, Z, Y, s, q, qd, qr, qdr, qddr, tau)
+
+
+def _robust(kind, law, q, qd, qr, qdr, qddr, tau):
+    D, Dh, G, E, V, B, Z, Y, s = law
+    v = E[L.E_V]
+    KR.robust_acceleration(D, G, E, V, B, Z, Y, s, q, qd, qr, qdr, qddr, v)
+    K.inverse_dynamics_kernel(Dh, q, qd, v, None, tau)  # Ĥv + Ĉq̇ + Ĝ
+
+
+def _pd_family(kind, law, q, qd, qr, qdr, qddr, tau):
+    pd_family(kind, law[0], law[2], law[3], q, qd, qr, qdr, qddr, tau)
+
+
+def _computed_torque(kind, law, q, qd, qr, qdr, qddr, tau):
+    computed_torque(law[0], law[2], law[3], q, qd, qr, qdr, qddr, tau)
+
+
+def _passivity(kind, law, q, qd, qr, qdr, qddr, tau):
+    passivity(law[0], law[2], law[3], q, qd, qr, qdr, qddr, tau)
+
+
+#: the implementation of each kind
+_IMPLEMENTATIONS = {PD: _pd_family, PD_GRAVITY: _pd_family, PD_FIXED_GRAVITY: _pd_family,
+                    COMPUTED_TORQUE: _computed_torque, PASSIVITY: _passivity,
+                    ADAPTIVE: _adaptive, ADAPTIVE_CRAIG: _adaptive_craig,
+                    SLIDING_MODE: _sliding_mode, ROBUST: _robust}
+
+
+@overload(law_torque, jit_options={"cache": True})
+def _law_torque(kind, law, q, qd, qr, qdr, qddr, tau):
+    if not isinstance(kind, types.IntegerLiteral):
+        raise errors.TypingError("law_torque needs a literal kind (numba.literally)")
+    return _IMPLEMENTATIONS[kind.literal_value]
+
+
+@njit(cache=True)
+def law_reset(kind, law):
+    """The law's safe initial state (``Controller.reset``): p̂ = p̂(0), rates, filters, gains zero."""
+    E, V, s = law[3], law[4], law[8]
+    if kind == ADAPTIVE or kind == ADAPTIVE_CRAIG:
+        for j in range(V.shape[1]):
+            V[L.V_P, j] = V[L.V_P0, j]
+            V[L.V_RATE, j] = 0.0
+    if kind == ADAPTIVE_CRAIG:
+        E[L.E_ACC, :] = 0.0
+        s[L.S_PRIMED] = 0.0
+        s[L.S_SINGULAR] = 0.0
+    elif kind == SLIDING_MODE or kind == ROBUST:
+        E[L.E_GAIN, :] = 0.0
+        s[L.S_RHO] = 0.0
+
+
+@njit(cache=True)
+def non_finite(kind, law, tau):
+    """Which quantity is non-finite: −1 none, 0 τ, then the law's STATE in order (p̂, p̂̇)."""
+    if not L.all_finite(tau):
+        return 0
+    if kind == ADAPTIVE or kind == ADAPTIVE_CRAIG:
+        V = law[4]
+        if not L.all_finite(V[L.V_P]):
+            return 1
+        if not L.all_finite(V[L.V_RATE]):
+            return 2
+    return -1
+
+
+@njit(cache=True)
+def law_update(kind, law, t, q, qd, qr, qdr, qddr, tau):
+    """``Controller.update`` of a compiled law at time t (Δt from s[S_TPREV]); if τ or the law's
+    state turns non-finite, reset and answer again. False if τ is non-finite even then."""
+    kind = literally(kind)
+    s = law[8]
+    s[L.S_DT] = 0.0 if math.isnan(s[L.S_TPREV]) else max(0.0, t - s[L.S_TPREV])
+    s[L.S_TPREV] = t
+    law_torque(kind, law, q, qd, qr, qdr, qddr, tau)
+    culprit = non_finite(kind, law, tau)
+    if culprit < 0:
+        return True
+    s[L.S_RECOVERIES] += 1.0
+    s[L.S_T_RECOVERY] = t
+    s[L.S_CULPRIT] = culprit
+    law_reset(kind, law)
+    s[L.S_DT] = 0.0
+    law_torque(kind, law, q, qd, qr, qdr, qddr, tau)
+    return non_finite(kind, law, tau) < 0

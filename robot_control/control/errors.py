@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from robot_control.control import law_kernels
+
 Array = np.ndarray
 
 
@@ -23,6 +25,13 @@ class TrackingErrors:
         self.r = np.zeros(n)
         self.qd_r = np.zeros(n)
         self.qdd_r = np.zeros(n)
+
+    @classmethod
+    def on(cls, rows: Array) -> TrackingErrors:
+        """Errors kept in the first five rows of ``rows`` (a compiled law's E, control.law_kernels)."""
+        err = cls.__new__(cls)
+        err.e, err.ed, err.r, err.qd_r, err.qdd_r = rows[:5]
+        return err
 
     def update(self, q: Array, qd: Array, q_d: Array, qd_d: Array, qdd_d: Array,
                lam: Array | None = None) -> TrackingErrors:
@@ -44,7 +53,6 @@ class TrackingErrors:
 
 def saturation(s: Array, eps: Array) -> Array:
     """sat(s_i/ε_i) with ε_i = 0 meaning sgn(s_i) (Huo 3.10 III, boundary layer)."""
-    out = np.sign(s)
-    inside = (eps > 0.0) & (np.abs(s) < eps)
-    out[inside] = s[inside] / eps[inside]
+    out = np.empty(np.shape(s))
+    law_kernels.saturation(np.asarray(s, dtype=float), np.asarray(eps, dtype=float), out)
     return out

@@ -67,6 +67,12 @@ def available() -> list[str]:
     return sorted(set(_registered) | set(BUILTIN) | set(_entry_points()))
 
 
+def is_available(name: str) -> bool:
+    """``create`` accepts ``name`` (the installed plug-ins, a metadata scan, only looked up for a
+    name that is neither built in nor registered)."""
+    return name in _registered or name in BUILTIN or name in _entry_points()
+
+
 def _import(target: str) -> type:
     module, _, attr = target.partition(":")
     return getattr(importlib.import_module(module), attr)

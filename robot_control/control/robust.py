@@ -2,14 +2,33 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
+from robot_control.control import compiled as C
+from robot_control.control import kernels_robust as KR
 from robot_control.control.base import Config, Controller, Reference, State, refuse
 from robot_control.control.basis import BasisRegressor
 from robot_control.control.errors import TrackingErrors
 from robot_control.control.gain_design import lyapunov_matrix
+from robot_control.control.law_kernels import (
+    E_GAIN,
+    E_V,
+    G_KD,
+    G_KP,
+    S_ALPHA,
+    S_BOUNDED,
+    S_EPSILON,
+    S_INV_INERTIA,
+    S_K_NORM,
+    S_PHI,
+    S_QDD_MAX,
+    S_RHO,
+    S_SCHEME,
+    V_A,
+)
+from robot_control.control.model_terms import LocalModelTerms
 from robot_control.control.parameters import ParamSpec
 from robot_control.control.pd import PD_GAINS
 
@@ -28,9 +47,11 @@ class Robust(Controller):
     Φ ≥ ‖C̃q̇ + G̃‖: ``phi_bound`` plus, given parameter-error bounds a in ``parameter_basis``,
     ‖|Y_p(q, q̇, q̇, 0)| a‖ (Ex 3-6 with the trigonometric factors kept). Ĥ, Ĉ, Ĝ are the
     controller model's (see control.model_terms.estimated_model for a p̂ such as Ex 3-5's).
+    v is computed by a compiled kernel (control.kernels_robust), which the offline loop runs too.
     """
 
     name = "robust"
+    GAINS = "acceleration"
     formula = "Huo C12 (3-108 … 3-121), corrected sign of Δv"
     USES_MODEL_TERMS = True
     PARAMETERS = (
@@ -67,40 +88,51 @@ class Robust(Controller):
             cfg.a = cfg.regressor.vector(values["uncertainty_bound"], "uncertainty_bound")
         return cfg
 
+    #: sign of Δv against the corrected law (−1 reproduces Ex 3-6 as printed, which diverges)
+    DELTA_V_SIGN: ClassVar[float] = 1.0
+
     def _commit(self, cfg, changed, first) -> None:
-        if first:
-            self.err = TrackingErrors(self.n)
-            self._x = np.zeros(2 * self.n)
+        hat = self.terms.model if isinstance(self.terms, LocalModelTerms) else None
+        reg = cfg.regressor
+        k = C.law_arrays(C.ROBUST, self.model, hat, None if reg is None else reg.regressor_map)
+        k.gains[G_KP], k.gains[G_KD] = cfg.kp, cfg.kd
+        if reg is not None:
+            k.vectors[V_A] = cfg.a
+        C.gain_block(k)[:] = cfg.W
+        for slot, value in ((S_ALPHA, cfg.alpha), (S_INV_INERTIA, cfg.inverse_inertia_bound),
+                            (S_QDD_MAX, cfg.qdd_max), (S_PHI, cfg.phi_bound),
+                            (S_K_NORM, cfg.K_norm), (S_EPSILON, cfg.epsilon),
+                            (S_BOUNDED, float(reg is not None)), (S_SCHEME, self.DELTA_V_SIGN)):
+            k.scalars[slot] = value
+        self._k = k
+        self.err = TrackingErrors.on(k.errors)
 
     def _reset(self, state) -> None:
-        self.rho = 0.0
-        self.delta_v = np.zeros(self.n)
+        C.law_reset(C.ROBUST, self._k.arrays)
 
-    def phi(self, q: Array, qd: Array) -> float:
-        """Φ(x) ≥ ‖C̃q̇ + G̃‖."""
-        phi = self.params["phi_bound"]
-        if self.cfg.regressor is not None:
-            Y = self.cfg.regressor.reference(q, qd, qd, np.zeros(self.n))
-            phi += float(np.linalg.norm(np.abs(Y) @ self.cfg.a))
-        return phi
+    @property
+    def rho(self) -> float:
+        """ρ of the last update (3-119)."""
+        return float(self._k.scalars[S_RHO])
 
-    def robust_term(self, x: Array, rho: float) -> Array:
-        """Δv = ρ w/max(‖w‖, ε), w = P₂ᵀe + P₃ė (3-121 with B = [0; −I] written out)."""
-        w = self.cfg.W @ x
-        return rho * w / max(float(np.linalg.norm(w)), self.params["epsilon"])
+    @property
+    def delta_v(self) -> Array:
+        """Δv of the last update (3-121)."""
+        return self._k.errors[E_GAIN]
 
     def compute(self, t: float, state: State, reference: Reference) -> Array:
-        p, n = self.params, self.n
-        err = self.err.of(state, reference)
-        x = self._x
-        x[:n], x[n:] = err.e, err.ed
-        a = p["alpha"]
-        qdd_max = max(p["qdd_max"], float(np.linalg.norm(reference.qdd)))
-        self.rho = (a * (qdd_max + self.cfg.K_norm * float(np.linalg.norm(x)))
-                    + p["inverse_inertia_bound"] * self.phi(state.q, state.qd)) / (1.0 - a)
-        self.delta_v = self.robust_term(x, self.rho)
-        v = reference.qdd + self.cfg.kd * err.ed + self.cfg.kp * err.e + self.delta_v
-        return self.terms.inverse_dynamics(state.q, state.qd, v)
+        k = self._k
+        q, qd = C.vector(state.q), C.vector(state.qd)
+        v = k.errors[E_V]
+        KR.robust_acceleration(k.data, k.gains, k.errors, k.vectors, k.basis, k.scratch,
+                               k.regressor, k.scalars, q, qd, C.vector(reference.q),
+                               C.vector(reference.qd), C.vector(reference.qdd), v)
+        return self.terms.inverse_dynamics(q, qd, v)
+
+    def _compiled(self):
+        if not isinstance(self.terms, LocalModelTerms):
+            return None
+        return self._k
 
     def _diagnostics(self) -> dict[str, Any]:
         return {"rho": self.rho, "delta_v": self.delta_v.tolist(), "e": self.err.e.tolist()}

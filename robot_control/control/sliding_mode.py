@@ -4,7 +4,8 @@ Sliding variable s = ė + Λe (= r). The switching functions sgn(s_i) become sat
 boundary layer ε_i > 0 (Huo 3.10 III; ε_i = 0 keeps sgn). The book's bounds |Y_ij| ≤ Ȳ_ij are
 taken pointwise, Ȳ = |Y_p| at the current state (the tightest bound the reaching condition
 allows; Ex 3-5 instead replaces every trigonometric factor by 1). All parameter vectors (p̂, a,
-p̄) are in ``parameter_basis``; p̂ defaults to the controller model's own parameters.
+p̄) are in ``parameter_basis``; p̂ defaults to the controller model's own parameters. The
+arithmetic is compiled (control.kernels_robust); the offline loop runs it many periods a call.
 """
 
 from __future__ import annotations
@@ -13,14 +14,29 @@ from typing import Any
 
 import numpy as np
 
+from robot_control.control import compiled as C
+from robot_control.control import kernels_robust as KR
 from robot_control.control.base import Config, Controller, Reference, State, refuse
 from robot_control.control.basis import BasisRegressor
-from robot_control.control.errors import TrackingErrors, saturation
+from robot_control.control.errors import TrackingErrors
+from robot_control.control.law_kernels import (
+    E_GAIN,
+    G_ETA,
+    G_KD,
+    G_LAMBDA,
+    G_LAYER,
+    S_SCHEME,
+    V_A,
+    V_P,
+    V_PBAR,
+)
 from robot_control.control.model_terms import LocalModelTerms, estimated_model
 from robot_control.control.parameters import KD_MAX, ParamSpec
 from robot_control.control.passivity import LAMBDA
 
 Array = np.ndarray
+#: scheme name → code of the compiled kernel
+SCHEMES = {"vs1": KR.VS1, "vs2": KR.VS2, "vs3": KR.VS3}
 
 
 class SlidingMode(Controller):
@@ -41,6 +57,7 @@ class SlidingMode(Controller):
     """
 
     name = "sliding_mode"
+    GAINS = "reference"
     formula = "Huo C11 (3-103, 3-105, 3-106, 3-107)"
     PARAMETERS = (
         ParamSpec("scheme", "string", "vs2", "vs1 (3-103), vs2 (3-105/106) or vs3 (3-107)",
@@ -79,29 +96,36 @@ class SlidingMode(Controller):
         return cfg
 
     def _commit(self, cfg, changed, first) -> None:
-        if first:
-            self.err = TrackingErrors(self.n)
+        hat = None if cfg.terms_hat is None else cfg.terms_hat.model
+        k = C.law_arrays(C.SLIDING_MODE, self.model, hat, cfg.regressor.regressor_map)
+        for row, value in ((G_LAMBDA, cfg.lam), (G_LAYER, cfg.boundary_layer), (G_KD, cfg.kd),
+                           (G_ETA, cfg.eta)):
+            k.gains[row] = value
+        for row, value in ((V_P, cfg.p_hat), (V_A, cfg.a), (V_PBAR, cfg.p_bar)):
+            k.vectors[row] = value
+        k.scalars[S_SCHEME] = SCHEMES[cfg.scheme]
+        self._k = k
+        self.err = TrackingErrors.on(k.errors)
+
+    @property
+    def switching_gain(self) -> Array:
+        """The last switching gain d̄ + η (vs1), |Y_p|a (vs2) or |Y_p|p̄ (vs3)."""
+        return self._k.errors[E_GAIN]
 
     def _reset(self, state) -> None:
-        self.switching_gain = np.zeros(self.n)
+        C.law_reset(C.SLIDING_MODE, self._k.arrays)
 
     def compute(self, t: float, state: State, reference: Reference) -> Array:
-        cfg = self.cfg
-        err = self.err.of(state, reference, cfg.lam)
-        sat = saturation(err.r, cfg.boundary_layer)
-        q, qd = state.q, state.qd
-        if cfg.scheme == "vs1":
-            H = cfg.terms_hat.mass_matrix(q)
-            Phi = np.linalg.solve(H, cfg.regressor.regressor(q, qd, err.qdd_r))  # Ĥ⁻¹Y_p
-            self.switching_gain = np.abs(Phi) @ cfg.a + cfg.eta
-            v = err.qdd_r + sat * self.switching_gain  # q̈_d + Λė + sat(s/ε)(d̄ + η)
-            return H @ v + cfg.terms_hat.bias(q, qd)
-        Y = cfg.regressor.reference(q, qd, err.qd_r, err.qdd_r)
-        if cfg.scheme == "vs2":
-            self.switching_gain = np.abs(Y) @ cfg.a
-            return Y @ cfg.p_hat + sat * self.switching_gain + cfg.kd * err.r
-        self.switching_gain = np.abs(Y) @ cfg.p_bar
-        return sat * self.switching_gain + cfg.kd * err.r
+        k = self._k
+        tau = np.empty(self.n)
+        KR.sliding_mode(k.data, k.hat, k.gains, k.errors, k.vectors, k.basis, k.scratch,
+                        k.regressor, k.scalars, C.vector(state.q), C.vector(state.qd),
+                        C.vector(reference.q), C.vector(reference.qd), C.vector(reference.qdd),
+                        tau)
+        return tau
+
+    def _compiled(self):
+        return self._k
 
     def in_boundary_layer(self) -> Array:
         """Per joint: |s_i| ≤ ε_i (for ε_i = 0: s_i = 0 exactly, which sgn never reaches)."""

@@ -111,8 +111,10 @@ class ControllerNode(LoopTimerHooks):
                                  f"{TRIGGERS}")
         self.terms = ExternalModelTerms(self.n, with_coriolis_matrix=True) \
             if self.source == "server" else None
+        # without a scenario (whose laws take their own defaults, as offline) the gains not in
+        # a params file are derived from the model (control/tuning.py)
         self.laws = LawHost(node, self.model, available(), default_law, scenario_params,
-                            self.terms, self.lockstep)
+                            self.terms, self.lockstep, None if sc is not None else common["rate"])
         self.blend_time = node.declare_parameter(
             "reference_blend_time", 1.0, "on activation (real time) the tracked reference starts "
             "at the measured state and joins the published one over this time, s",
@@ -120,26 +122,36 @@ class ControllerNode(LoopTimerHooks):
         self.loop = LoopDiscipline(node)
         self.m = Messages(node)
         self.pub_cmd = node.create_lifecycle_publisher("sensor_msgs/msg/JointState",
-                                                       "/joint_command")
+                                                       "joint_command")
         self.pub_state = node.create_lifecycle_publisher("sensor_msgs/msg/JointState",
-                                                         "/controller/state")
+                                                         "controller/state")
         self.monitor_rate = node.declare_parameter(
             "monitor_rate", 100.0, "real time: rate of /controller/state (for rqt, bags), Hz; "
             "0: none", floating_point_range=(0.0, 10000.0), read_only=True)
-        node.create_subscription("sensor_msgs/msg/JointState", "/joint_states", self._on_state)
+        self.pub_jtc_state = node.create_lifecycle_publisher(
+            "control_msgs/msg/JointTrajectoryControllerState", "~/controller_state")
+        rate = node.declare_parameter(
+            "state_publish_rate", 100.0, "real time: rate of ~/controller_state (JTC's message: "
+            "reference, feedback, error, output), Hz; 0: none",
+            floating_point_range=(0.0, 10000.0), read_only=True)
+        self.jtc_period_ns = period_ns(rate) if rate > 0 else 0
+        self.next_jtc_ns = 0
+        node.create_subscription("sensor_msgs/msg/JointState", "joint_states", self._on_state)
         if self.lockstep:  # the reference of each t_k, sampled by the trajectory generator
-            node.create_subscription("trajectory_msgs/msg/JointTrajectory", "/joint_reference",
+            node.create_subscription("trajectory_msgs/msg/JointTrajectory", "joint_reference",
                                      self._on_reference)
         else:  # the motion as quintic knots, sampled here at each state's stamp
             node.create_subscription("trajectory_msgs/msg/JointTrajectory", TRAJECTORY_TOPIC,
                                      self._on_trajectory, qos="transient_local")
-        node.create_subscription("geometry_msgs/msg/WrenchStamped", "/wrench", self._on_wrench)
-        node.create_subscription("geometry_msgs/msg/WrenchStamped", "/force_reference",
+        node.create_subscription("geometry_msgs/msg/WrenchStamped", "wrench", self._on_wrench)
+        node.create_subscription("geometry_msgs/msg/WrenchStamped", "force_reference",
                                  self._on_force_reference)
         if self.source == "server":
-            node.create_subscription("std_msgs/msg/Float64MultiArray", "/dynamics/terms",
+            node.create_subscription("std_msgs/msg/Float64MultiArray", "dynamics/terms",
                                      self._on_terms)
         self.force_reference = sc.force_reference if sc is not None else None
+        self.laws.situation = lambda: (None if self.last_state is None else self.last_state.q,
+                                       self.force_reference)
         self.wrench = np.zeros(6)
         self.pending: tuple[int, np.ndarray, np.ndarray] | None = None
         self.references: dict[int, Reference] = {}  # lockstep: by stamp
@@ -248,7 +260,7 @@ class ControllerNode(LoopTimerHooks):
                 raise Rejected("a single point at time_from_start 0 would jump the reference")
             check_motion(motion, self.model)
         except ValueError as exc:  # Rejected, or knots that make no trajectory
-            self.drops.drop(TRAJECTORY_TOPIC, str(exc))
+            self.drops.drop("/" + TRAJECTORY_TOPIC, str(exc))  # the label of the empty namespace
             return
         self.schedule.add(start, motion)
 
@@ -334,6 +346,9 @@ class ControllerNode(LoopTimerHooks):
             self.laws.takeover = self.laws.takeover or "activate"
         if tracking and (self.anchor_pending or self.anchor is not None):
             ref = self._anchored(t, ref, q, qd)
+        if not self.laws.checked and (why := self.laws.first_state_refusal(q)) is not None:
+            self.health.fault(why)  # the arm would drift under this law: stop, say why
+            return
         state = State(t, q, qd, wrench=self.wrench.copy())
         tau = self.laws.update(t, state, ref, self.measured_tau)
         if tau is None:
@@ -349,6 +364,9 @@ class ControllerNode(LoopTimerHooks):
             self.next_monitor_ns = (ns // self.monitor_period_ns + 1) * self.monitor_period_ns \
                 if self.monitor_period_ns else 0
             self.pub_state.publish(self.m.joint_state(ns, self.names, e, ref.qd - qd, tau))
+        if self.jtc_period_ns and ns >= self.next_jtc_ns:
+            self.next_jtc_ns = (ns // self.jtc_period_ns + 1) * self.jtc_period_ns
+            self.pub_jtc_state.publish(self.m.controller_state(ns, self.names, ref, q, qd, tau))
         self.loop.after_tick()
         self.health.publish_if_due()  # the loop's slack: the command is out
 

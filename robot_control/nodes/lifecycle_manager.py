@@ -58,7 +58,7 @@ class LifecycleManager:
             "the trajectory generator, if node_names has it)", read_only=True,
             ptype=STRING_ARRAY)
         self.loop_topic = node.declare_parameter(
-            "loop_topic", "/controller/state", "the topic whose first message says the loop is "
+            "loop_topic", "controller/state", "the topic whose first message says the loop is "
             "closed", read_only=True)
         loop_type = node.declare_parameter("loop_topic_type", "sensor_msgs/msg/JointState",
                                            "its message type", read_only=True)
@@ -78,7 +78,7 @@ class LifecycleManager:
             "(dead or hung) shuts the stack down, s", floating_point_range=(0.5, 3600.0),
             read_only=True)
         self.beats: dict[str, float] = {}  # managed node fqn -> monotonic time of its last status
-        node.create_subscription("diagnostic_msgs/msg/DiagnosticArray", "/diagnostics",
+        node.create_subscription("diagnostic_msgs/msg/DiagnosticArray", "diagnostics",
                                  self._on_diagnostics)
         node.create_timer(0.5, self._watch)
         unknown = set(self.after_loop) - set(self.names)
@@ -88,12 +88,12 @@ class LifecycleManager:
         self.loop_closed = threading.Event()
         node.create_subscription(loop_type, self.loop_topic, lambda msg: self.loop_closed.set())
         self.clients = {name: node.create_client("lifecycle_msgs/srv/ChangeState",
-                                                 f"/{name.lstrip('/')}/change_state")
+                                                 f"{name}/change_state")
                         for name in self.names}
         self.Transition = node.msg("lifecycle_msgs/msg/Transition")
         for name in self.names:
             node.create_subscription("lifecycle_msgs/msg/TransitionEvent",
-                                     f"/{name.lstrip('/')}/transition_event",
+                                     f"{name}/transition_event",
                                      lambda msg, name=name: self._on_event(name, msg))
         self.up, self.up_since = False, 0.0
         self.phase = "waiting for the nodes"

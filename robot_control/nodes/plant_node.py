@@ -1,18 +1,23 @@
 """The ``plant`` node: simulates the robot, publishes /joint_states, applies /joint_command.
 
-A managed node: configuring builds the plant and compiles its step and hold; only while active
-does it step, publish states and apply commands. Real time: at each deadline (a timer at
-``rate``, absolute: k periods after activation) it publishes its state stamped with the
-deadline; a valid command applies when it arrives, as a drive applies a setpoint (from the next
-physics step of the period on), and is held until the next one. Garbage collection is kept out
-of the tick, ``realtime_priority``, … apply while it runs (nodes/realtime.py). A deadline is
-missed when the answer to the previous state had not arrived by it, or when a late tick had to
-integrate several periods (``missed_deadlines`` of the ``commanded_deadlines``;
-``tick_late_*_us``). Lockstep: the plant publishes /clock and the state for t_k, then waits; the
-command stamped t_k steps it to t_{k+1}. When commands stop for ``command_timeout`` the plant
-holds (gravity compensation plus damping) or applies zero torque (``safe_behaviour``), blending
-from the last torque over ``safe_blend_time``, says so on /diagnostics and in the log, and
-resumes when commands return. ``commands_applied`` counts the periods a command was applied.
+A managed node: configuring builds the plant at its initial state and compiles what its step
+and its hold need; only while active does it step, publish states and apply commands (inactive,
+the simulated robot is frozen). Real-time mode: at each deadline (a timer at ``rate``) the plant
+publishes its state, stamped with the deadline; a valid command applies when it arrives, as a
+drive applies a setpoint (from the next physics step of the period on; the steps before it ran
+under the torque held until then), and is held until the next one (zero-order hold). Its
+deadlines are absolute (k periods after activation, slept until just before and then spun: the
+bus timer), garbage collection is kept out of the tick and the optional ``realtime_priority``,
+``cpu_affinity`` and ``lock_memory`` apply while it runs (nodes/realtime.py). A deadline is
+missed when the command answering the previous state had not arrived by it, or when the tick
+came so late that it had to integrate several periods at once (``missed_deadlines`` of the
+``commanded_deadlines``; ``tick_late_*_us``: how late after its deadline each tick ran). Lockstep mode: the
+plant publishes /clock and the state for t_k, then waits; the command stamped t_k steps it to
+t_{k+1}. When commands stop for ``command_timeout`` (a controller deactivated or gone) the plant
+holds (gravity compensation plus damping) or applies zero torque, blending from the last applied
+torque over ``safe_blend_time`` so the switch is bumpless, and says so on /diagnostics and in the
+log; it resumes when commands return. ``commands_applied`` counts the periods in which a command,
+not the safe behaviour, was applied. The links' frames go on /tf (nodes/tf_publisher.py).
 
 It behaves as a drive, not a punching bag:
 
@@ -44,11 +49,21 @@ import numpy as np
 from robot_control import dynamics as dyn
 from robot_control.bus import ParameterError
 from robot_control.bus.lifecycle import CallbackReturn
+from robot_control.control.tuning import default_initial_pose
 from robot_control.nodes.command_source import CommandSource, resolve_node
-from robot_control.nodes.common import LatencyStats, configure_failure, declare_common, run_node, warm_up
+from robot_control.nodes.common import (
+    LatencyStats,
+    configure_failure,
+    declare_common,
+    declare_engine,
+    declare_frame_prefix,
+    run_node,
+    warm_up,
+)
 from robot_control.nodes.convert import Messages, period_ns, seconds, stamp_ns
 from robot_control.nodes.health import OK, WARN, NodeHealth
 from robot_control.nodes.realtime import LoopDiscipline
+from robot_control.nodes.tf_publisher import TfPublisher
 from robot_control.nodes.validation import (
     DropLog,
     JointVectors,
@@ -58,7 +73,7 @@ from robot_control.nodes.validation import (
     sender_of,
 )
 from robot_control.nodes.velocity_guard import VelocityGuard, predicted_velocity
-from robot_control.sim.plant import Plant
+from robot_control.sim.engine import make_plant
 
 SAFE_BEHAVIOURS = ("hold", "zero_torque")
 #: what the drive does when things go wrong: changed only while inactive
@@ -118,13 +133,13 @@ class PlantNode:
                                    self.overspeed)
         self.drops = DropLog(self.log)
         self.gate = SenderGate(self.log, "/joint_command")
-        self.m = Messages(node)
+        self.m = Messages(node, declare_frame_prefix(node))
         self.pub_state = node.create_lifecycle_publisher("sensor_msgs/msg/JointState",
-                                                         "/joint_states")
-        self.pub_wrench = None  # made at the first configuration of a plant with an environment
-        self.pub_clock = None
+                                                         "joint_states")
+        self.pub_wrench = self.pub_clock = None  # made when needed (an environment, lockstep)
+        self.tf = TfPublisher(node, self.model, self.m.frame_prefix)
         if self.lockstep:
-            self.pub_clock = node.create_lifecycle_publisher("rosgraph_msgs/msg/Clock", "/clock")
+            self.pub_clock = node.create_lifecycle_publisher("rosgraph_msgs/msg/Clock", "clock")
             # start only when the state has listeners: a lost first sample would stall the loop
             readers, who = self.LOCKSTEP_READERS
             self.start_subscribers = node.declare_parameter(
@@ -137,7 +152,7 @@ class PlantNode:
             "not security: nodes/command_source.py)", read_only=True)
         self.source = CommandSource(node, source and resolve_node(source, node.namespace))
         sub = self.source.subscription = node.create_sender_subscription(
-            "sensor_msgs/msg/JointState", "/joint_command", self._on_command, qos=COMMAND_DEPTH)
+            "sensor_msgs/msg/JointState", "joint_command", self._on_command, qos=COMMAND_DEPTH)
         if hasattr(sub, "set_sender_filter"):  # DDS backend: drop a quarantined sender undecoded
             sub.set_sender_filter(self.gate.admit)
         self._reset_bookkeeping()
@@ -194,17 +209,17 @@ class PlantNode:
         default_dt = sc.physics_dt if sc is not None else min(5e-4, seconds(self.period_ns))
         self.dt = node.declare_parameter("physics_dt", default_dt, "integration step, s",
                                          floating_point_range=(1e-6, 0.1), read_only=True)
-        q0 = sc.q0.tolist() if sc is not None else [0.0] * self.model.nq
+        q0 = sc.q0.tolist() if sc is not None else default_initial_pose(self.model).tolist()
         q0 = node.declare_parameter("initial_q", q0, "initial joint positions", read_only=True)
         if len(q0) != self.model.nq:
             raise ParameterError(f"initial_q has {len(q0)} values, robot has {self.model.nq}")
         self.q0 = np.asarray(q0, dtype=float)
         self.qd0 = sc.qd0 if sc is not None else None
-        self.plant_cfg = sc.plant if sc is not None else {}
+        self.plant_cfg = declare_engine(node, sc.plant if sc is not None else {})
 
     def _new_plant(self):
         """A simulated plant in its initial state (ValueError if the configuration is invalid)."""
-        plant = Plant(self.model, self.plant_cfg, self.dt)
+        plant = make_plant(self.model, self.plant_cfg, self.dt)
         plant.reset(self.q0, self.qd0)
         return plant
 
@@ -218,7 +233,8 @@ class PlantNode:
         return self.plant.step(tau, steps * self.dt)
 
     def _publish_extras(self, stamp: int, q: np.ndarray, qd: np.ndarray) -> None:
-        """What is published with each state besides /joint_states: the contact wrench."""
+        """What is published with each state besides /joint_states: the contact wrench, /tf."""
+        self.tf.publish_if_due(stamp, q)
         if self.pub_wrench is not None:
             self.pub_wrench.publish(self.m.wrench(stamp, self.plant.wrench, "world"))
 
@@ -227,11 +243,11 @@ class PlantNode:
         step and its hold torque before the first tick."""
         if self.plant.environment is not None and self.pub_wrench is None:
             self.pub_wrench = self.node.create_lifecycle_publisher(
-                "geometry_msgs/msg/WrenchStamped", "/wrench")
+                "geometry_msgs/msg/WrenchStamped", "wrench")
         period = seconds(self.period_ns)
         zeros = np.zeros(self.model.nq)
         warm_up(self.log, f"plant_step.{self.model.name}",
-                lambda: Plant(self.model, self.plant_cfg, self.dt).step(zeros, period))
+                lambda: make_plant(self.model, self.plant_cfg, self.dt).step(zeros, period))
         warm_up(self.log, "inverse_dynamics", lambda: self._hold_torque(self.q0, zeros))
 
     # -------------------------------------------------------------- lifecycle

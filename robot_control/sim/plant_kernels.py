@@ -10,7 +10,8 @@ equations term by term (Huo 2.6, Schilling 6-3-3, Huo 2-107).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import errors, njit, types
+from numba.extending import overload
 
 from robot_control.dynamics import kernels as K
 from robot_control.dynamics.cholesky import cholesky_in_place, solve_factored
@@ -174,20 +175,34 @@ def hold_huo(D, J, S, X, Mbuf, t, steps, q, qd, qdd, tau):
 HOLDS = (hold_rk4, hold_semi_implicit_euler, hold_huo)
 
 
-@njit(cache=True)
-def hold(D, J, S, X, Mbuf, t, steps, q, qd, qdd, tau):
+def hold(integrator, D, J, S, X, Mbuf, t, steps, q, qd, qdd, tau):
     """Integrate ``steps`` physics steps under the held torque τ; returns the new time.
 
     q, q̇ are advanced in place and q̈ holds the last step's acceleration (RK4: its first stage).
-    Time advances by repeated addition of the step, exactly as ``Plant.step`` does. The
-    integrator is chosen at run time (the compiled offline loop serves any scenario).
+    Time advances by repeated addition of the step, exactly as ``Plant.step`` does. Compiled
+    code only, for a literal ``integrator`` code (the offline loop makes it one): a run compiles
+    only its own integrator.
     """
-    code = int(S[S_INTEGRATOR])
-    if code == RK4:
-        return hold_rk4(D, J, S, X, Mbuf, t, steps, q, qd, qdd, tau)
-    if code == SEMI_IMPLICIT_EULER:
-        return hold_semi_implicit_euler(D, J, S, X, Mbuf, t, steps, q, qd, qdd, tau)
+    raise TypeError("hold runs inside compiled code; Plant.step holds from Python")
+
+
+def _rk4(integrator, D, J, S, X, Mbuf, t, steps, q, qd, qdd, tau):
+    return hold_rk4(D, J, S, X, Mbuf, t, steps, q, qd, qdd, tau)
+
+
+def _semi_implicit_euler(integrator, D, J, S, X, Mbuf, t, steps, q, qd, qdd, tau):
+    return hold_semi_implicit_euler(D, J, S, X, Mbuf, t, steps, q, qd, qdd, tau)
+
+
+def _huo(integrator, D, J, S, X, Mbuf, t, steps, q, qd, qdd, tau):
     return hold_huo(D, J, S, X, Mbuf, t, steps, q, qd, qdd, tau)
+
+
+@overload(hold, jit_options={"cache": True})
+def _hold(integrator, D, J, S, X, Mbuf, t, steps, q, qd, qdd, tau):
+    if not isinstance(integrator, types.IntegerLiteral):
+        raise errors.TypingError("hold needs a literal integrator code (numba.literally)")
+    return (_rk4, _semi_implicit_euler, _huo)[integrator.literal_value]
 
 
 @njit(cache=True)

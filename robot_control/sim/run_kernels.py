@@ -7,23 +7,27 @@ saturate and hold τ_k over the period (plant_kernels.hold) — in the same orde
 
 from __future__ import annotations
 
-from numba import njit
+from numba import literally, njit, typeof, types
 
-from robot_control.control.compiled import law_torque
+from robot_control.control.compiled import law_update
 from robot_control.sim import plant_kernels as PK
 from robot_control.trajectory.sampling import sample_into
 
 
 @njit(cache=True)
 def run_periods(k0, k1, steps, tick_ns, substeps, D, J, S, X, Mbuf, state, clock, noise, sigma,
-                kind, LD, G, E, knots, rows, first, last, work, t_log, q_log, qd_log, ref_log,
+                kind, integrator, law, knots, rows, first, last, work, t_log, q_log, qd_log, ref_log,
                 tau_log, qm_log, qdm_log, cmd_log):
-    """Control periods k0 … k1−1; returns −1, or the period whose hold made the state non-finite.
+    """Control periods k0 … k1−1; returns −1, the period k whose hold made the state non-finite,
+    or −2 − k when the law's torque at period k is non-finite even from its reset state.
 
     ``state`` rows are the plant's q, q̇, q̈ and ``clock[0]`` its time, both advanced in place;
     ``noise`` holds the standard-normal draws of these periods (position first, then velocity,
     for those with σ > 0) and ``work`` the measured state, reference, torques and flags.
     """
+    # compiled (and cached) per law kind and integrator: only the code of the run
+    kind = literally(kind)
+    integrator = literally(integrator)
     n = state.shape[1]
     q, qd, qdd = state[0], state[1], state[2]
     qm, qdm, tau, applied, sat = work[0], work[1], work[2], work[3], work[4]
@@ -42,7 +46,8 @@ def run_periods(k0, k1, steps, tick_ns, substeps, D, J, S, X, Mbuf, state, clock
             for i in range(n):
                 qdm[i] = qdm[i] + (0.0 + sigma[1] * noise[k - k0, z, i])
         sample_into(knots, rows, first, last, t, ref)
-        law_torque(kind, LD, G, E, qm, qdm, ref[0], ref[1], ref[2], tau)
+        if not law_update(kind, law, t, qm, qdm, ref[0], ref[1], ref[2], tau):
+            return -2 - k
         t_log[k] = t
         for i in range(n):
             q_log[k, i] = q[i]
@@ -55,7 +60,20 @@ def run_periods(k0, k1, steps, tick_ns, substeps, D, J, S, X, Mbuf, state, clock
         for i in range(n):
             tau_log[k, i] = applied[i]
         if k < steps:
-            clock[0] = PK.hold(D, J, S, X, Mbuf, clock[0], substeps, q, qd, qdd, applied)
+            clock[0] = PK.hold(integrator, D, J, S, X, Mbuf, clock[0], substeps, q, qd, qdd, applied)
             if not (PK.all_finite(q) and PK.all_finite(qd)):
                 return k
     return -1
+
+
+#: positions of ``kind`` and ``integrator`` among run_periods' arguments
+LITERAL_ARGUMENTS = (14, 15)
+
+
+def compiled_periods(*args):
+    """``run_periods`` compiled (or loaded from the cache) for these arguments with their law
+    kind and integrator as literals: its entry point. Calling it skips the dispatcher, which
+    would type them as int64 and go through numba's literal retry (a partial compile) per call."""
+    sig = tuple(types.literal(a) if i in LITERAL_ARGUMENTS else typeof(a) for i, a in enumerate(args))
+    run_periods.compile(sig)
+    return run_periods.overloads[sig].entry_point

@@ -13,12 +13,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from robot_control import dynamics as dyn
-from robot_control.control.base import Reference, State
+from robot_control.control.base import NonFiniteOutput, Reference, State
 from robot_control.control.registry import create
+from robot_control.dynamics.compile_cache import notice_if_slow
 from robot_control.dynamics.packing import kernel_data
+from robot_control.sim import plant_kernels as PK
 from robot_control.sim import run_kernels as RK
 from robot_control.sim.clock import period_ns, seconds
-from robot_control.sim.plant import Plant
+from robot_control.sim.engine import make_plant
+from robot_control.sim.plant_base import PlantBase as Plant
 from robot_control.sim.progress import progress_bar
 from robot_control.sim.scenario import CartesianPath, Scenario, load_scenario
 
@@ -78,17 +81,22 @@ def make_controller(scenario: Scenario):
     return law
 
 
-def run(scenario: Scenario | str, progress: bool = False, compiled: bool = True) -> Result:
+def run(scenario: Scenario | str, progress: bool = False, compiled: bool = True,
+        started: float | None = None) -> Result:
     """Simulate a scenario and summarise how well it tracked (design.md simulate keys).
 
     With a compiled law (``Controller.compiled``), a joint-space reference that samples through
     ``trajectory.sampling`` and the plant in free space, whole chunks of control periods run in
     one compiled call (sim.run_kernels); otherwise Python runs each period and the plant holds τ
     in one compiled call. Both give the same numbers; ``compiled=False`` forces the second.
-    ``progress`` shows a bar on stderr (tqdm) for runs that last more than a moment.
+    ``progress`` shows a bar on stderr (tqdm) for runs that last more than a moment. The wall time
+    (and ``realtime_factor``) counts model load, compiled-code cache load and first call: from
+    entry, or from ``started`` (a ``time.perf_counter()`` reading, e.g. before the caller loaded
+    the scenario).
     """
+    started = time.perf_counter() if started is None else started
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
-    plant = Plant(sc.robot, sc.plant, sc.physics_dt)
+    plant = make_plant(sc.robot, sc.plant, sc.physics_dt)
     plant.reset(sc.q0, sc.qd0)
     law = make_controller(sc)
     n, steps = sc.robot.nq, sc.steps
@@ -98,7 +106,6 @@ def run(scenario: Scenario | str, progress: bool = False, compiled: bool = True)
     log = RunLog(rows, n, isinstance(sc.trajectory, CartesianPath))
     spec = law.compiled() if compiled else None
     sampling = getattr(sc.trajectory, "sampling_arrays", None)
-    started = time.perf_counter()
     with progress_bar(progress, sc.duration) as bar:
         if spec is not None and sampling is not None and plant.compiled:
             run_compiled(sc, plant, law, spec, sampling(), tick_ns, log, bar)
@@ -165,15 +172,24 @@ def run_compiled(sc: Scenario, plant: Plant, law, spec, sampling, tick_ns: int, 
     knots, seg_rows, first, last = sampling
     D = kernel_data(plant.model).D
     chunk = max(1, min(rows, CHUNK_PERIODS))
+    periods = None
     for k0 in range(0, rows, chunk):
         k1 = min(rows, k0 + chunk)
         # the same draws, in the same order, as plant.measure() once per period
         noise = plant._noise.standard_normal((k1 - k0, draws, n))
-        bad = RK.run_periods(k0, k1, steps, tick_ns, substeps, D, plant._J, plant._S, plant._X,
-                             plant.mass_buffer, state, clock, noise, sigma, spec.kind, spec.data,
-                             spec.gains, spec.errors, knots, seg_rows, first, last, work, log.t,
-                             log.q, log.qd, log.ref, log.tau, log.q_measured, log.qd_measured,
-                             log.tau_command)
+        args = (k0, k1, steps, tick_ns, substeps, D, plant._J, plant._S, plant._X,
+                plant.mass_buffer, state, clock, noise, sigma, spec.kind,
+                int(plant._S[PK.S_INTEGRATOR]), spec.arrays, knots,
+                seg_rows, first, last, work, log.t, log.q, log.qd, log.ref, log.tau,
+                log.q_measured, log.qd_measured, log.tau_command)
+        if periods is None:
+            with notice_if_slow(f"the offline loop of {law.name}"):
+                periods = RK.compiled_periods(*args)
+        bad = periods(*args)
+        if bad <= -2:
+            law.finish_compiled(spec, seconds((-2 - bad) * tick_ns), None)
+            raise NonFiniteOutput(f"{law.name}: torque is non-finite even from the initial "
+                                  f"state (t = {seconds((-2 - bad) * tick_ns):.6f} s)")
         if bad >= 0:
             raise FloatingPointError(f"plant state diverged at t = {clock[0]:.6f} s")
         bar.advance(log.t[k1 - 1])

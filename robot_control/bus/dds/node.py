@@ -44,7 +44,7 @@ from robot_control.bus.dds.lifecycle import LifecycleServer
 from robot_control.bus.dds.messages import ROS_DISCOVERY_TOPIC
 from robot_control.bus.dds.msg import rcl_interfaces as rcl
 from robot_control.bus.dds.parameters import ParameterServer
-from robot_control.bus.dds.services import ServiceClient, ServiceError
+from robot_control.bus.dds.services import ServiceClient, ServiceError, ServiceServer
 from robot_control.bus.lifecycle import CallbackReturn, LifecycleHooks
 from robot_control.bus.node import (
     Logger,
@@ -308,6 +308,15 @@ class DdsNode(Node):
             self._local_subs.append(local)
         return DdsSubscription(self, reader, key, fq, local)
 
+    def _serve(self, srv_type: str, service: str, handler: Callable[[object], object]):
+        """A server of a (fully qualified) service in this node's executor."""
+        return ServiceServer(self._context, self._executor, self._node_key, srv_type, service,
+                             handler)
+
+    def create_action_server(self, action_type: str, name: str, handler):
+        from robot_control.bus.dds.action import DdsActionServer
+
+        return DdsActionServer(self, action_type, name, handler)
     def create_sender_subscription(self, ros_type: str, topic: str,
                                    callback: Callable[[object, bytes | None], None],
                                    qos: QosSpec = "default") -> DdsSubscription:

@@ -55,6 +55,7 @@ from robot_control.bus.lifecycle import (
     LifecycleState,
 )
 from robot_control.bus.node import (
+    ActionHandler,
     Container,
     Node,
     QosSpec,
@@ -65,6 +66,7 @@ from robot_control.bus.node import (
     parse_args_for,
 )
 from robot_control.bus.parameters import ParameterError, coerce
+from robot_control.security.keystore import check_process
 
 BUSY_WAIT_S = 150e-6  # spin, rather than sleep, this long before a timer is due
 
@@ -122,6 +124,15 @@ def _managed_node_class() -> type:
 
         def on_deactivate(self, state):
             return self._run(DEACTIVATING, state)
+
+        def destroy_node(self) -> None:
+            """rclpy's LifecycleNode leaves its state machine, which holds the rcl node: the
+            node, and with it the process's DDS participant and its threads, would live until
+            exit(). Under DDS Security those threads then encrypt and decrypt with an OpenSSL
+            whose atexit cleanup already ran: SIGSEGV (core of a secure controller:
+            crypto_calculate_session_key -> HMAC -> CRYPTO_THREAD_read_lock(NULL))."""
+            super().destroy_node()
+            self._state_machine.destroy_when_not_in_use()
 
         def on_shutdown(self, state):
             return self._run(SHUTTINGDOWN, state)
@@ -196,6 +207,15 @@ class RclpyClient:
         self._client.destroy()
 
 
+def _init_rclpy(argv: Sequence[str]) -> None:
+    """rclpy.init for this process (once), after the secure-start check: with
+    ROS_SECURITY_ENABLE=true a node whose enclave the keystore cannot back refuses to start with
+    the reason (security.keystore.check_process), not with an error from deep in the RMW."""
+    if not rclpy.ok():
+        check_process(argv)
+        rclpy.init(args=list(argv))
+
+
 class RclpyNode(Node):
     """The bus Node interface on an rclpy node."""
 
@@ -203,8 +223,7 @@ class RclpyNode(Node):
 
     def __init__(self, default_name: str, argv: Sequence[str], *, managed: bool = False,
                  container: RclpyContainer | None = None):
-        if not rclpy.ok():
-            rclpy.init(args=list(argv))
+        _init_rclpy(argv)
         # rclpy applies __node:=, __ns:= and -r itself
         self._node = _managed_node_class()(default_name) if managed else RclNode(default_name)
         super().__init__(self._node.get_name(), self._node.get_namespace())
@@ -286,6 +305,11 @@ class RclpyNode(Node):
         package, _, name = srv_type.split("/")
         srv_class = getattr(importlib.import_module(f"{package}.srv"), name)
         return RclpyClient(self._node, srv_class, service)
+
+    def create_action_server(self, action_type: str, name: str, handler: ActionHandler):
+        from robot_control.bus.ros.action import RclpyActionServer
+
+        return RclpyActionServer(self._node, self.msg(action_type), name, handler)
 
     def create_timer(self, period_s: float, callback: Callable[[], None]):
         timer = self._node.create_timer(period_s, self._guarded(callback, "timer callback"),
@@ -506,8 +530,7 @@ class RclpyContainer(Container):
     def __init__(self, argv: Sequence[str]) -> None:
         super().__init__()
         self._argv = list(argv)
-        if not rclpy.ok():
-            rclpy.init(args=self._argv)
+        _init_rclpy(self._argv)
         self.executor = SingleThreadedExecutor()
         self.chain = SameProcessChain()
         self._running = True
