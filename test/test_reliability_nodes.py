@@ -131,7 +131,7 @@ def test_the_controllers_trajectory_topic_refuses_what_the_generator_would():
         "count": motion(m, names, many),
         "duration": motion(m, names, [(0.0, q0), (MAX_MOTION_S + 10.0, q0)]),
     }
-    dropped = lambda: ctrl.drops.counts[TRAJECTORY_TOPIC]  # noqa: E731
+    dropped = lambda: ctrl.drops.counts["/" + TRAJECTORY_TOPIC]  # noqa: E731
     try:
         for i, (what, msg) in enumerate(bad.items()):
             pub.publish(msg)
@@ -208,7 +208,8 @@ def test_a_storm_of_law_swaps_is_answered_in_time_and_the_heartbeat_goes_on():
             while not beats:  # it spins (and beats) once autostart configured and activated it
                 assert time.monotonic() < deadline, "the controller did not come up"
                 time.sleep(0.2)
-            # 20 swaps a second for 10 s, each answered within its 0.5 s deadline
+            # 20 swaps a second for 10 s, each answered within its 0.5 s deadline (each is
+            # installed at the next tick; with no states here, only the last would be)
             replies, start, storm_wall = [], time.monotonic(), time.time()
             for k in range(200):
                 law = STORM_LAWS[k % len(STORM_LAWS)]
@@ -234,7 +235,6 @@ def test_a_storm_of_law_swaps_is_answered_in_time_and_the_heartbeat_goes_on():
     assert max(replies) < 0.5, max(replies)
     during = [t for t in beats if start <= t <= ended]
     assert max(np.diff([start, *during, ended])) < 1.2  # twice a second, never silent
-    assert logs.count("controller swapped") == 200
 
 
 # --- item 1: the plant obeys its own controller only --------------------------------------------------
