@@ -31,6 +31,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from robot_control.bus.node import ServiceCallError
 from robot_control.bus.parameters import STRING_ARRAY
+from robot_control.bus.ros_args import resolve_name
 from robot_control.nodes.common import run_node
 from robot_control.nodes.health import OK, NodeHealth
 
@@ -188,7 +189,7 @@ class LifecycleManager:
             return
         now = time.monotonic()
         for name in self.names:
-            fqn = "/" + name.lstrip("/")
+            fqn = resolve_name(name, self.node.namespace, self.node.name)  # in its namespace
             quiet = now - max(self.beats.get(fqn, self.up_since), self.up_since)
             if quiet > self.heartbeat_timeout:
                 self._stop_stack(f"{fqn} silent on /diagnostics for {quiet:.1f} s (died or hung)")

@@ -1,23 +1,19 @@
 """The ``plant`` node: simulates the robot, publishes /joint_states, applies /joint_command.
 
-A managed node: configuring builds the plant at its initial state and compiles what its step
-and its hold need; only while active does it step, publish states and apply commands (inactive,
-the simulated robot is frozen). Real-time mode: at each deadline (a timer at ``rate``) the plant
-publishes its state, stamped with the deadline; a valid command applies when it arrives, as a
-drive applies a setpoint (from the next physics step of the period on; the steps before it ran
-under the torque held until then), and is held until the next one (zero-order hold). Its
-deadlines are absolute (k periods after activation, slept until just before and then spun: the
-bus timer), garbage collection is kept out of the tick and the optional ``realtime_priority``,
-``cpu_affinity`` and ``lock_memory`` apply while it runs (nodes/realtime.py). A deadline is
-missed when the command answering the previous state had not arrived by it, or when the tick
-came so late that it had to integrate several periods at once (``missed_deadlines`` of the
-``commanded_deadlines``; ``tick_late_*_us``: how late after its deadline each tick ran). Lockstep mode: the
-plant publishes /clock and the state for t_k, then waits; the command stamped t_k steps it to
-t_{k+1}. When commands stop for ``command_timeout`` (a controller deactivated or gone) the plant
-holds (gravity compensation plus damping) or applies zero torque, blending from the last applied
-torque over ``safe_blend_time`` so the switch is bumpless, and says so on /diagnostics and in the
-log; it resumes when commands return. ``commands_applied`` counts the periods in which a command,
-not the safe behaviour, was applied. The links' frames go on /tf (nodes/tf_publisher.py).
+A managed node: configuring builds the plant and compiles its step and hold; only while active
+does it step, publish states and apply commands. Real time: at each deadline (a timer at
+``rate``, absolute: k periods after activation) it publishes its state stamped with the
+deadline; a valid command applies when it arrives, as a drive applies a setpoint (from the next
+physics step of the period on), and is held until the next one. Garbage collection is kept out
+of the tick, ``realtime_priority``, … apply while it runs (nodes/realtime.py). A deadline is
+missed when the answer to the previous state had not arrived by it, or when a late tick had to
+integrate several periods (``missed_deadlines`` of the ``commanded_deadlines``;
+``tick_late_*_us``). Lockstep: the plant publishes /clock and the state for t_k, then waits; the
+command stamped t_k steps it to t_{k+1}. When commands stop for ``command_timeout`` the plant
+holds (gravity compensation plus damping) or applies zero torque (``safe_behaviour``), blending
+from the last torque over ``safe_blend_time``, says so on /diagnostics and in the log, and
+resumes when commands return. ``commands_applied`` counts the periods a command was applied.
+The links' frames go on /tf (nodes/tf_publisher.py).
 
 It behaves as a drive, not a punching bag:
 
@@ -161,20 +157,14 @@ class PlantNode:
 
     def _reset_bookkeeping(self) -> None:
         """Counters and command state of a fresh configuration."""
-        self.k = 0
-        self.stamp = 0  # ns stamp of the last published state
+        self.k, self.stamp = 0, 0  # periods stepped; ns stamp of the last published state
         self.recent: dict[int, float] = {}  # stamps published within ANSWER_WINDOW_S -> wall time
         self.answered = -1  # stamp of the last state a command was applied for
         self.command: np.ndarray | None = None
-        self.command_stamp = -1
-        self.last_command_wall = -np.inf
+        self.command_stamp, self.last_command_wall = -1, -np.inf
         self.applied = 0  # periods stepped (ticks)
         self.commanded = 0  # of those, the ones that applied a command
-        self.rejected = 0
-        self.foreign = 0
-        self.duplicates = 0
-        self.stale = 0
-        self.missed = 0
+        self.rejected = self.foreign = self.duplicates = self.stale = self.missed = 0
         self.commanded_deadlines = 0  # deadlines passed while commands flowed (missed's base)
         self.in_safe_mode = False
         self.blend: tuple[float, np.ndarray] | None = None  # (start, τ offset) into the safe torque
@@ -182,18 +172,15 @@ class PlantNode:
         self.started_wall = time.perf_counter()
         self.activated_at = self.started_wall
         self.active_wall = 0.0  # seconds spent active before the current activation
-        self.saturation_events = 0
-        self.tick_origin = 0.0  # perf_counter time of deadline 0 (the state at activation)
-        self.stamp_origin = 0  # its stamp, ns
-        self.deadlines = 0  # deadlines passed since activation
-        self.done_steps = 0  # physics steps of the current period already integrated
+        # perf_counter time of deadline 0 (the state at activation) and its stamp, ns; deadlines
+        # passed since activation; physics steps of the current period already integrated
+        self.tick_origin, self.stamp_origin, self.deadlines, self.done_steps = 0.0, 0, 0, 0
         self.held: np.ndarray | None = None  # the torque in effect (real time)
         self.held_command = False  # ... and whether it is a controller's command
         self.period_command = self.period_saturated = self.period_limited = False
         self.answer_wall = -np.inf  # when the answer to the latest state arrived
         self.tick_lateness = LatencyStats()  # how late after its deadline a tick ran
-        self.late_ticks = 0
-        self.limit_events = 0
+        self.late_ticks = self.limit_events = self.saturation_events = 0
         self.guard.reset()
         self.started = False  # lockstep: the first state went out
 
@@ -314,8 +301,7 @@ class PlantNode:
 
     # ------------------------------------------------------------- parameters
     def _validate(self, changes: dict) -> str | None:
-        """Refuse an unknown safe behaviour, and any safety parameter while the plant is active
-        (a drive's safety configuration is not changed while it moves the robot)."""
+        """Refuse an unknown safe behaviour, and any safety parameter while the plant is active."""
         locked = sorted(set(changes) & set(SAFETY_PARAMETERS))
         if locked and self.node.is_active:
             return (f"{', '.join(locked)}: a safety parameter of the plant, read-only while it is "
@@ -577,15 +563,13 @@ class PlantNode:
             "commands_rejected": self.rejected, "commands_foreign": self.foreign,
             "commands_ignored": self.gate.ignored, "duplicate_answers": self.duplicates,
             "stale_commands": self.stale, "missed_deadlines": self.missed,
-            "commanded_deadlines": self.commanded_deadlines,
-            "late_ticks": self.late_ticks,
+            "commanded_deadlines": self.commanded_deadlines, "late_ticks": self.late_ticks,
             "achieved_rate_hz": self.applied / elapsed if elapsed > 0 else 0.0,
             "latency_p50_us": lat["p50"], "latency_p99_us": lat["p99"],
             "latency_max_us": lat["max"], "safe_mode": self.in_safe_mode,
             "saturation_events": self.saturation_events, "limit_events": self.limit_events,
             "velocity_stops": self.guard.stops, "safety_stop": self.guard.stopping,
-            "commands_limited": self.guard.limited,
-            "sim_time_s": seconds(self.k * self.period_ns),
+            "commands_limited": self.guard.limited, "sim_time_s": seconds(self.k * self.period_ns),
             # how late after its deadline each tick ran (the loop's own jitter)
             "tick_late_p50_us": late["p50"], "tick_late_p99_us": late["p99"],
             "tick_late_max_us": late["max"], **self.loop.status(), **self.source.diagnostics(),
