@@ -221,3 +221,15 @@ def test_lockstep_bus_run_on_mujoco_equals_offline_simulation(tmp_path):
     assert np.array_equal(bus, offline.q), np.abs(bus - offline.q).max()
     internal = run(str(bus_path))
     assert not np.array_equal(internal.q, offline.q)  # the engine did change the physics
+
+
+def test_the_acceleration_the_velocity_guard_predicts_with_agrees_between_engines():
+    model = load_robot("puma560")
+    internal, mj = _pair(model, {"saturate": False, "joint_limits": False}, 1e-3)
+    rng = np.random.default_rng(7)
+    for _ in range(5):
+        q, qd, tau = rng.uniform(-1, 1, (3, model.nq))
+        expected = internal.acceleration(0.0, q, qd, tau)
+        np.testing.assert_allclose(mj.acceleration(0.0, q, qd, tau), expected,
+                                   rtol=1e-6, atol=1e-6 * np.abs(expected).max())
+    assert mj.t == 0.0 and not mj.q.any()  # the plant's own state untouched

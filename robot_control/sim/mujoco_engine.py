@@ -70,6 +70,7 @@ class MujocoPlant(PlantBase):
         self._disturbed = cfg.disturbance_amplitude is not None
         d = self.data  # views into MjData, fetched once (each attribute access builds one)
         self._qpos, self._qvel, self._qacc, self._force = d.qpos, d.qvel, d.qacc, d.qfrc_applied
+        self._probe = mujoco.MjData(self.mj)  # acceleration() evaluates here, never on the state
         self.reset(np.zeros(self.n))
 
     def reset(self, q, qd=None, t: float = 0.0) -> None:
@@ -104,6 +105,15 @@ class MujocoPlant(PlantBase):
             mujoco.mj_forward(m, d)  # the contact force at the state this step ends in
             self._read_contact()
         return tau
+
+    def acceleration(self, t: float, q: Array, qd: Array, tau: Array) -> Array:
+        """q̈ MuJoCo gives (q, q̇) under a held (already saturated) τ, as sim/plant.py's (``mj_forward``
+        on a scratch MjData: the plant's own state and warm start are untouched)."""
+        p = self._probe
+        p.qpos[:], p.qvel[:], p.time = q, qd, t
+        p.qfrc_applied[:] = tau + self.disturbance(t) if self._disturbed else tau
+        self._mujoco.mj_forward(self.mj, p)
+        return p.qacc.copy()
 
     def _read_contact(self) -> None:
         """The wrench on the contact frame from MuJoCo's contact forces (zero in free space)."""
