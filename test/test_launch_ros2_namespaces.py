@@ -1,7 +1,8 @@
 """Two robots on one ROS domain as a ROS 2 user starts them (issue 25): ``ros2 launch
-robot_control control.launch.yaml namespace:=left`` and ``namespace:=right`` (rclpy nodes), seen
-and driven with the real ``ros2`` CLI — node list, a parameter set on one stack only, one stack's
-states echoed — and the ROS naming rules enforced by rcl for a namespace that breaks them.
+robot_control control.launch.yaml namespace:=left composed:=true`` (one container) and
+``namespace:=right`` (five processes), rclpy nodes, seen and driven with the real ``ros2`` CLI —
+node list, a parameter set on one stack only, one stack's states echoed — and the ROS naming
+rules enforced by rcl for a namespace that breaks them.
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ def _launch(env, *args: str) -> Watched:
 @pytest.fixture(scope="module")
 def two_stacks():
     env = ros_env("ros2-namespaces")
-    left = _launch(env, "namespace:=left")
-    right = _launch(env, "namespace:=right")
+    left = _launch(env, "namespace:=left", "composed:=true")  # one container: -r __ns:= for all
+    right = _launch(env, "namespace:=right")  # five processes
     try:
         yield env, left, right
     finally:

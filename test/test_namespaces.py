@@ -212,3 +212,24 @@ def test_two_namespaced_launches_share_a_domain_and_a_third_with_a_taken_namespa
         assert code == 0, "\n".join(stack.lines[-40:])
         assert summary["namespace"] in ("/left", "/right")
         assert summary["rate_hz"] > 0  # the monitor heard its own stack's plant
+
+
+@pytest.mark.timeout(400)
+def test_a_cell_runs_in_a_namespace_with_its_arms_topics_and_frames_under_it():
+    """cell.launch.yaml namespace:=cell1: /cell1/cell_plant, /cell1/arm1/joint_states, frames
+    cell1/world; the monitor hears the cell's own plant."""
+    env = stack_env("ns-cell")
+    stack = Stack(env, "cell.launch.yaml", "namespace:=cell1", "rate:=250", "--duration", "600")
+    try:
+        assert stack.wait_for("control loop running", 240.0), "\n".join(stack.lines[-40:])
+        nodes = _tool(env, "node", "list").split()
+        assert {"/cell1/cell_plant", "/cell1/cell_controller", "/cell1/lifecycle_manager"} <= \
+            set(nodes), nodes
+        arm = _tool(env, "topic", "echo", "/cell1/arm1/joint_states", "--once")
+        assert "joint1" in arm, arm
+        pose = _tool(env, "topic", "echo", "/cell1/object/pose", "--once")
+        assert "frame_id: cell1/world" in pose, pose
+    finally:
+        code = stack.stop()
+    assert code == 0, "\n".join(stack.lines[-40:])
+    assert stack.summary()["namespace"] == "/cell1"
