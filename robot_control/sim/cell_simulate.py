@@ -147,8 +147,9 @@ def load_cell_scenario(source) -> CellScenario:
     ctrl = doc["controller"]
     _require(isinstance(ctrl, dict) and "type" in ctrl and set(ctrl) <= {"type", "params"},
              "controller needs a 'type' (and optional 'params')")
-    _require(is_available(str(ctrl["type"])), f"controller.type '{ctrl['type']}' is not one of "
-             + ", ".join(available()))
+    if not is_available(str(ctrl["type"])):  # the list of names only for the message
+        raise ScenarioError(f"controller.type '{ctrl['type']}' is not one of "
+                            + ", ".join(available()))
     params = dict(ctrl.get("params") or {})
     params.setdefault("cell", str(doc["cell"]))
     force = doc.get("force_reference")

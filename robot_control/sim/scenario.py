@@ -143,8 +143,9 @@ def load_scenario(source: str | Path | dict) -> Scenario:
     _require(isinstance(ctrl, dict) and "type" in ctrl, "controller needs a 'type' (registry name)")
     from robot_control.control.registry import available, is_available
 
-    _require(is_available(str(ctrl["type"])), f"controller.type '{ctrl['type']}' is not one of "
-             + ", ".join(available()))
+    if not is_available(str(ctrl["type"])):  # the list of names only for the message
+        raise ScenarioError(f"controller.type '{ctrl['type']}' is not one of "
+                            + ", ".join(available()))
     bad = set(ctrl) - {"type", "params", "model"}
     _require(not bad, f"controller: unknown keys {sorted(bad)} (known: type, params, model)")
     force = doc.get("force_reference")
