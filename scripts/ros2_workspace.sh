@@ -12,12 +12,12 @@ export PATH="/usr/bin:$PATH"  # ROS 2 runs on the system python3, not a venv's
 
 # numpy, scipy, yaml come from the distribution (the ROS 2 install pulls them in); numba from pip
 # (Debian 12's is too old; numba's import needs a newer coverage than Debian's), and rosbags
-# (bag record/play, plots, identify; no distribution package). The distribution's numpy stays:
-# ROS 2 was built against it.
-if ! python3 -c "import numba, scipy, yaml, rosbags" 2>/dev/null; then
+# (bag record/play, plots, identify; no distribution package) and mujoco (the plant's engine
+# 'mujoco'; no distribution package). The distribution's numpy stays: ROS 2 was built against it.
+if ! python3 -c "import numba, scipy, yaml, rosbags, mujoco" 2>/dev/null; then
   numpy_version="$(python3 -c 'import numpy; print(numpy.__version__)')"
   python3 -m pip install --quiet --break-system-packages numba "coverage>=7" rosbags \
-    "numpy==$numpy_version"
+    "mujoco>=4.0" "numpy==$numpy_version"
 fi
 
 ws="$(mktemp -d "${TMPDIR:-/tmp}/robot_control_ws.XXXXXX")"

@@ -68,7 +68,12 @@ class Stack:
 
     def summary(self) -> dict:
         start = self.lines.index("{")
-        return json.loads("\n".join(self.lines[start:]))
+        end = len(self.lines) - self.lines[::-1].index("}")  # the verdict line follows
+        return json.loads("\n".join(self.lines[start:end]))
+
+    @property
+    def final_line(self) -> str:
+        return self.lines[-1] if self.lines else ""
 
 
 def stack_env(tag: str) -> dict[str, str]:

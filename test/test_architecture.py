@@ -12,7 +12,8 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "robot_control"
-ROOT_MODULES = {"__init__.py", "spatial.py"}  # the foundation everything imports
+# the foundations everything imports: the spatial algebra and the bounded file loader
+ROOT_MODULES = {"__init__.py", "spatial.py", "safe_yaml.py"}
 MAX_LINES = 600
 
 

@@ -10,6 +10,7 @@ endpoint's USER_DATA.
 import math
 import os
 import random
+import re
 import subprocess
 import sys
 import time
@@ -32,6 +33,7 @@ from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 
 from robot_control.bus.dds import config as cfg
 from robot_control.bus.dds import messages as m
+from robot_control.bus.dds.msg import idl_type
 
 HASH_FILE = Path(__file__).resolve().parent / "data" / "ros2_type_hashes.yaml"
 
@@ -61,7 +63,19 @@ SRV_DEFINITIONS = {
     "lifecycle_msgs/srv/GetAvailableStates": (EMPTY, "lifecycle_msgs/State[] available_states"),
     "lifecycle_msgs/srv/GetAvailableTransitions": (
         EMPTY, "lifecycle_msgs/TransitionDescription[] available_transitions"),
+    "action_msgs/srv/CancelGoal": (
+        "action_msgs/GoalInfo goal_info",
+        "int8 return_code\naction_msgs/GoalInfo[] goals_canceling"),
+    "control_msgs/action/FollowJointTrajectory_SendGoal": (
+        "unique_identifier_msgs/UUID goal_id\ncontrol_msgs/action/FollowJointTrajectory_Goal goal",
+        "bool accepted\nbuiltin_interfaces/Time stamp"),
+    "control_msgs/action/FollowJointTrajectory_GetResult": (
+        "unique_identifier_msgs/UUID goal_id",
+        "int8 status\ncontrol_msgs/action/FollowJointTrajectory_Result result"),
 }
+#: the action's own parts, rosbags reads them from the .action text (its store lacks control_msgs)
+ACTION = "control_msgs/action/FollowJointTrajectory"
+CONTROL_MSGS = ("JointTolerance", "JointComponentTolerance", "JointTrajectoryControllerState")
 REQUEST_HEADER = "uint64 guid\nint64 seq\n"  # rmw_cyclonedds' cdds_request_header_t
 # rmw_dds_common as rosidl sees it: `char` in a .msg becomes IDL uint8 (rosbags keeps `char`,
 # which changes nothing on the wire but changes the REP-2011 hash).
@@ -112,7 +126,15 @@ REQUIRED_TYPES = [
     "lifecycle_msgs/msg/Transition",
     "lifecycle_msgs/msg/TransitionDescription",
     "lifecycle_msgs/msg/TransitionEvent",
-] + [
+    "geometry_msgs/msg/Transform",
+    "geometry_msgs/msg/TransformStamped",
+    "tf2_msgs/msg/TFMessage",
+    "control_msgs/msg/JointTrajectoryControllerState",
+    "unique_identifier_msgs/msg/UUID",
+    "action_msgs/msg/GoalInfo",
+    "action_msgs/msg/GoalStatus",
+    "action_msgs/msg/GoalStatusArray",
+] + [f"{ACTION}_{part}" for part in ("Goal", "Result", "Feedback", "FeedbackMessage")] + [
     f"{srv}_{part}"
     for srv in SRV_DEFINITIONS
     for part in ("Request", "Response")
@@ -174,9 +196,27 @@ def _register(store, text: str, typename: str) -> None:
     store.register({typename: definition})
 
 
+def _register_control_msgs(store) -> None:
+    """control_msgs' messages and FollowJointTrajectory's parts, from the shipped text."""
+    from robot_control.bus.interfaces.definitions import DEFINITIONS
+
+    for name in CONTROL_MSGS:
+        _register(store, (DEFINITIONS / "control_msgs/msg" / f"{name}.msg").read_text(),
+                  f"control_msgs/msg/{name}")
+    text = (DEFINITIONS / "control_msgs/action/FollowJointTrajectory.action").read_text()
+    # bare names inside the .action are control_msgs/msg types (rosbags would look in action/)
+    text = re.sub(r"^(JointTolerance|JointComponentTolerance)\[", r"control_msgs/\1[", text,
+                  flags=re.MULTILINE)
+    for part, section in zip(("Goal", "Result", "Feedback"), text.split("\n---\n"), strict=True):
+        _register(store, section, f"{ACTION}_{part}")
+    _register(store, f"unique_identifier_msgs/UUID goal_id\n{ACTION}_Feedback feedback",
+              f"{ACTION}_FeedbackMessage")
+
+
 def _wire_store():
     """Jazzy typestore plus the service types as rmw_cyclonedds sends them (header first)."""
     store = get_typestore(Stores.ROS2_JAZZY)
+    _register_control_msgs(store)
     for srv, (request, response) in SRV_DEFINITIONS.items():
         for part, text in (("Request", request), ("Response", response)):
             _register(store, REQUEST_HEADER + text, f"{srv}_{part}")
@@ -186,6 +226,7 @@ def _wire_store():
 def _hash_stores():
     """Typestores in which the REP-2011 hash of each interface is as rosidl computes it."""
     store = get_typestore(Stores.ROS2_JAZZY)
+    _register_control_msgs(store)
     for srv, (request, response) in SRV_DEFINITIONS.items():
         for part, text in (("Request", request), ("Response", response)):
             _register(store, text, f"{srv}_{part}")
@@ -247,7 +288,8 @@ def _cyclone(typename: str, plain: dict):
             elif node == Nodetype.ARRAY and inner[0] in ("uint8", "char", "byte"):
                 value = bytes(value)  # Cyclone returns fixed octet arrays as bytes
         kwargs[name] = value
-    return m.MESSAGE_TYPES[typename](**kwargs)
+    # a type nested only inside another (Twist in MultiDOFJointTrajectoryPoint) is the generator's
+    return (m.MESSAGE_TYPES.get(typename) or idl_type(typename))(**kwargs)
 
 
 def _rosbags(typename: str, plain: dict):

@@ -102,6 +102,20 @@ def test_lockstep_cell_stack_equals_the_offline_run(monkeypatch):
     assert list(arm1.position) == list(whole.position)[:6]  # the same sample, split per arm
 
 
+def held_poses(client, hold_s: float, least: int, deadline_s: float) -> list:
+    """/object/pose samples until they span hold_s of their stamps and number more than
+    ``least`` (or deadline_s of wall time passes)."""
+    poses, first = [], None
+    deadline = time.monotonic() + deadline_s
+    for msg in client.iter_topic("/object/pose", timeout_s=deadline_s, discovery_s=90.0):
+        ns = stamp_ns(msg.header.stamp)
+        first = ns if first is None else first
+        poses.append(read_pose(msg))
+        if (ns - first >= hold_s * 1e9 and len(poses) > least) or time.monotonic() > deadline:
+            break
+    return poses
+
+
 def test_without_commands_the_cell_plant_holds_the_cell_where_the_scenario_put_it(monkeypatch):
     """The plant alone (no controller): its hold carries each arm and its share of the object,
     so the object stays put, resting on the table, and the plant reports no command applied."""
@@ -112,8 +126,8 @@ def test_without_commands_the_cell_plant_holds_the_cell_where_the_scenario_put_i
     start = initial_contact_pose(sc)
     with BusClient(discovery_s=1.0) as client:
         with NodeStack(env, {"cell_plant": [f"rate:={RATE}"]}) as stack:
-            poses = [read_pose(m) for m in messages_within(client, "/object/pose", 2.0, 90.0)]
-            wrench = read_wrench(client.topic_echo("/wrench", count=1, timeout_s=10)[0])
+            poses = held_poses(client, hold_s=2.0, least=20, deadline_s=120.0)
+            wrench = read_wrench(client.topic_echo("/wrench", count=1, timeout_s=60)[0])
             diag = None
             for msg in messages_within(client, "/diagnostics", 5.0):
                 values = {kv.key: kv.value for st in msg.status for kv in st.values}
@@ -121,8 +135,9 @@ def test_without_commands_the_cell_plant_holds_the_cell_where_the_scenario_put_i
                     diag = values
                     break
             logs = stack.stop()
-    # 2 s of poses: ~500 at 250 Hz, far fewer when CI loads the machine (the closed-chain step
-    # is Python); the drift is what this test is about
+    # at least 20 poses over at least 2 s of the plant's own time: ~500 at 250 Hz, far fewer
+    # when the machine is loaded (the closed-chain step is Python), so they are waited for (with
+    # a deadline) rather than counted in 2 s of wall time; the drift is what this test is about
     assert len(poses) > 20, logs["cell_plant"]
     drift = max(np.abs(T[:3, 3] - start[:3, 3]).max() for T in poses)
     assert drift < 1e-6, drift  # after more than 2 s of holding

@@ -94,6 +94,20 @@ def test_topic_echo_prints_messages_as_yaml(rc):
     assert code == 1 and "no publisher on /no_such_topic" in err
 
 
+def test_topic_echo_into_a_pipe_that_closes_ends_quietly(stack):
+    import subprocess
+    import sys
+
+    echo = subprocess.Popen([sys.executable, "-m", "robot_control.cli", "topic", "echo",
+                             "/joint_states"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=dict(os.environ))
+    head = [echo.stdout.readline() for _ in range(3)]  # what `| head -n 3` reads, then it closes
+    echo.stdout.close()
+    _, err = echo.communicate(timeout=60)
+    assert head[0].startswith(b"header:"), head
+    assert echo.returncode == 0 and b"Traceback" not in err and b"BrokenPipe" not in err, err
+
+
 def test_param_list_get_and_describe(rc):
     code, out, _ = rc("param", "list", "/controller")
     assert code == 0
@@ -135,6 +149,13 @@ def test_a_refused_gain_prints_the_reason_and_changes_nothing(rc):
     assert code == 1 and "unknown controller 'no_such_law'" in err
     assert rc("param", "get", "/controller", "passivity.kd")[1] == before
     assert before.strip() == "Double values are: [100.0, 20.0, 10.0]"  # config/stack.ddarm.yaml
+
+
+def test_a_swap_to_a_law_the_stack_cannot_feed_is_refused_with_the_reason(rc):
+    before = rc("param", "get", "/controller", "controller")[1]
+    code, _, err = rc("param", "set", "/controller", "controller", "hybrid_force")
+    assert code == 1 and "hybrid_force needs a force reference" in err, err
+    assert rc("param", "get", "/controller", "controller")[1] == before
 
 
 def test_service_list_and_call(rc):

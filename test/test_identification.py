@@ -287,7 +287,7 @@ def test_identify_command_prints_estimates_and_writes_files_a_controller_loads(b
     assert "condition number" in out and "Butterworth" in out and "P9" in out
     assert "std" in out
     doc = yaml.safe_load(params.read_text())
-    adaptive = doc["/controller"]["ros__parameters"]["adaptive"]
+    adaptive = doc["/**/controller"]["ros__parameters"]["adaptive"]
     assert adaptive["parameter_basis"] == "huo_p"
     truth = true_parameters("ddarm", "huo_p")
     assert relative_errors(np.array(adaptive["initial_estimate"]), truth).max() < 0.05
@@ -313,3 +313,34 @@ def test_identify_command_prints_estimates_and_writes_files_a_controller_loads(b
 def test_identify_command_refuses_a_bag_without_states(tmp_path):
     proc = identify_command(str(tmp_path / "nothing"), "--robot", "ddarm")
     assert proc.returncode == 2 and "no bag" in proc.stderr
+
+
+def test_a_recording_with_late_and_lost_samples_is_resampled_from_its_stamps():
+    """A live recording's states come late or go missing: the samples are interpolated onto a
+    uniform grid from their stamps and filter like the uniform recording's; a gap the filter
+    cannot bridge is refused with where it is."""
+    rate, n = 500.0, 4000
+    t = np.arange(n) / rate
+    q = np.column_stack([np.sin(2 * np.pi * 0.5 * t), np.cos(2 * np.pi * 0.3 * t)])
+    qd = np.gradient(q, t, axis=0)
+    tau = 3.0 * q + 0.5 * qd
+    valid = np.ones(n, dtype=bool)
+    uniform = identification_samples(t, q, qd, tau, valid, FilterSpec())
+    rng = np.random.default_rng(4)
+    keep = np.sort(rng.choice(n, size=int(0.9 * n), replace=False))  # 10 % lost
+    keep = np.union1d(keep, [0, n - 1])
+    jitter = t[keep] + rng.uniform(0.0, 0.2 / rate, keep.size)  # and stamped late
+    jitter[[0, -1]] = t[[0, -1]]
+    live = identification_samples(jitter, q[keep], qd[keep], tau[keep], valid[keep],
+                                  FilterSpec())
+    assert abs(live.t.size - uniform.t.size) < 0.02 * uniform.t.size  # the stamps' own period
+
+    def on_uniform_grid(x):
+        return np.column_stack([np.interp(uniform.t, live.t, x[:, j]) for j in range(2)])
+
+    inner = (uniform.t > live.t[0]) & (uniform.t < live.t[-1])
+    np.testing.assert_allclose(on_uniform_grid(live.q)[inner], uniform.q[inner], atol=5e-3)
+    np.testing.assert_allclose(on_uniform_grid(live.tau)[inner], uniform.tau[inner], atol=2e-2)
+    gap = np.concatenate([np.arange(1000), np.arange(1100, n)])  # 0.2 s lost in one piece
+    with pytest.raises(ValueError, match="gap of 0.202 s"):
+        identification_samples(t[gap], q[gap], qd[gap], tau[gap], valid[gap], FilterSpec())

@@ -45,8 +45,10 @@ def test_the_bundled_launch_file_declares_its_arguments_four_nodes_and_their_man
     plan = load_launch_file(resolve_launch_file(None))
     assert [(a.name, a.default) for a in plan.arguments] == [
         ("robot", "ddarm"), ("controller", "computed_torque"), ("rate", "1000.0"),
-        ("lockstep", "false"), ("scenario", ""), ("composed", "false"),
-        ("realtime_priority", "0")]
+        ("lockstep", "false"), ("scenario", ""), ("composed", "false"), ("rqt", "false"),
+        ("engine", ""), ("namespace", ""), ("realtime_priority", "0"),
+        ("security", "$(env ROS_SECURITY_ENABLE false)"),
+        ("keystore", "$(env ROS_SECURITY_KEYSTORE '')")]
     assert all(a.description for a in plan.arguments)
     assert [(n.package, n.executable, n.name) for n in plan.nodes] == [
         ("robot_control", x, x) for x in PROCESSES]
@@ -70,11 +72,14 @@ def test_the_bundled_launch_file_declares_its_arguments_four_nodes_and_their_man
     assert {n.name for n in plan.nodes if "realtime_priority" in n.params} == {"plant",
                                                                                 "controller"}
     assert by_name["plant"].params["realtime_priority"] == 0
+    # the physics engine is the plant's alone ('': the scenario's, else internal)
+    assert {n.name for n in plan.nodes if "engine" in n.params} == {"plant"}
+    assert by_name["plant"].params["engine"] == ""
 
 
 def test_overrides_reach_the_node_parameters_and_a_robot_without_gains_file_is_skipped(capsys):
     file, overrides = split_overrides(["controller:=adaptive", "rate:=250", "lockstep:=true",
-                                       "robot:=puma560"])
+                                       "robot:=five_bar"])
     assert file is None
     plan = load_launch_file(resolve_launch_file(file), overrides)
     by_name = {n.name: n for n in plan.nodes}
@@ -83,9 +88,9 @@ def test_overrides_reach_the_node_parameters_and_a_robot_without_gains_file_is_s
     assert by_name["lifecycle_manager"].params["lockstep"] is True
     for node in plan.nodes[:-1]:
         assert node.params["rate"] == 250 and node.params["lockstep"] is True
-        assert node.params["robot"] == "puma560"
+        assert node.params["robot"] == "five_bar"
         assert node.params_files == [str(share_dir() / "config" / "stack.yaml")]
-    assert "stack.puma560.yaml is not a file: skipped" in capsys.readouterr().err
+    assert "stack.five_bar.yaml is not a file: skipped" in capsys.readouterr().err
 
 
 def test_composed_runs_the_five_nodes_in_one_container_process_with_the_same_parameters():
@@ -100,11 +105,13 @@ def test_composed_runs_the_five_nodes_in_one_container_process_with_the_same_par
                                       str(share_dir() / "config" / "stack.ddarm.yaml")]
     assert container.params == {
         "robot": "ddarm", "scenario": "", "rate": 1000, "lockstep": True,
-        "controller": "adaptive",
+        "controller": "adaptive", "engine": "", "realtime_priority": 0,  # as the separate plant, controller
         "node_names": ["dynamics_server", "plant", "controller", "trajectory_generator"],
         "start_after_loop_closed": ["trajectory_generator"]}
     # sim time for the nodes that follow /clock, named; the plant (its source) keeps wall time
-    assert container.ros_args == ["-p", "controller:use_sim_time:=true",
+    # (each stack's own clock: /clock is read as the relative clock, /<namespace>/clock)
+    assert container.ros_args == ["--enclave", "/robot_control/container", "-r", "/clock:=clock",
+                                  "-p", "controller:use_sim_time:=true",
                                   "-p", "trajectory_generator:use_sim_time:=true",
                                   "-p", "dynamics_server:use_sim_time:=true"]
     command = node_command(container)
@@ -305,6 +312,26 @@ def test_a_timed_run_reports_rate_latency_commands_and_tracking_errors(timed_run
     assert 0 < summary["loop_closed_s"] < 150
     assert summary["tracking_s"] <= summary["duration_s"] + 0.2
     assert {n: s["exit"] for n, s in summary["nodes"].items()} == {n: 0 for n in PROCESSES}
+    assert summary["verdict"] == "ok" and stack.final_line == "robot-control launch: ok: ok"
+
+
+@pytest.mark.parametrize("figures,lockstep,why", [
+    ({"velocity_stops": 2}, False, "safety stop"),
+    ({"commands_rejected": 2602, "commands": 7}, False, "commands rejected"),  # issue 22's run
+    ({"commands_rejected": 50, "commands": 900}, False, ""),  # a stranger's, while ours apply
+    ({"commands_rejected": 3, "commands": 0}, False, ""),  # a few: not sustained
+    ({"max_error": [0.02, 0.001]}, True, "tracking beyond the bound"),  # lockstep: 0.01
+    ({"max_error": [0.02, 0.001]}, False, ""),  # real time: at least 0.2 rad
+    ({"max_error": [0.3, 0.001]}, False, "tracking beyond the bound"),
+])
+def test_a_run_that_stopped_safely_rejected_or_lost_track_has_a_failing_verdict(figures, lockstep,
+                                                                                  why):
+    from robot_control.bringup.summary import run_verdict
+
+    summary = {"controller": "computed_torque", "velocity_stops": 0, "commands_rejected": 0,
+               "commands": 1000, "max_error": [0.001, 0.001], **figures}
+    verdict = run_verdict(summary, lockstep)
+    assert verdict.startswith(why) if why else verdict == ""
 
 
 def test_every_output_line_is_prefixed_by_its_node(timed_run):
@@ -341,3 +368,31 @@ def test_a_failing_node_stops_the_others_and_fails_the_run():
     assert summary["failed"] and set(summary["failed"]) <= set(PROCESSES)
     assert all(s["exit"] is not None for s in summary["nodes"].values())
     assert any("cannot start" in line for line in stack.lines)
+
+
+def test_demo_help_lists_every_launch_argument():
+    import argparse
+
+    from robot_control.cli import demo
+
+    parser = argparse.ArgumentParser(prog="robot-control demo")
+    demo.add_arguments(parser)
+    text = " ".join(parser.format_help().split())
+    plan = load_launch_file(resolve_launch_file(None))
+    assert {"robot", "controller", "rate", "composed", "realtime_priority"} <= {
+        a.name for a in plan.arguments}
+    for arg in plan.arguments:
+        assert f"{arg.name} (default '{arg.default}')" in text
+
+
+def test_the_demo_runs_composed_with_realtime_loops_unless_told_otherwise():
+    from robot_control.cli.demo import demo_items
+
+    assert demo_items(["robot:=puma560"]) == ["robot:=puma560", "composed:=true",
+                                              "realtime_priority:=50"]
+    assert demo_items(["composed:=false", "realtime_priority:=0"]) == ["composed:=false",
+                                                                       "realtime_priority:=0"]
+    plan = load_launch_file(resolve_launch_file(None), dict(
+        item.split(":=") for item in demo_items([])))
+    (container,) = plan.nodes  # one process, and the priority reaches its loops
+    assert container.params["realtime_priority"] == 50

@@ -165,3 +165,22 @@ def test_ros2_lifecycle_drives_the_stack_launched_without_ros(env):
         assert lifecycle(env, "get", "/controller").strip() == "active [3]"
     finally:
         stack.stop()
+
+
+def test_an_invalid_transition_is_refused_with_a_reason_and_the_rclpy_node_lives_on(env):
+    """The issue-23 probe: ``change_state`` with a transition the state does not have (activate
+    while active) killed an rclpy LifecycleNode (RCLError in the service, ros2/rclpy#1209)."""
+    with Watched([sys.executable, PROBE, "--ros-args", "-r", "__node:=lc_guard"],
+                 {**env, "ROBOT_CONTROL_BUS": "rclpy"}) as proc:
+        assert proc.wait_for_line("lifecycle probe ready", 60), proc.output
+        for transition in ("configure", "activate"):
+            assert "Transitioning successful" in lifecycle(env, "set", "/lc_guard", transition)
+        for request in ("{transition: {id: 3}}", "{transition: {label: configure}}",
+                        "{transition: {id: 42}}"):
+            answer = ros2(env, "service", "call", "/lc_guard/change_state",
+                          "lifecycle_msgs/srv/ChangeState", request, timeout=60)
+            assert "success=False" in answer, answer
+        assert proc.wait_for_line(r"refused transition 3: not available from state 'active'", 5)
+        assert proc.proc.poll() is None, proc.output  # alive, and still serving
+        assert lifecycle(env, "get", "/lc_guard").startswith("active [3]")
+        assert "Transitioning successful" in lifecycle(env, "set", "/lc_guard", "deactivate")

@@ -8,14 +8,13 @@ from rosbags.interfaces import QosDurability, QosHistory, QosReliability, QosTim
 from robot_control.bus.dds import config as dds_config
 from robot_control.recording.bag import (
     BagError,
-    add_topic,
-    open_bag_writer,
     qos_of_endpoint,
     qos_of_profile,
     reader_profile,
     writer_profile,
 )
 from robot_control.recording.recorder import log_time
+from robot_control.recording.writer import BagWriter
 
 PROFILES = {"default": dds_config.DEFAULT, "sensor": dds_config.SENSOR_DATA,
             "latched": dds_config.LATCHED, "rosout": dds_config.ROSOUT}
@@ -61,8 +60,8 @@ def test_log_time_is_the_send_time_when_the_clocks_agree():
 def test_bags_are_never_overwritten_and_unknown_types_are_refused(tmp_path):
     (tmp_path / "old").mkdir()
     with pytest.raises(BagError, match="exists"):
-        open_bag_writer(tmp_path / "old")
-    writer = open_bag_writer(tmp_path / "new")
+        BagWriter(tmp_path / "old")
+    writer = BagWriter(tmp_path / "new")
     with pytest.raises(BagError, match="no message definition"):
-        add_topic(writer, "/x", "my_msgs/msg/Unknown", [])
+        writer.add_topic("/x", "my_msgs/msg/Unknown", [])
     writer.close()

@@ -15,6 +15,7 @@ from recording_helpers import REPO
 from robot_control.recording import bag
 from robot_control.recording.offline import write_run
 from robot_control.recording.runs import load_run
+from robot_control.recording.writer import BagWriter
 from robot_control.sim.report import plot_run, run_from_result
 from robot_control.sim.scenario import load_scenario, resolve_scenario_path
 from robot_control.sim.simulate import run
@@ -66,9 +67,9 @@ def test_without_controller_state_the_error_comes_from_states_and_references(tmp
     sc = scenario("huo_3_1_pd", 0.1)
     result = run(sc)
     write_run(result, sc, tmp_path / "full")
-    writer = bag.open_bag_writer(tmp_path / "part")
+    writer = BagWriter(tmp_path / "part")
     kept = ("/joint_states", "/joint_reference")
-    conns = {c.topic: bag.add_topic(writer, c.topic, c.msgtype, c.ext.offered_qos_profiles)
+    conns = {c.topic: writer.add_topic(c.topic, c.msgtype, c.ext.offered_qos_profiles)
              for c in bag.bag_connections(tmp_path / "full") if c.topic in kept}
     for msg in bag.read_messages(tmp_path / "full", kept):
         writer.write(conns[msg.topic], msg.timestamp_ns, msg.data)

@@ -36,7 +36,8 @@ class NodeProcess:
         self.command = node_command(node)
         # Own session: a terminal's Ctrl-C reaches the runner only, which stops nodes in order.
         self.proc = subprocess.Popen(self.command, stdin=subprocess.DEVNULL,
-                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                     env={**env, **node.env},
                                      start_new_session=True, preexec_fn=_child_setup)
         self.reader = threading.Thread(target=self._copy, args=(out,), daemon=True,
                                        name=f"output-{node.label}")

@@ -4,8 +4,10 @@ It reads the subset of the launch_yaml frontend that ``launch/control.launch.yam
 meaning ``ros2 launch`` gives it, and starts each ``node`` as its own process with the standard
 ``--ros-args`` (``-r __node:=``, ``-r __ns:=``, ``--params-file``, ``-p name:=value``, ``-r``).
 
-Supported entities: ``arg`` (name, default, description, choice), ``let`` (name, value) and
-``node`` (pkg, exec, name, namespace, output, param, remap, ros_args, args, if, unless); a node
+Supported entities: ``arg`` (name, default, description, choice), ``let`` (name, value),
+``set_env`` (name, value, if, unless: for the nodes that follow it, as launch's
+SetEnvironmentVariable) and ``node`` (pkg, exec, name, namespace, output, param, remap,
+ros_args, args, if, unless, on_exit: ``shutdown``, whose exit ends the launch as in launch); a node
 whose executable is ``robot_control_container`` is one process running the nodes its ``args`` name.
 ``param`` entries are ``{from: FILE}`` or ``{name: N, value: V}`` (or ``{name: N, param: [...]}``,
 nested names joined by dots). Substitutions: ``$(var N)``, ``$(env N [default])``, ``$(optenv N
@@ -27,6 +29,9 @@ from pathlib import Path
 
 import yaml
 
+from robot_control.bus.ros_args import RosArgsError, check_namespace
+from robot_control.safe_yaml import YamlError, load_file, load_text
+
 PACKAGE = "robot_control"
 DEFAULT_LAUNCH_FILE = "control.launch.yaml"
 
@@ -47,7 +52,7 @@ CONTROLLERS = ("controller", "cell_controller")
 CONTAINERS = ("robot_control_container",)
 
 NODE_KEYS = {"pkg", "exec", "name", "namespace", "output", "param", "remap", "ros_args", "args",
-             "if", "unless"}
+             "if", "unless", "on_exit"}
 OUTPUTS = ("screen", "log", "both")
 
 
@@ -86,6 +91,8 @@ class NodeLaunch:
     remaps: list[tuple[str, str]] = field(default_factory=list)
     ros_args: list[str] = field(default_factory=list)
     args: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)  # set_env entities before this node
+    on_exit: str | None = None  # "shutdown": its exit, whatever the status, ends the launch
 
     @property
     def label(self) -> str:
@@ -124,6 +131,12 @@ class LaunchPlan:
     def members(self) -> list[tuple[str, str]]:
         """(executable, fully qualified name) of every node of the plan, composed ones too."""
         return [member for node in self.nodes for member in node.members()]
+
+    @property
+    def namespace(self) -> str:
+        """The namespace the plan's nodes share (``/`` if none, or if they do not share one)."""
+        spaces = {node.namespace or "/" for node in self.nodes}
+        return spaces.pop() if len(spaces) == 1 else "/"
 
 
 # --- substitutions -----------------------------------------------------------------------------
@@ -249,8 +262,8 @@ def parameter_value(text: str) -> object:
     if text == "":
         return ""
     try:
-        value = yaml.safe_load(text)
-    except yaml.YAMLError:
+        value = load_text(text)
+    except YamlError:
         return text
     if value is None:
         return text
@@ -315,8 +328,7 @@ def split_overrides(items: list[str]) -> tuple[str | None, dict[str, str]]:
 
 def read_entities(path: Path) -> list[tuple[str, dict]]:
     """The ``launch:`` list of a YAML launch file as (entity type, attributes) pairs."""
-    with open(path) as fh:
-        doc = yaml.safe_load(fh)
+    doc = load_file(path, LaunchError)
     if not isinstance(doc, dict) or set(doc) != {"launch"} or not isinstance(doc["launch"], list):
         raise LaunchError(f"{path}: a YAML launch file is a mapping with one key, 'launch', "
                           "holding a list of entities")
@@ -338,6 +350,7 @@ def load_launch_file(path: str | Path, overrides: dict[str, str] | None = None) 
     values: dict[str, str] = {}
     arguments: list[LaunchArgument] = []
     nodes: list[NodeLaunch] = []
+    env: dict[str, str] = {}
     for kind, attrs in read_entities(path):
         if kind == "arg":
             arg = _read_arg(attrs, path)
@@ -352,13 +365,20 @@ def load_launch_file(path: str | Path, overrides: dict[str, str] | None = None) 
         elif kind == "let":
             _require_keys(attrs, {"name", "value"}, {"name", "value"}, "let", path)
             values[str(attrs["name"])] = substitute(str(attrs["value"]), values, path)
+        elif kind == "set_env":
+            _require_keys(attrs, {"name", "value", "if", "unless"}, {"name", "value"}, "set_env",
+                          path)
+            if _condition_holds(attrs, values, path):
+                env[substitute(str(attrs["name"]), values, path)] = \
+                    substitute(str(attrs["value"]), values, path)
         elif kind == "node":
             node = _read_node(attrs, values, path)
             if node is not None:
+                node.env = dict(env)
                 nodes.append(node)
         else:
-            raise LaunchError(f"{path}: robot-control launch runs 'arg', 'let' and 'node' "
-                              f"entities; '{kind}' needs ros2 launch")
+            raise LaunchError(f"{path}: robot-control launch runs 'arg', 'let', 'set_env' and "
+                              f"'node' entities; '{kind}' needs ros2 launch")
     unknown = set(overrides) - {a.name for a in arguments}
     if unknown:
         raise LaunchError(f"unknown launch argument(s) {sorted(unknown)}; this file declares "
@@ -404,20 +424,33 @@ def _truthy(text: str, what: str) -> bool:
     raise LaunchError(f"{what}: '{text}' is not a boolean (true, false, 1, 0)")
 
 
+def _condition_holds(attrs: dict, values: dict[str, str], path: Path) -> bool:
+    """An entity's ``if`` / ``unless`` conditions (absent: it holds)."""
+    if "if" in attrs and not _truthy(substitute(str(attrs["if"]), values, path), "if"):
+        return False
+    return not ("unless" in attrs and
+                _truthy(substitute(str(attrs["unless"]), values, path), "unless"))
+
+
 def _read_node(attrs: dict, values: dict[str, str], path: Path) -> NodeLaunch | None:
     """A ``node`` entity, or None when its ``if`` / ``unless`` condition skips it."""
     _require_keys(attrs, NODE_KEYS, {"exec"}, "node", path)
     sub = lambda v: substitute(str(v), values, path)  # noqa: E731
-    if "if" in attrs and not _truthy(sub(attrs["if"]), "node if"):
-        return None
-    if "unless" in attrs and _truthy(sub(attrs["unless"]), "node unless"):
+    if not _condition_holds(attrs, values, path):
         return None
     node = NodeLaunch(package=sub(attrs.get("pkg", "")), executable=sub(attrs["exec"]))
     if "name" in attrs:
         node.name = sub(attrs["name"])
     if "namespace" in attrs:
-        ns = sub(attrs["namespace"]).strip()
-        node.namespace = None if ns in ("", "/") else "/" + ns.strip("/")
+        try:  # launch_ros makes it absolute; rcl refuses a name that breaks the naming rules
+            ns = check_namespace(sub(attrs["namespace"]))
+        except RosArgsError as exc:
+            raise LaunchError(f"{path}: node {attrs.get('name', attrs.get('exec'))}: {exc}") from None
+        node.namespace = None if ns == "/" else ns
+    if "on_exit" in attrs:
+        node.on_exit = sub(attrs["on_exit"])
+        if node.on_exit != "shutdown":  # as launch: the only action its frontend takes here
+            raise LaunchError(f"{path}: node on_exit must be 'shutdown', got '{node.on_exit}'")
     node.output = sub(attrs.get("output", "log"))
     if node.output not in OUTPUTS:
         raise LaunchError(f"{path}: node output must be one of {OUTPUTS}, got '{node.output}'")

@@ -24,14 +24,15 @@ import threading
 import time
 from collections.abc import Callable
 
+from robot_control.bus.ros_args import resolve_name
 from robot_control.nodes.common import ErrorStatistics
 
 __all__ = ["ErrorStatistics", "StackMonitor", "diagnostic_value", "json_safe"]
 
 PLANT_STATUS_SUFFIX = ": plant"
 ERROR_LEVEL = 2
-TOPIC_DIAGNOSTICS = "/diagnostics"
-TOPIC_CONTROLLER_STATE = "/controller/state"
+TOPIC_DIAGNOSTICS = "diagnostics"  # relative: the monitor resolves them in the stack's namespace
+TOPIC_CONTROLLER_STATE = "controller/state"
 
 
 def diagnostic_value(text: str) -> object:
@@ -113,11 +114,53 @@ def figures_line(summary: dict[str, object]) -> str:
     return " ".join(p for p in parts if p)
 
 
+#: a real-time run's tracking bound floor, rad: on a loaded machine missed deadlines let the plant
+#: hold for a period now and then (issue 12's start-up bound); lockstep runs keep the law
+#: family's own bound (sim/matrix.py FAMILY_BOUNDS, docs/law_matrix.md)
+REALTIME_ERROR_BOUND = 0.2
+#: command rejection is sustained when at least this many were rejected, and more than applied
+#: (a stranger's garbage or foreign commands, rejected while ours apply, are not: they are counted)
+REJECTED_AT_LEAST = 10
+
+
+def tracking_bound(controller: str | None, lockstep: bool) -> float | None:
+    """The max |e| a run of ``controller`` must keep (None: a law outside the matrix)."""
+    from robot_control.sim.matrix import FAMILY_BOUNDS, JOINT_LAWS
+
+    family = next((row[3] for row in JOINT_LAWS if row[1] == controller), None)
+    if family is None:
+        return None
+    bound = FAMILY_BOUNDS[family]
+    return bound if lockstep else max(bound, REALTIME_ERROR_BOUND)
+
+
+def run_verdict(summary: dict[str, object], lockstep: bool) -> str:
+    """Why a finished run failed though every node exited cleanly ('' if it did not): a safety
+    stop, sustained command rejection, or tracking beyond the law's bound."""
+    stops = summary.get("velocity_stops")
+    if isinstance(stops, int) and stops > 0:
+        return f"safety stop: the plant stopped {stops} time(s) on overspeed"
+    rejected, applied = summary.get("commands_rejected"), summary.get("commands")
+    if isinstance(rejected, int) and rejected >= REJECTED_AT_LEAST and \
+            rejected > (applied if isinstance(applied, int) else 0):
+        return (f"commands rejected: the plant dropped {rejected} /joint_command messages and "
+                f"applied {applied}")
+    bound = tracking_bound(summary.get("controller"), lockstep)  # type: ignore[arg-type]
+    errors = [e for e in summary.get("max_error") or [] if isinstance(e, int | float)]
+    if bound is not None and errors and max(errors) > bound:
+        return (f"tracking beyond the bound: max |e| {max(errors):.3g} > {bound:g} rad "
+                f"for {summary.get('controller')}")
+    if summary.get("non_finite_error_samples"):
+        return "tracking error turned non-finite"
+    return ""
+
+
 class StackMonitor:
     """Collects the launch summary from the bus while the stack runs (threads, one per topic)."""
 
     def __init__(self, client_factory: Callable[[], object] | None = None,
-                 tracking_node: str | None = None, controller_node: str | None = None) -> None:
+                 tracking_node: str | None = None, controller_node: str | None = None,
+                 namespace: str = "/") -> None:
         if client_factory is None:
             from robot_control.bus.dds.client import BusClient
 
@@ -135,8 +178,11 @@ class StackMonitor:
         self.heartbeats: dict[str, tuple[float, int, str]] = {}
         #: node fqn -> its last status: level, message and key/values
         self.statuses: dict[str, dict[str, object]] = {}
-        watched = [(TOPIC_CONTROLLER_STATE, "sensor_msgs/msg/JointState", self._on_state),
-                   (TOPIC_DIAGNOSTICS, "diagnostic_msgs/msg/DiagnosticArray",
+        # the stack's topics in the namespace it was launched in (resolved as its nodes do)
+        watched = [(resolve_name(TOPIC_CONTROLLER_STATE, namespace, ""), "sensor_msgs/msg/JointState",
+                    self._on_state),
+                   (resolve_name(TOPIC_DIAGNOSTICS, namespace, ""),
+                    "diagnostic_msgs/msg/DiagnosticArray",
                     self._on_diagnostics)]
         if tracking_node is not None:
             watched.append((f"{tracking_node}/transition_event",

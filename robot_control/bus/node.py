@@ -41,7 +41,13 @@ from robot_control.bus.lifecycle import (
     lifecycle_state,
 )
 from robot_control.bus.parameters import ParameterError, ParameterStore, load_params_file
-from robot_control.bus.ros_args import RosArgs, parse_ros_args, resolve_name
+from robot_control.bus.ros_args import (
+    RosArgs,
+    namespace_error,
+    node_name_error,
+    parse_ros_args,
+    resolve_name,
+)
 
 __all__ = ["Container", "Logger", "Node", "ParameterError", "QosSpec", "ServiceCallError"]
 
@@ -53,6 +59,23 @@ _SEVERITY_NAMES = {10: "DEBUG", 20: "INFO", 30: "WARN", 40: "ERROR", 50: "FATAL"
 LogSink = Callable[[int, str, str, str, int], None]  # (level, message, file, function, line)
 Validator = Callable[[dict[str, object]], str | None]
 Listener = Callable[[dict[str, object], dict[str, object]], None]
+
+
+class ActionHandler(ABC):
+    """What a node's action server asks the node's code (all in the spinning thread)."""
+
+    @abstractmethod
+    def accept(self, goal) -> str | None:
+        """None to accept a goal request, else the reason to reject it (logged)."""
+
+    @abstractmethod
+    def accepted(self, goal_id: bytes, goal) -> None:
+        """An accepted goal (``goal_id``: its UUID's 16 bytes) starts; the node ends it later
+        with the server's ``finish`` (it may do so at once)."""
+
+    @abstractmethod
+    def cancel(self, goal_id: bytes) -> bool:
+        """A client asks to cancel a goal: True if it is canceling (end it with ``finish``)."""
 
 
 class ServiceCallError(RuntimeError):
@@ -164,6 +187,19 @@ class Node(ABC):
                             qos: QosSpec = "default"):
         """Call callback(msg) in the executor thread for every message received."""
 
+    @abstractmethod
+    def create_sender_subscription(self, ros_type: str, topic: str,
+                                   callback: Callable[[object, bytes | None], None],
+                                   qos: QosSpec = "default"):
+        """Like create_subscription, but callback(msg, gid) also gets the GID of the publisher
+        that sent msg (its DDS writer GUID, as the graph announces it), or None where the bus
+        cannot tell (rclpy before MessageInfo had ``publisher_gid``)."""
+
+    @abstractmethod
+    def publishers_of(self, subscription) -> list[tuple[str | None, bytes]]:
+        """(fully qualified node name, GID) of every publisher matched with a subscription (the
+        node None where the graph names none yet), as ``ros2 topic info -v`` lists them."""
+
     def destroy_subscription(self, subscription) -> None:
         """End a subscription: no more callbacks, and its reader leaves the graph (so its
         publishers stop sending to this process)."""
@@ -175,6 +211,13 @@ class Node(ABC):
         ``request(**fields)`` builds a request, ``wait_for_service(timeout_s)`` says whether a
         server is there, ``call(request, timeout_s)`` returns the response or raises
         ServiceCallError. ``call`` blocks: use it from a thread other than the one spinning."""
+
+    def create_action_server(self, action_type: str, name: str, handler: ActionHandler):
+        """A server of an action (``"control_msgs/action/FollowJointTrajectory"``, name resolved
+        like a topic) driven by ``handler``. The server has the action's ``Feedback`` and
+        ``Result`` classes, ``publish_feedback(goal_id, feedback)`` and ``finish(goal_id,
+        status, result)`` with status ``succeeded``, ``aborted`` or ``canceled``."""
+        raise NotImplementedError(f"the {self.backend} bus has no action server")
 
     @abstractmethod
     def create_timer(self, period_s: float, callback: Callable[[], None]):
@@ -382,8 +425,13 @@ def restore_signals(saved: list) -> None:
 
 
 def node_identity(default_name: str, args: RosArgs) -> tuple[str, str]:
-    """(name, namespace) after ``__node:=`` / ``__ns:=``."""
-    return args.node_name or default_name, args.namespace or "/"
+    """(name, namespace) after ``__node:=`` / ``__ns:=``; ValueError naming the ROS naming rule
+    a name breaks, as rcl refuses it at node creation."""
+    name, namespace = args.node_name or default_name, args.namespace or "/"
+    problem = node_name_error(name) or namespace_error(namespace)
+    if problem is not None:
+        raise ValueError(f"invalid node name '{namespace.rstrip('/')}/{name}': {problem}")
+    return name, namespace
 
 
 def parameter_overrides(args: RosArgs, fqn: str) -> dict[str, object]:

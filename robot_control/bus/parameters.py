@@ -6,12 +6,12 @@ backend serves it through the standard rcl_interfaces parameter services.
 
 from __future__ import annotations
 
-import fnmatch
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-import yaml
+from robot_control.safe_yaml import load_file
 
 # rcl_interfaces/msg/ParameterType constants
 NOT_SET, BOOL, INTEGER, DOUBLE, STRING = 0, 1, 2, 3, 4
@@ -89,6 +89,19 @@ def coerce(value: object, ptype: int, name: str) -> object:
     )
 
 
+#: a number in YAML 1.2's core schema; YAML 1.1 (PyYAML, launch_ros) reads "1e9" as a string
+_FLOAT_TEXT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?|[-+]?\.(inf|Inf|INF)"
+                         r"|\.(nan|NaN|NAN)")
+
+
+def number_text(value: object, ptype: int) -> object:
+    """An override given as text (``-p rate:=1e9`` through a launch file) for a double
+    parameter: the number YAML 1.2 reads in it, so the range check, not the type, decides."""
+    if ptype == DOUBLE and isinstance(value, str) and _FLOAT_TEXT.fullmatch(value.strip()):
+        return float(value.strip().lower().replace(".inf", "inf").replace(".nan", "nan"))
+    return value
+
+
 def _check_range(d: Descriptor, value: object) -> None:
     values = value if isinstance(value, list) else [value]
     if d.floating_point_range and d.type in (DOUBLE, DOUBLE_ARRAY):
@@ -129,7 +142,7 @@ class ParameterStore:
                        floating_point_range=floating_point_range, integer_range=integer_range)
         value = coerce(default, d.type, name) if default is not None else None
         if name in self.overrides:
-            value = coerce(self.overrides[name], d.type, name)
+            value = coerce(number_text(self.overrides[name], d.type), d.type, name)
         if value is not None:
             _check_range(d, value)
         self.descriptors[name] = d
@@ -173,23 +186,28 @@ class ParameterStore:
 
 
 def load_params_file(path: str, node_fqn: str) -> dict[str, object]:
-    """``ros__parameters`` for a node from a params file (exact name, ``/**`` and glob patterns)."""
-    with open(path) as fh:
-        doc = yaml.safe_load(fh) or {}
+    """``ros__parameters`` for a node from a params file: the entries whose key matches its fully
+    qualified name as rclcpp/rclpy match them (:func:`node_key_matches`)."""
+    doc = load_file(path, ParameterError) or {}
     if not isinstance(doc, dict):
         raise ParameterError(f"{path}: expected a mapping of node names to ros__parameters")
     out: dict[str, object] = {}
-    name = node_fqn.lstrip("/")
     for key, body in doc.items():
-        pattern = str(key).lstrip("/")
         if not isinstance(body, dict) or "ros__parameters" not in body:
             raise ParameterError(f"{path}: entry '{key}' has no 'ros__parameters'")
-        # rcl: '/**' matches every node; '*' one name token; exact names match the FQN or base name
-        glob = pattern.replace("**", "*")
-        if pattern in ("**", "*") or fnmatch.fnmatchcase(name, glob) or \
-                fnmatch.fnmatchcase(name.rsplit("/", 1)[-1], glob):
+        if node_key_matches(str(key), node_fqn):
             out.update(_flatten(body["ros__parameters"] or {}))
     return out
+
+
+def node_key_matches(key: str, node_fqn: str) -> bool:
+    """Whether a params file's node key names the node: rcl_yaml_param_parser makes a key
+    absolute (``plant`` is ``/plant``, the node ``plant`` in the root namespace only), and rclcpp
+    and rclpy read ``*`` as one name token and ``**`` as any number of tokens (``/**`` every node,
+    ``/**/plant`` the node ``plant`` in any namespace; rclcpp PR 1280)."""
+    absolute = key if key.startswith("/") else "/" + key
+    pattern = re.escape(absolute).replace(r"/\*\*", "(/[^/]+)*").replace(r"\*", "[^/]+")
+    return re.fullmatch(pattern, node_fqn) is not None
 
 
 def _flatten(tree: dict, prefix: str = "") -> dict[str, object]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import yaml
+from robot_control.safe_yaml import load_text
 
 
 class RosArgsError(ValueError):
@@ -32,10 +32,7 @@ class RosArgs:
 
 def parse_value(text: str) -> object:
     """A ``-p`` value as rcl reads it: YAML (so ``1`` is an int, ``[1.0, 2]`` a list, ``true`` a bool)."""
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise RosArgsError(f"cannot parse parameter value '{text}': {exc}") from exc
+    return load_text(text, f"cannot parse parameter value '{text}'", RosArgsError)
 
 
 def _split_assign(text: str, flag: str) -> tuple[str, str]:
@@ -124,3 +121,62 @@ def resolve_name(name: str, namespace: str, node_name: str) -> str:
     if name.startswith("~/"):
         return f"{ns}/{node_name}/{name[2:]}"
     return f"{ns}/{name}"
+
+
+#: rmw's limit on a namespace's length (RMW_NAMESPACE_MAX_LENGTH = topic limit 247 − 2)
+NAMESPACE_MAX_LENGTH = 245
+
+
+def namespace_error(namespace: str) -> str | None:
+    """Which rule of rmw_validate_namespace ``namespace`` breaks (None if it is valid).
+
+    The ROS naming rules (design.ros2.org "Topic and Service name mapping"; rmw/validate_namespace.c):
+    absolute, tokens of letters, digits and underscores separated by single slashes, no token
+    starting with a digit, no trailing slash (except the root ``/``), at most 245 characters.
+    """
+    if not namespace:
+        return "a namespace must not be empty"
+    if not namespace.startswith("/"):
+        return "a namespace must be absolute (start with '/')"
+    if len(namespace) > NAMESPACE_MAX_LENGTH:
+        return f"a namespace must be at most {NAMESPACE_MAX_LENGTH} characters long"
+    if namespace == "/":
+        return None
+    bad = sorted({c for c in namespace if not (c.isascii() and (c.isalnum() or c in "_/"))})
+    if bad:
+        return ("a namespace may contain only letters, digits, underscores and '/', not "
+                + ", ".join(repr(c) for c in bad))
+    if "//" in namespace:
+        return "a namespace must not contain repeated '/'"
+    if namespace.endswith("/"):
+        return "a namespace must not end with '/'"
+    for token in namespace[1:].split("/"):
+        if token[0].isdigit():
+            return f"a namespace token must not start with a digit ('{token}')"
+    return None
+
+
+def node_name_error(name: str) -> str | None:
+    """Which rule of rmw_validate_node_name ``name`` breaks (None if it is valid): letters,
+    digits and underscores, not starting with a digit, at most 255 characters."""
+    if not name:
+        return "a node name must not be empty"
+    if len(name) > 255:
+        return "a node name must be at most 255 characters long"
+    bad = sorted({c for c in name if not (c.isascii() and (c.isalnum() or c == "_"))})
+    if bad:
+        return ("a node name may contain only letters, digits and underscores, not "
+                + ", ".join(repr(c) for c in bad))
+    if name[0].isdigit():
+        return "a node name must not start with a digit"
+    return None
+
+
+def check_namespace(namespace: str) -> str:
+    """``namespace`` made absolute (``arm1`` → ``/arm1``, empty → ``/``); RosArgsError naming
+    the rule if it is not a valid ROS namespace."""
+    absolute = namespace if namespace.startswith("/") else "/" + namespace
+    problem = namespace_error(absolute)
+    if problem is not None:
+        raise RosArgsError(f"invalid namespace '{namespace}': {problem}")
+    return absolute

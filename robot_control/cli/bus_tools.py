@@ -19,6 +19,7 @@ sub-parser's name (``robot-control topic`` → ``topic``).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable
 
@@ -47,6 +48,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"robot-control {args._bus_command} {args.verb}: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
+        return 0
+    except BrokenPipeError:  # the reader went away (`topic echo … | head`): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no error at exit
         return 0
 
 

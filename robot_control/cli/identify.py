@@ -122,13 +122,14 @@ def report(est, model, spec, source: str, bag: str) -> dict:
 
 
 def parameter_file(est, model, bag: str) -> str:
-    """ros__parameters for /controller: the adaptive laws start from the identified p̂."""
+    """ros__parameters for the controller (``/**/controller``: in any namespace): the adaptive
+    laws start from the identified p̂."""
     laws = {law: {"parameter_basis": est.basis, "initial_estimate": est.inertial.tolist()}
             for law in ADAPTIVE_LAWS}
     head = (f"# Identified by robot-control identify from {bag}: robot {model.name}, basis "
             f"'{est.basis}',\n# condition number {est.condition_number:.4g}. Estimates in the "
             f"basis order: {', '.join(est.names[:est.inertial_size])}\n")
-    return head + yaml.safe_dump({"/controller": {"ros__parameters": laws}}, sort_keys=False)
+    return head + yaml.safe_dump({"/**/controller": {"ros__parameters": laws}}, sort_keys=False)
 
 
 def identified_urdf(est, model) -> str:

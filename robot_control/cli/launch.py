@@ -9,12 +9,17 @@ It refuses to start a node whose name a node on the domain already has (a second
 same ROS_DOMAIN_ID would drive the first one's robot), and while the stack runs it watches:
 
 - faults: a node reporting level ERROR on /diagnostics (a diverged plant) stops the run;
-- duplicates: another node taking one of the stack's names on the domain stops the run;
+- duplicates: another node taking one of the stack's names on the domain is reported (once a
+  name, ``duplicate_names`` in the summary), and the stack goes on: an outside process must not
+  stop it, and its plant keeps obeying the controller it started with;
 - liveness: a node whose heartbeat (its /diagnostics status, twice a second) is silent for
   ``--liveness-timeout`` seconds is reported as stalled (and stops the run with ``--strict``).
 
 Exit status: 0; 1 if a node failed, faulted or stalled (``--strict``), names clashed while
-running, or the loop never ran; 2 for a launch file, argument or domain it cannot run.
+running, the loop never ran, the plant made a safety stop or rejected commands persistently, or
+the tracking error passed the law's bound (bringup/summary.py ``run_verdict``); 2 for a launch
+file, argument or domain it cannot run. The last line printed says which (``… ok: ok`` or
+``… FAILED: <reason>``); the summary's ``verdict`` holds the same reason.
 """
 
 from __future__ import annotations
@@ -49,7 +54,7 @@ from robot_control.bringup.runner import (
     resolve_launch_file,
     split_overrides,
 )
-from robot_control.bringup.summary import ERROR_LEVEL, figures_line, json_safe
+from robot_control.bringup.summary import ERROR_LEVEL, figures_line, json_safe, run_verdict
 
 
 def seconds_arg(text: str) -> float:
@@ -99,7 +104,8 @@ class RunOptions:
     strict: bool = False  # a stall stops the run and fails it
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, epilogue: str = "") -> int:
+    """Run the command; ``epilogue`` goes to stderr before the final line (the demo's hints)."""
     try:
         file, overrides = split_overrides(args.items)
         path = resolve_launch_file(file)
@@ -125,7 +131,16 @@ def run(args: argparse.Namespace) -> int:
     if args.summary:
         with open(args.summary, "w") as fh:
             fh.write(text + "\n")
+    if epilogue:
+        print(epilogue, file=sys.stderr, flush=True)
+    sys.stdout.flush()
+    print(final_line(code, summary), flush=True)
     return code
+
+
+def final_line(code: int, summary: dict[str, object]) -> str:
+    """The run's outcome in one line, the last the command prints."""
+    return f"robot-control launch: {'ok' if code == 0 else 'FAILED'}: {summary['verdict']}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -174,6 +189,7 @@ def run_plan(plan: LaunchPlan, options: RunOptions, stream: IO[str] = sys.stdout
         node_module(node)  # refuse a file we cannot run before starting anything
     env = child_environment()
     domain = check_domain(env)
+    client_factory = _client_factory(plan, env)
     stop = _StopRequest()
     stop.install()
     monitor = None
@@ -187,10 +203,12 @@ def run_plan(plan: LaunchPlan, options: RunOptions, stream: IO[str] = sys.stdout
             from robot_control.bringup.summary import StackMonitor
 
             members = dict(plan.members())  # executable -> fully qualified name, composed too
-            monitor = StackMonitor(tracking_node=members.get("trajectory_generator"),
+            monitor = StackMonitor(client_factory,
+                                   tracking_node=members.get("trajectory_generator"),
                                    controller_node=next((members[exe] for exe in CONTROLLERS
-                                                         if exe in members), None))
-        refuse_name_clashes(plan, names_on_domain(monitor), domain)
+                                                         if exe in members), None),
+                                   namespace=plan.namespace)
+        refuse_name_clashes(plan, names_on_domain(monitor, client_factory), domain)
         for node in plan.nodes:
             procs.append(NodeProcess(node, env, out))
             log(f"started {node.label} (pid {procs[-1].proc.pid}): "
@@ -208,7 +226,7 @@ def run_plan(plan: LaunchPlan, options: RunOptions, stream: IO[str] = sys.stdout
                        0.5 if hurry else options.sigterm_timeout_s, log)
         stop.restore()
     summary: dict[str, object] = {
-        "launch_file": str(plan.file), "arguments": dict(plan.values),
+        "launch_file": str(plan.file), "arguments": dict(plan.values), "namespace": plan.namespace,
         "robot": plan.values.get("robot"), "controller": plan.values.get("controller"),
         "requested_rate_hz": _number(plan.values.get("rate")),
         # the machine's load (1, 5, 15 min): wall-clock figures are worth what it leaves
@@ -228,7 +246,13 @@ def run_plan(plan: LaunchPlan, options: RunOptions, stream: IO[str] = sys.stdout
     summary = json_safe(summary, notes=notes)
     if notes:
         summary["non_finite"] = notes  # e.g. the RMS error of a run whose error overflowed
-    return (1 if failed else 0), summary
+    verdict = "" if failed or reason == "interrupted" or monitor is None else \
+        run_verdict(summary, plan.values.get("lockstep") == "true")
+    if failed:
+        verdict = reason if reason.startswith(("fault", "node failed", "the control loop")) \
+            else f"node(s) failed: {', '.join(map(str, failed))}"
+    summary["verdict"] = verdict or "ok"
+    return (1 if failed or verdict else 0), summary
 
 
 def check_domain(env: dict[str, str]) -> int:
@@ -241,13 +265,34 @@ def check_domain(env: dict[str, str]) -> int:
         raise LaunchError(str(exc)) from None
 
 
-def names_on_domain(monitor, settle_s: float = 1.0) -> list[str]:
+def _client_factory(plan: LaunchPlan, env: dict[str, str]):
+    """What the runner watches the bus with: a BusClient (None: the default), or for a secure
+    plan, once every node's enclave checked out, an rclpy node in the observer enclave (a plain
+    participant is not admitted to a secure domain); LaunchError if the plan cannot run
+    securely."""
+    from robot_control.bus import choose_backend
+    from robot_control.security import SecurityError
+    from robot_control.security.launch_check import check_plan
+
+    try:
+        secure_env = check_plan(plan, env, choose_backend())
+    except SecurityError as exc:
+        raise LaunchError(str(exc)) from None
+    if secure_env is None:
+        return None
+    from robot_control.bus.ros.monitor_client import RclpyBusClient
+
+    return lambda: RclpyBusClient(secure_env)
+
+
+def names_on_domain(monitor, client_factory=None, settle_s: float = 1.0) -> list[str]:
     """The nodes on the domain now, after discovering for at least settle_s."""
     if monitor is not None:
         return monitor.node_names(wait_s=30.0, settle_s=settle_s) or []
     from robot_control.bus.dds.client import BusClient
 
-    with BusClient(discovery_s=settle_s + 2.0) as client:
+    factory = client_factory or (lambda: BusClient(discovery_s=settle_s + 2.0))
+    with factory() as client:
         client.graph.settle(min_s=settle_s, max_s=settle_s + 2.0)
         return client.node_list()
 
@@ -257,7 +302,8 @@ def refuse_name_clashes(plan: LaunchPlan, names_on_domain: list[str], domain: in
     clash = sorted({fqn for _, fqn in plan.members()} & set(names_on_domain))
     if clash:
         raise LaunchError(f"ROS domain {domain} already has node(s) named {', '.join(clash)} "
-                          "(another stack?): refusing to start a second node with the same name; "
+                          f"(another stack in namespace {plan.namespace}?): refusing "
+                          "to start a second node with the same name; "
                           "stop the other one, or use another ROS_DOMAIN_ID or namespace")
 
 
@@ -300,6 +346,9 @@ class Watch:
                     {p.node.label: p.returncode for p in crashed})
             if all(p.returncode is not None for p in procs):
                 return "all nodes exited", {}
+            ended = [p for p in procs if p.node.on_exit == "shutdown" and p.returncode == 0]
+            if ended:  # (a non-zero exit is a failure, above)
+                return f"{ended[0].node.label} exited: on_exit shutdown", {}
             if monitor is not None:
                 verdict = self._check_bus(monitor, now)
                 if verdict is not None:
@@ -314,7 +363,7 @@ class Watch:
             time.sleep(0.05)
 
     def _check_bus(self, monitor, now: float) -> tuple[str, dict[str, object]] | None:
-        """Faults, name clashes and stalls seen on the bus; a reason to stop, or None."""
+        """Faults and stalls seen on the bus (a reason to stop, or None); name clashes."""
         for fqn in self.fqns:
             beat = monitor.heartbeats.get(fqn)
             if beat is not None and beat[1] >= ERROR_LEVEL and fqn not in self.faults:
@@ -325,12 +374,12 @@ class Watch:
             names = monitor.node_names()
             if names is not None:
                 self._next_graph_check = now + 1.0
-                dupes = sorted(n for n in set(names) if n in self.fqns and names.count(n) > 1)
-                if dupes:
-                    self.clashes = dupes
-                    return (f"another node took the name {', '.join(dupes)} on ROS domain "
-                            f"{monitor.domain_id} (a second stack?)",
-                            {n: "duplicate name" for n in dupes})
+                dupes = sorted(n for n in set(names) if n in self.fqns and names.count(n) > 1
+                               and n not in self.clashes)
+                if dupes:  # said once per name; the stack goes on (its plant obeys the
+                    self.clashes += dupes  # controller it started with: command_source.py)
+                    self.log(f"another node took the name {', '.join(dupes)} on ROS domain "
+                             f"{monitor.domain_id} (a second stack?): this stack goes on")
         if monitor.running:
             stalled = self._check_liveness(monitor, now)
             if stalled and self.options.strict:

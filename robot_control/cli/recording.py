@@ -3,6 +3,7 @@
     robot-control bag record [-o DIR] [TOPIC …] [--all] [--duration S] [--node-name NAME]
     robot-control bag play DIR [--rate X] [--topics T …] [--delay S] [--node-name NAME]
     robot-control bag info DIR
+    robot-control bag reindex DIR
     robot-control plot DIR|RESULT.json [-o FILE.png]
 
 Both commands share this module: ``add_arguments`` reads which one it builds from the
@@ -47,6 +48,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p = verbs.add_parser("info", help="what a bag holds (like ros2 bag info)")
     p.add_argument("bag", metavar="DIR")
     p.set_defaults(_handler=_info)
+    p = verbs.add_parser("reindex", help="recover a bag whose recorder died: keep what is "
+                         "readable, rebuild the MCAP index and metadata.yaml (like ros2 bag reindex)")
+    p.add_argument("bag", metavar="DIR")
+    p.set_defaults(_handler=_reindex)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -87,6 +92,13 @@ def _info(args: argparse.Namespace) -> int:
     from robot_control.recording.bag import bag_info
 
     print(format_info(bag_info(args.bag)))
+    return 0
+
+
+def _reindex(args: argparse.Namespace) -> int:
+    from robot_control.recording.writer import reindex_bag
+
+    print(reindex_bag(args.bag).report(), file=sys.stderr)
     return 0
 
 

@@ -16,11 +16,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--record", metavar="DIR",
                         help="write the run as a rosbag2 directory (MCAP), as a live recording")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--engine", choices=("internal", "mujoco"),
+                        help="the plant's physics engine (default: the scenario's plant.engine, "
+                             "else internal)")
 
 
 def run(args: argparse.Namespace) -> int:
     from robot_control.sim import report
     from robot_control.sim.cell_simulate import is_cell_scenario, run_cell
+    from robot_control.sim.engine import with_engine
     from robot_control.sim.scenario import ScenarioError, load_scenario
     from robot_control.sim.simulate import run as simulate
 
@@ -34,6 +38,10 @@ def run(args: argparse.Namespace) -> int:
         print("robot-control simulate: --record writes single-arm runs; a cell scenario has no "
               "bus topics yet", file=sys.stderr)
         return 2
+    if cell and args.engine == "mujoco":
+        print("robot-control simulate: engine 'mujoco' does not run cell scenarios yet (the "
+              "internal engine does)", file=sys.stderr)
+        return 2
     progress = not args.quiet and sys.stderr.isatty()
     try:
         if cell:
@@ -41,6 +49,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             started = time.perf_counter()  # realtime_factor includes loading the model
             scenario = load_scenario(args.scenario)
+            scenario.plant = with_engine(scenario.plant, args.engine)
             result = simulate(scenario, progress=progress, started=started)
     except (ScenarioError, ValueError, KeyError) as exc:
         print(f"robot-control simulate: {exc}", file=sys.stderr)
@@ -62,9 +71,14 @@ def run(args: argparse.Namespace) -> int:
         else:
             report.plot_result(result, args.plot, scenario.robot.effort_limit)
     if args.record:
+        from robot_control.recording.bag import BagError
         from robot_control.recording.offline import write_run
 
-        counts = write_run(result, scenario, args.record)
+        try:
+            counts = write_run(result, scenario, args.record)
+        except BagError as exc:  # a full disk: the bag is closed with what was written
+            print(f"robot-control simulate: {exc}", file=sys.stderr)
+            return 1
         print(f"recorded {args.record}: " + ", ".join(f"{t} {n}" for t, n in counts.items()),
               file=sys.stderr)
     return 0

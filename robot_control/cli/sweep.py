@@ -11,7 +11,7 @@ import argparse
 import json
 import sys
 
-import yaml
+from robot_control.safe_yaml import load_text
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -30,7 +30,7 @@ def parse_sets(items: list[str]) -> dict[str, list]:
         key, sep, values = item.partition("=")
         if not sep or not key:
             raise ValueError(f"--set needs KEY=VALUES, got '{item}'")
-        grid[key] = [yaml.safe_load(v) for v in values.split(";")]
+        grid[key] = [load_text(v, f"--set {key}") for v in values.split(";")]
     return grid
 
 
@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         overrides = parameter_grid(parse_sets(args.set))
         results = simulate_batch(args.scenarios, overrides, args.workers)
-    except (ScenarioError, ValueError, KeyError, yaml.YAMLError) as exc:
+    except (ScenarioError, ValueError, KeyError) as exc:
         print(f"robot-control sweep: {exc}", file=sys.stderr)
         return 2
     rows = []

@@ -28,13 +28,12 @@ def bundled() -> list[str]:
 
 def warm(name: str, periods: int) -> None:
     """Run one scenario for ``periods`` control periods (its compiled loop or Python loop)."""
-    from robot_control.model.resources import read_yaml
+    from robot_control.safe_yaml import load_file
     from robot_control.sim.cell_simulate import load_cell_scenario, run_cell
     from robot_control.sim.scenario import load_scenario, resolve_scenario_path
     from robot_control.sim.simulate import run
 
-    with open(resolve_scenario_path(name)) as fh:
-        doc = read_yaml(fh)
+    doc = load_file(resolve_scenario_path(name))
     doc["duration"] = periods / float(doc.get("rate", 1000.0))
     if "cell" in doc:
         run_cell(load_cell_scenario(doc))

@@ -108,6 +108,7 @@ class SlotineLi(AdaptiveController):
     """
 
     name = "adaptive"
+    GAINS = "reference"
     formula = "Huo C10 (3-79, 3-81), Slotine–Li"
     PARAMETERS = (LAMBDA, KD_R, *ESTIMATE_PARAMETERS)
 

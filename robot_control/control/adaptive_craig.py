@@ -29,6 +29,7 @@ class AdaptiveCraig(AdaptiveController):
     """
 
     name = "adaptive_craig"
+    GAINS = "acceleration"
     formula = "Huo C9 (3-72 … 3-76), Craig–Hsu–Sastry"
     PARAMETERS = (
         *PD_GAINS,

@@ -122,6 +122,11 @@ class Controller(ABC):
     REQUIRED_TERMS: ClassVar[frozenset[str]] = frozenset()
     #: attributes holding the law's evolving state (estimates, filters), checked to stay finite
     STATE: ClassVar[tuple[str, ...]] = ()
+    #: units of the per-joint gains, for gains derived from the model (control/tuning.py):
+    #: "torque" (K_p, K_d in N·m/rad), "acceleration" (on ë), "reference" (Λ, K_d on r), None
+    GAINS: ClassVar[str | None] = None
+    #: the law presses on the environment: it needs a desired wrench (control/requirements.py)
+    NEEDS_FORCE_REFERENCE: ClassVar[bool] = False
 
     def __init__(self) -> None:
         self.model = None

@@ -26,6 +26,7 @@ class ComputedTorque(Controller):
     """
 
     name = "computed_torque"
+    GAINS = "acceleration"
     formula = "Huo C4 (3-31), C6 (3-49…3-54), C7 (3-66)"
     USES_MODEL_TERMS = True
     PARAMETERS = (

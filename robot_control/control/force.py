@@ -79,6 +79,7 @@ class HybridForce(TaskSpaceController):
     """
 
     name = "hybrid_force"
+    NEEDS_FORCE_REFERENCE = True
     formula = "Huo C13 (3-143, 3-144)"
     PARAMETERS = (
         *TASK_PARAMETERS[:1],

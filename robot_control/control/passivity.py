@@ -28,6 +28,7 @@ class Passivity(Controller):
     """
 
     name = "passivity"
+    GAINS = "reference"
     formula = "Huo C8 (3-67)"
     USES_MODEL_TERMS = True
     REQUIRED_TERMS = frozenset({"coriolis_matrix"})

@@ -30,6 +30,7 @@ class PD(Controller):
     """
 
     name = "pd"
+    GAINS = "torque"
     formula = "Huo C1 (3-3)"
     PARAMETERS = PD_GAINS
 

@@ -51,6 +51,7 @@ class Robust(Controller):
     """
 
     name = "robust"
+    GAINS = "acceleration"
     formula = "Huo C12 (3-108 … 3-121), corrected sign of Δv"
     USES_MODEL_TERMS = True
     PARAMETERS = (

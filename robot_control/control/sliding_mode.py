@@ -57,6 +57,7 @@ class SlidingMode(Controller):
     """
 
     name = "sliding_mode"
+    GAINS = "reference"
     formula = "Huo C11 (3-103, 3-105, 3-106, 3-107)"
     PARAMETERS = (
         ParamSpec("scheme", "string", "vs2", "vs1 (3-103), vs2 (3-105/106) or vs3 (3-107)",

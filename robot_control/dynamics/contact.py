@@ -28,13 +28,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-import yaml
 from numba import njit
 
 from robot_control.dynamics import kernels as K
 from robot_control.dynamics import kernels_world as KW
 from robot_control.dynamics.packing import array, kernel_data, vector
 from robot_control.model.resources import share_path
+from robot_control.safe_yaml import load_file
 
 Array = np.ndarray
 
@@ -162,8 +162,7 @@ def as_constraint_set(constraints) -> ConstraintSet:
 def load_loop_constraints(model, path=None) -> list[Constraint]:
     """Loop closures listed in ``config/robots/<model name>.loop.yaml`` (or ``path``)."""
     path = share_path("config", "robots", f"{model.name}.loop.yaml") if path is None else path
-    with open(path) as fh:
-        spec = yaml.safe_load(fh) or {}
+    spec = load_file(path) or {}
     loops = spec.get("loops")
     if not isinstance(loops, list) or not loops:
         raise ValueError(f"{path}: expected a non-empty list under 'loops'")

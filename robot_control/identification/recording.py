@@ -13,6 +13,7 @@ removes the half-period lag a zero-order hold puts between τ and the motion.
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -63,11 +64,22 @@ def _columns(msg, names: list[str], field: str) -> Array | None:
     return np.array([values[index[n]] for n in names], dtype=float)
 
 
+def _finite(topic: str, msg, field: str, values: Array | None) -> Array | None:
+    """values, or RecordingError naming the topic, field and stamp if one is NaN or infinite (a
+    least-squares fit would fail inside LAPACK, or quietly fit the rest)."""
+    if values is not None and not np.all(np.isfinite(values)):
+        raise RecordingError(f"{topic} {field} is NaN or infinite at t = {_stamp(msg):.9f} s: "
+                             "identification needs finite samples (record again, or cut the bag)")
+    return values
+
+
 def read_joint_bag(path: str | Path, names: list[str], state_topic: str = STATE_TOPIC,
                    command_topic: str = COMMAND_TOPIC) -> JointRecording:
     """States and commands of the joints ``names`` from a rosbag2 directory (or file)."""
     try:
-        from rosbags.highlevel import AnyReader
+        from rosbags.highlevel import AnyReader, AnyReaderError
+        from rosbags.rosbag2 import ReaderError
+        from rosbags.serde import SerdeError
         from rosbags.typesys import Stores, get_typestore
     except ImportError as exc:
         raise RecordingError("reading bags needs the 'rosbags' package (a dependency of "
@@ -77,26 +89,44 @@ def read_joint_bag(path: str | Path, names: list[str], state_topic: str = STATE_
         raise RecordingError(f"no bag at {path}")
     states: list[tuple[float, Array, Array, Array | None]] = []
     commands: list[tuple[float, Array]] = []
-    with AnyReader([path], default_typestore=get_typestore(Stores.ROS2_JAZZY)) as reader:
-        topics = {c.topic: c.msgtype for c in reader.connections}
-        for topic in (state_topic, command_topic):
-            if topic in topics and topics[topic] != "sensor_msgs/msg/JointState":
-                raise RecordingError(f"{topic} is {topics[topic]}, not sensor_msgs/msg/JointState")
-        if state_topic not in topics:
-            raise RecordingError(f"the bag has no {state_topic} (topics: {sorted(topics)})")
-        wanted = [c for c in reader.connections if c.topic in (state_topic, command_topic)]
-        for conn, _, raw in reader.messages(connections=wanted):
-            msg = reader.deserialize(raw, conn.msgtype)
-            if conn.topic == state_topic:
-                q = _columns(msg, names, "position")
-                qd = _columns(msg, names, "velocity")
-                if q is None or qd is None:
-                    raise RecordingError(f"{state_topic} must carry positions and velocities")
-                states.append((_stamp(msg), q, qd, _columns(msg, names, "effort")))
-            else:
-                tau = _columns(msg, names, "effort")
-                if tau is not None:
-                    commands.append((_stamp(msg), tau))
+    damage = (AnyReaderError, ReaderError, SerdeError, struct.error, ValueError, TypeError, IndexError,
+              KeyError, OverflowError, EOFError)
+    recover = f"`robot-control bag reindex {path}` keeps what is readable"
+    last = "before the first message"
+    try:
+        with AnyReader([path], default_typestore=get_typestore(Stores.ROS2_JAZZY)) as reader:
+            topics = {c.topic: c.msgtype for c in reader.connections}
+            for topic in (state_topic, command_topic):
+                if topic in topics and topics[topic] != "sensor_msgs/msg/JointState":
+                    raise RecordingError(f"{topic} is {topics[topic]}, not "
+                                         "sensor_msgs/msg/JointState")
+            if state_topic not in topics:
+                raise RecordingError(f"the bag has no {state_topic} (topics: {sorted(topics)})")
+            wanted = [c for c in reader.connections if c.topic in (state_topic, command_topic)]
+            for conn, timestamp, raw in reader.messages(connections=wanted):
+                where = f"{conn.topic} at t = {timestamp * 1e-9:.9f} s (bag time)"
+                try:
+                    msg = reader.deserialize(raw, conn.msgtype)
+                except damage as exc:
+                    raise RecordingError(f"{path}: {where}: not a valid {conn.msgtype} "
+                                         f"({exc or type(exc).__name__})") from None
+                last = f"after {where}"
+                if conn.topic == state_topic:
+                    q = _finite(conn.topic, msg, "position", _columns(msg, names, "position"))
+                    qd = _finite(conn.topic, msg, "velocity", _columns(msg, names, "velocity"))
+                    if q is None or qd is None:
+                        raise RecordingError(f"{state_topic} must carry positions and velocities")
+                    states.append((_stamp(msg), q, qd,
+                                   _finite(conn.topic, msg, "effort", _columns(msg, names, "effort"))))
+                else:
+                    tau = _finite(conn.topic, msg, "effort", _columns(msg, names, "effort"))
+                    if tau is not None:
+                        commands.append((_stamp(msg), tau))
+    except RecordingError:
+        raise
+    except damage as exc:
+        raise RecordingError(f"{path}: unreadable {last} ({exc or type(exc).__name__}): "
+                             f"{recover}") from None
     if len(states) < 10:
         raise RecordingError(f"only {len(states)} samples on {state_topic}")
     states.sort(key=lambda s: s[0])

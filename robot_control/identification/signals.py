@@ -5,7 +5,8 @@ same zero-phase low-pass filter — a Butterworth filter run forwards and backwa
 (scipy.signal.filtfilt: no phase lag, squared magnitude response) — and q̈ is the central
 difference of the filtered velocity. Filtering τ with the same filter keeps both sides of
 Y(q, q̇, q̈)p = τ in step (Gautier's parallel filtering), and the samples are then decimated:
-after a cutoff f_c, rates far above 2f_c add rows but no information.
+after a cutoff f_c, rates far above 2f_c add rows but no information. A live recording, whose
+samples come late or go missing, is first interpolated onto a uniform grid from its stamps.
 """
 
 from __future__ import annotations
@@ -60,6 +61,24 @@ def fill_gaps(x: Array, valid: Array) -> tuple[Array, int]:
     return out, int(bad.sum())
 
 
+def resample_uniform(t: Array, series: tuple[Array, ...], dt: float,
+                     max_gap: float) -> tuple[Array, tuple[Array, ...]]:
+    """The series linearly interpolated at t₀ + k·dt from their stamps (a live recording's
+    samples come late or go missing); a gap longer than ``max_gap`` s (a quarter period of the
+    filter's cutoff: interpolation across it would invent the motion) is refused."""
+    gaps = np.diff(t)
+    if gaps.min() <= 0.0:
+        raise ValueError("the state stamps do not increase: not a recording of one run")
+    if gaps.max() > max_gap:
+        i = int(np.argmax(gaps))
+        raise ValueError(f"the recording has a gap of {gaps[i]:.3g} s at t = {t[i] - t[0]:.3f} s "
+                         f"(more than {max_gap:.3g} s, a quarter period of the filter's cutoff): "
+                         "identification cannot bridge it")
+    grid = t[0] + dt * np.arange(int(np.floor((t[-1] - t[0]) / dt + 1e-9)) + 1)
+    return grid, tuple(np.column_stack([np.interp(grid, t, x[:, j]) for j in range(x.shape[1])])
+                       for x in series)
+
+
 @dataclass
 class Samples:
     """Filtered, decimated samples: t, q, q̇, q̈, τ, and the filtered sgn q̇ (Coulomb columns)."""
@@ -88,9 +107,8 @@ def identification_samples(t: Array, q: Array, qd: Array, tau: Array, valid: Arr
     t, q, qd, tau, valid = t[sl], q[sl], qd[sl], tau[sl], valid[sl]
     tau, gaps = fill_gaps(tau, valid)
     dt = float(np.median(np.diff(t)))
-    if np.abs(np.diff(t) - dt).max() > 0.01 * dt:
-        raise ValueError("the state samples are not evenly spaced (missing or late samples); "
-                         "identification needs a uniformly sampled recording")
+    if np.abs(np.diff(t) - dt).max() > 0.01 * dt:  # a live recording: late or lost samples
+        t, (q, qd, tau) = resample_uniform(t, (q, qd, tau), dt, 0.25 / spec.cutoff)
     rate = 1.0 / dt
     lp = [zero_phase_lowpass(x, rate, spec.cutoff, spec.order) for x in (q, qd, tau)]
     qf, qdf, tauf = lp

@@ -36,8 +36,9 @@ import numpy as np
 from robot_control.model.dh import _placement
 from robot_control.model.expressions import read_constants
 from robot_control.model.loader import load_robot
-from robot_control.model.resources import read_yaml, share_path
+from robot_control.model.resources import share_path
 from robot_control.model.robot_model import Body, Frame, Inertia, Joint, ModelError, RobotModel
+from robot_control.safe_yaml import load_file
 from robot_control.spatial import inverse_transform, rpy_to_matrix, transform_inertia
 
 Array = np.ndarray
@@ -109,8 +110,7 @@ def load_cell(source: str | Path | Mapping) -> Cell:
         spec, where = dict(source), "cell"
     else:
         path = resolve_cell_path(source)
-        with open(path) as fh:
-            spec = read_yaml(fh)
+        spec = load_file(path, ModelError)
         where = str(path)
         if not isinstance(spec, Mapping):
             raise ModelError(f"{where}: a cell must be a YAML mapping")

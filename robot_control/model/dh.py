@@ -32,10 +32,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
-import yaml
 
 from robot_control.model.expressions import number, read_constants
-from robot_control.model.resources import read_yaml
 from robot_control.model.robot_model import (
     Body,
     Frame,
@@ -46,6 +44,7 @@ from robot_control.model.robot_model import (
     RobotModel,
     check_inertia,
 )
+from robot_control.safe_yaml import load_file
 from robot_control.spatial import Ad, inverse_transform, rot_x, rot_z, rpy_to_matrix, transform
 
 CONVENTIONS = ("standard", "modified")
@@ -102,10 +101,7 @@ def load_dh_yaml(source: str | Path | Mapping) -> RobotModel:
         path = Path(source)
         if not path.is_file():
             raise FileNotFoundError(f"D-H file not found: {path}")
-        try:
-            spec = read_yaml(path.read_text())
-        except yaml.YAMLError as exc:
-            raise ModelError(f"{path}: not valid YAML ({exc})") from exc
+        spec = load_file(path, ModelError)
         where, default_name = str(path), path.stem
     if not isinstance(spec, Mapping):
         raise ModelError(f"{where}: expected a mapping with a 'links' list")

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from robot_control.model.resources import read_yaml, share_path
+from robot_control.model.resources import share_path
 from robot_control.model.robot_model import ModelError, RobotModel
 from robot_control.model.urdf import load_urdf
+from robot_control.safe_yaml import load_file
 
 #: Robots shipped in urdf/ (and D-H tables in config/robots/ where the source gives D-H).
 BUNDLED = (
@@ -67,7 +68,6 @@ def _attach_parameter_groups(model: RobotModel, path: Path) -> None:
         if candidate.is_file():
             from robot_control.dynamics.parameters import parse_parameter_groups
 
-            with open(candidate) as fh:
-                spec = read_yaml(fh)
+            spec = load_file(candidate, ModelError)
             model.parameter_groups.update(parse_parameter_groups(model, spec, str(candidate)))
             return

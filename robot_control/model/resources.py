@@ -5,16 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import yaml
-
 PACKAGE = "robot_control"
-#: libyaml's parser when PyYAML was built with it (several times faster than the pure-Python one)
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-def read_yaml(source):
-    """``yaml.safe_load`` of a string or open file, by libyaml when available."""
-    return yaml.load(source, Loader=_LOADER)  # noqa: S506 - a safe loader
 
 
 def share_dir() -> Path:

@@ -23,9 +23,13 @@ from robot_control.model.robot_model import (
     ModelError,
     RobotModel,
 )
+from robot_control.safe_yaml import read_text
 from robot_control.spatial import rpy_to_matrix, transform, transform_inertia
 
 _MOVABLE = ("revolute", "continuous", "prismatic")
+#: largest URDF read (file or robot_description string): a 1000-link chain is about 0.5 MB;
+#: XML entity expansion ("billion laughs") is bounded by expat itself
+MAX_URDF_BYTES = 16 * 1024 * 1024
 
 
 @dataclass
@@ -162,7 +166,9 @@ def load_urdf(source: str | Path, gravity=(0.0, 0.0, -9.81)) -> RobotModel:
         path = Path(source)
         if not path.is_file():
             raise FileNotFoundError(f"URDF file not found: {path}")
-        xml, origin_name = path.read_text(), str(path)
+        xml, origin_name = read_text(path, MAX_URDF_BYTES, ModelError, "URDF"), str(path)
+    if len(xml) > MAX_URDF_BYTES:
+        raise ModelError(f"{origin_name}: longer than the {MAX_URDF_BYTES >> 20} MiB a URDF may be")
     try:
         root = ET.fromstring(xml)
     except ET.ParseError as exc:
@@ -204,28 +210,29 @@ def _build_tree(name: str, links: dict[str, _Link], joints: list[_UJoint], gravi
     bodies: list[Body] = []
     frames: dict[str, Frame] = {roots[0]: Frame(roots[0], -1, np.eye(4))}
 
-    def visit(link_name: str, body: int, T_body_link: np.ndarray) -> None:
-        # Depth-first, joints in document order: the coordinate order Pinocchio uses too.
-        for j in children[link_name]:
-            T = T_body_link @ j.origin
-            if j.type == "fixed":
-                frames[j.child] = Frame(j.child, body, T)
-                child = links[j.child]
-                if body >= 0 and child.has_inertial:
-                    m, c, Ic = transform_inertia(
-                        child.inertia.mass, child.inertia.com, child.inertia.inertia_com, T
-                    )
-                    bodies[body].inertia = bodies[body].inertia + Inertia(m, c, Ic)
-                visit(j.child, body, T)
-                continue
-            screw = np.zeros(6)
-            screw[3 if j.type == "prismatic" else 0 :][:3] = j.axis
-            joint = Joint(j.name, j.type, screw, T, j.lower, j.upper, j.velocity, j.effort,
-                          j.friction)
-            bodies.append(Body(j.child, body, joint, links[j.child].inertia))
-            visit(j.child, len(bodies) - 1, np.eye(4))
+    # Depth-first, joints in document order (the coordinate order Pinocchio uses too), with an
+    # explicit stack rather than recursion so a chain of any length loads.
+    pending = [(j, -1, np.eye(4)) for j in reversed(children[roots[0]])]
+    while pending:
+        j, body, T_body_link = pending.pop()
+        T = T_body_link @ j.origin
+        if j.type == "fixed":
+            frames[j.child] = Frame(j.child, body, T)
+            child = links[j.child]
+            if body >= 0 and child.has_inertial:
+                m, c, Ic = transform_inertia(
+                    child.inertia.mass, child.inertia.com, child.inertia.inertia_com, T
+                )
+                bodies[body].inertia = bodies[body].inertia + Inertia(m, c, Ic)
+            pending.extend((jc, body, T) for jc in reversed(children[j.child]))
+            continue
+        screw = np.zeros(6)
+        screw[3 if j.type == "prismatic" else 0 :][:3] = j.axis
+        joint = Joint(j.name, j.type, screw, T, j.lower, j.upper, j.velocity, j.effort,
+                      j.friction)
+        bodies.append(Body(j.child, body, joint, links[j.child].inertia))
+        pending.extend((jc, len(bodies) - 1, np.eye(4)) for jc in reversed(children[j.child]))
 
-    visit(roots[0], -1, np.eye(4))
     _check_connected(joints, child_of, set(frames) | {b.name for b in bodies}, roots[0])
     return RobotModel(name, bodies, gravity=gravity, frames=frames, base_name=roots[0])
 

@@ -35,6 +35,7 @@ from robot_control.nodes.common import (
     ErrorStatistics,
     configure_failure,
     declare_cell_common,
+    declare_frame_prefix,
     run_node,
 )
 from robot_control.nodes.convert import Messages, read_wrench, seconds, stamp_ns
@@ -74,15 +75,15 @@ class CellControllerNode:
         self.path = None  # the path of E being tracked, from time t0
         self.t0 = 0.0
         self.errors = ErrorStatistics()  # the task error of E over every answered state
-        self.m = Messages(node)
+        self.m = Messages(node, declare_frame_prefix(node))
         self.pub_cmd = node.create_lifecycle_publisher("sensor_msgs/msg/JointState",
-                                                       "/joint_command")
+                                                       "joint_command")
         self.pub_state = node.create_lifecycle_publisher("sensor_msgs/msg/JointState",
-                                                         "/controller/state")
+                                                         "controller/state")
         self.pub_reference = node.create_lifecycle_publisher("geometry_msgs/msg/PoseStamped",
-                                                             "/object/reference")
-        node.create_subscription("sensor_msgs/msg/JointState", "/joint_states", self._on_state)
-        node.create_subscription("geometry_msgs/msg/WrenchStamped", "/force_reference",
+                                                             "object/reference")
+        node.create_subscription("sensor_msgs/msg/JointState", "joint_states", self._on_state)
+        node.create_subscription("geometry_msgs/msg/WrenchStamped", "force_reference",
                                  self._on_force_reference)
         self.health = NodeHealth(node, "controller", self._status, self.drops)
 

@@ -43,7 +43,7 @@ import numpy as np
 from robot_control import dynamics as dyn
 from robot_control.bus import ParameterError
 from robot_control.model.cell import arms_model, augmented_arm_model, share_vector
-from robot_control.nodes.common import declare_cell_common, run_node, warm_up
+from robot_control.nodes.common import declare_cell_common, declare_engine, run_node, warm_up
 from robot_control.nodes.convert import period_ns, seconds
 from robot_control.nodes.plant_node import PlantNode
 from robot_control.sim.cell import CellPlant
@@ -89,6 +89,7 @@ class ForceFigures:
 class CellPlantNode(PlantNode):
     """Wires a :class:`~robot_control.sim.cell.CellPlant` to the bus."""
 
+    COMMAND_SOURCE = "cell_controller"
     LOCKSTEP_READERS = (1, "the cell controller")
 
     def _declare_plant(self, node) -> None:
@@ -118,17 +119,17 @@ class CellPlantNode(PlantNode):
         self.slices = self.cell.joint_slices()
         self.n_arms = self.cell.nq
         self.q0, self.qd0 = sc.arm_guess, None
-        self.plant_cfg = sc.plant
+        self.plant_cfg = declare_engine(node, sc.plant)  # CellPlant refuses 'mujoco' by name
         arms = self.cell.arm_names
         self.arm_joints = [arm.model.joint_names for arm in self.cell.arms]
         publisher = node.create_lifecycle_publisher
-        self.pub_arm_states = [publisher("sensor_msgs/msg/JointState", f"/{a}/joint_states")
+        self.pub_arm_states = [publisher("sensor_msgs/msg/JointState", f"{a}/joint_states")
                                for a in arms]
-        self.pub_arm_wrenches = [publisher("geometry_msgs/msg/WrenchStamped", f"/{a}/wrench")
+        self.pub_arm_wrenches = [publisher("geometry_msgs/msg/WrenchStamped", f"{a}/wrench")
                                  for a in arms]
-        self.pub_contact = publisher("geometry_msgs/msg/WrenchStamped", "/wrench")
-        self.pub_pose = publisher("geometry_msgs/msg/PoseStamped", "/object/pose")
-        self.pub_accel = publisher("geometry_msgs/msg/AccelStamped", "/object/accel")
+        self.pub_contact = publisher("geometry_msgs/msg/WrenchStamped", "wrench")
+        self.pub_pose = publisher("geometry_msgs/msg/PoseStamped", "object/pose")
+        self.pub_accel = publisher("geometry_msgs/msg/AccelStamped", "object/accel")
 
     def _new_plant(self) -> CellPlant:
         plant = CellPlant(self.cell, self.plant_cfg, self.dt)
@@ -146,6 +147,11 @@ class CellPlantNode(PlantNode):
             tau[s] = dyn.inverse_dynamics(model, q[s], np.zeros_like(qd[s]),
                                           -self.hold_damping * qd[s])
         return tau
+
+    def _predicted_velocity(self, tau: np.ndarray, steps: int) -> None:
+        """No prediction for the cell (the arms' q̈ depends on the grasp's constraint forces):
+        its overspeed stop still holds."""
+        return None
 
     def _step(self, tau: np.ndarray, steps: int, answers_state: bool) -> np.ndarray:
         if answers_state:

@@ -37,6 +37,23 @@ def declare_common(node, default_robot: str = "ddarm") -> dict:
     return values
 
 
+def declare_engine(node, plant_cfg: dict) -> dict:
+    """The plant's read-only ``engine`` parameter ('' = the scenario's plant.engine, else
+    internal); the ``plant:`` mapping with it set."""
+    from robot_control.bus import ParameterError
+    from robot_control.sim.engine import with_engine
+    from robot_control.sim.plant_config import ENGINES
+
+    default = str(plant_cfg.get("engine", "internal"))
+    engine = node.declare_parameter(
+        "engine", default, "the plant's physics engine: internal (the package's dynamics) or "
+        "mujoco ('' = the scenario's)", additional_constraints="internal | mujoco",
+        read_only=True) or default
+    if engine not in ENGINES:
+        raise ParameterError(f"engine must be one of {ENGINES}, got '{engine}'")
+    return with_engine(plant_cfg, engine)
+
+
 def _declare_timing(node, default_rate: float) -> dict:
     """Declare ``rate`` and ``lockstep``."""
     return {
@@ -46,6 +63,16 @@ def _declare_timing(node, default_rate: float) -> dict:
             "lockstep", False, "deterministic mode: the plant steps only when the command for "
             "the current state has arrived and publishes /clock", read_only=True),
     }
+
+
+def declare_frame_prefix(node) -> str:
+    """Declare ``frame_prefix`` (prepended to the frame_ids the node stamps, and to its /tf frames,
+    as robot_state_publisher's parameter of that name) and return it; default: the node's
+    namespace as a prefix (``/arm1`` → ``arm1/``, the root namespace → none)."""
+    namespace = node.namespace.strip("/")
+    return node.declare_parameter(
+        "frame_prefix", f"{namespace}/" if namespace else "", "prepended to every frame_id "
+        "and /tf frame this node stamps (default: its namespace, 'arm1/')", read_only=True)
 
 
 #: the cell nodes' scenario unless told otherwise

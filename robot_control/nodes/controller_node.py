@@ -28,7 +28,7 @@ bumpless: the law starts from the torque the plant reports applying (its hold), 
 the reference is re-anchored at the measured state — the tracked reference starts at (q, q̇) and
 joins the published one along a quintic over ``reference_blend_time`` — so a controller activated
 mid-motion (after a deactivation) resumes without a jump in error or torque. The same take-over
-follows a stall of the loop (states answered more than RESUME_AFTER_S apart: a swap to a law that
+follows a stall of the loop (states answered more than a period + RESUME_AFTER_S apart: a law that
 had to compile, a starved process), during which the plant held on its own. A gain change is
 bumpless too: the torque continues from the last one and decays into the law's new one.
 """
@@ -68,6 +68,7 @@ from robot_control.nodes.validation import (
     DropLog,
     JointVectors,
     Rejected,
+    check_motion,
     check_terms,
     check_wrench,
 )
@@ -110,8 +111,10 @@ class ControllerNode(LoopTimerHooks):
                                  f"{TRIGGERS}")
         self.terms = ExternalModelTerms(self.n, with_coriolis_matrix=True) \
             if self.source == "server" else None
+        # without a scenario (whose laws take their own defaults, as offline) the gains not in
+        # a params file are derived from the model (control/tuning.py)
         self.laws = LawHost(node, self.model, available(), default_law, scenario_params,
-                            self.terms, self.lockstep)
+                            self.terms, self.lockstep, None if sc is not None else common["rate"])
         self.blend_time = node.declare_parameter(
             "reference_blend_time", 1.0, "on activation (real time) the tracked reference starts "
             "at the measured state and joins the published one over this time, s",
@@ -119,26 +122,36 @@ class ControllerNode(LoopTimerHooks):
         self.loop = LoopDiscipline(node)
         self.m = Messages(node)
         self.pub_cmd = node.create_lifecycle_publisher("sensor_msgs/msg/JointState",
-                                                       "/joint_command")
+                                                       "joint_command")
         self.pub_state = node.create_lifecycle_publisher("sensor_msgs/msg/JointState",
-                                                         "/controller/state")
+                                                         "controller/state")
         self.monitor_rate = node.declare_parameter(
             "monitor_rate", 100.0, "real time: rate of /controller/state (for rqt, bags), Hz; "
             "0: none", floating_point_range=(0.0, 10000.0), read_only=True)
-        node.create_subscription("sensor_msgs/msg/JointState", "/joint_states", self._on_state)
+        self.pub_jtc_state = node.create_lifecycle_publisher(
+            "control_msgs/msg/JointTrajectoryControllerState", "~/controller_state")
+        rate = node.declare_parameter(
+            "state_publish_rate", 100.0, "real time: rate of ~/controller_state (JTC's message: "
+            "reference, feedback, error, output), Hz; 0: none",
+            floating_point_range=(0.0, 10000.0), read_only=True)
+        self.jtc_period_ns = period_ns(rate) if rate > 0 else 0
+        self.next_jtc_ns = 0
+        node.create_subscription("sensor_msgs/msg/JointState", "joint_states", self._on_state)
         if self.lockstep:  # the reference of each t_k, sampled by the trajectory generator
-            node.create_subscription("trajectory_msgs/msg/JointTrajectory", "/joint_reference",
+            node.create_subscription("trajectory_msgs/msg/JointTrajectory", "joint_reference",
                                      self._on_reference)
         else:  # the motion as quintic knots, sampled here at each state's stamp
             node.create_subscription("trajectory_msgs/msg/JointTrajectory", TRAJECTORY_TOPIC,
                                      self._on_trajectory, qos="transient_local")
-        node.create_subscription("geometry_msgs/msg/WrenchStamped", "/wrench", self._on_wrench)
-        node.create_subscription("geometry_msgs/msg/WrenchStamped", "/force_reference",
+        node.create_subscription("geometry_msgs/msg/WrenchStamped", "wrench", self._on_wrench)
+        node.create_subscription("geometry_msgs/msg/WrenchStamped", "force_reference",
                                  self._on_force_reference)
         if self.source == "server":
-            node.create_subscription("std_msgs/msg/Float64MultiArray", "/dynamics/terms",
+            node.create_subscription("std_msgs/msg/Float64MultiArray", "dynamics/terms",
                                      self._on_terms)
         self.force_reference = sc.force_reference if sc is not None else None
+        self.laws.situation = lambda: (None if self.last_state is None else self.last_state.q,
+                                       self.force_reference)
         self.wrench = np.zeros(6)
         self.pending: tuple[int, np.ndarray, np.ndarray] | None = None
         self.references: dict[int, Reference] = {}  # lockstep: by stamp
@@ -228,28 +241,40 @@ class ControllerNode(LoopTimerHooks):
 
     def _on_trajectory(self, msg) -> None:
         """A motion as quintic knots (trajectory/schedule.py): it runs from its header stamp on
-        (0: on receipt); a first point after time 0 starts from the reference at that stamp,
-        as joint_trajectory_controller does."""
+        (0: on receipt), re-anchored as the trajectory generator re-anchors a goal: a first
+        point after time 0 starts from the reference at that stamp (as joint_trajectory_controller
+        does), a first point at time 0 is replaced by it (no step). It is checked as a goal is:
+        at most MAX_MOTION_POINTS points and MAX_MOTION_S long, within the position and velocity
+        limits (validation.check_motion); anything else is dropped and counted."""
         start = stamp_ns(msg.header.stamp) or int(self.node.now() * 1e9)
         try:
             times, q, qd, qdd = self.joints.points(msg)
             motion = JointTrajectory(times, q, qd, qdd)
-            if times[0] > 0.0:
-                motion = motion.starting_from(*self._reference_at(start), 0.0)
+            reference = self._reference_at(start)
+            if reference is not None:  # as the generator does: no step at t = 0
+                motion = motion.starting_from(*reference, 0.0)
+            elif times[0] > 0.0:
+                raise Rejected("a trajectory whose first point is ahead needs a state to start "
+                               "from")
+            elif len(times) == 1:
+                raise Rejected("a single point at time_from_start 0 would jump the reference")
+            check_motion(motion, self.model)
         except ValueError as exc:  # Rejected, or knots that make no trajectory
-            self.drops.drop(TRAJECTORY_TOPIC, str(exc))
+            self.drops.drop("/" + TRAJECTORY_TOPIC, str(exc))  # the label of the empty namespace
             return
         self.schedule.add(start, motion)
 
-    def _reference_at(self, ns: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(q_d, q̇_d, q̈_d) at stamp ns: the motion's, or at rest where the arm was measured."""
+    def _reference_at(self, ns: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """(q_d, q̇_d, q̈_d) at stamp ns: the motion's, or at rest where the arm was measured;
+        None before any state (a latched motion received before activation: the activation's
+        re-anchoring blends it in)."""
         sample = self.schedule.sample(ns)
         if sample is not None:
             return sample[0].copy(), sample[1].copy(), sample[2].copy()
         measured = self.pending[1] if self.pending is not None else \
             (self.last_state.q if self.last_state is not None else None)
         if measured is None:
-            raise Rejected("a trajectory whose first point is ahead needs a state to start from")
+            return None
         return measured.copy(), np.zeros(self.n), np.zeros(self.n)
 
     def _on_wrench(self, msg) -> None:
@@ -314,13 +339,16 @@ class ControllerNode(LoopTimerHooks):
             ref.wrench = self.force_reference
         t = seconds(ns)
         if not self.lockstep and self.last_state is not None and \
-                t - self.last_state.t > RESUME_AFTER_S:
+                t - self.last_state.t > RESUME_AFTER_S + 1.0 / self.rate:
             # the loop stalled (a swap compiling, a starved process): the plant has held on its
             # own meanwhile while the motion went on, so take over as after an activation
             self.anchor_pending = True
             self.laws.takeover = self.laws.takeover or "activate"
         if tracking and (self.anchor_pending or self.anchor is not None):
             ref = self._anchored(t, ref, q, qd)
+        if not self.laws.checked and (why := self.laws.first_state_refusal(q)) is not None:
+            self.health.fault(why)  # the arm would drift under this law: stop, say why
+            return
         state = State(t, q, qd, wrench=self.wrench.copy())
         tau = self.laws.update(t, state, ref, self.measured_tau)
         if tau is None:
@@ -336,6 +364,9 @@ class ControllerNode(LoopTimerHooks):
             self.next_monitor_ns = (ns // self.monitor_period_ns + 1) * self.monitor_period_ns \
                 if self.monitor_period_ns else 0
             self.pub_state.publish(self.m.joint_state(ns, self.names, e, ref.qd - qd, tau))
+        if self.jtc_period_ns and ns >= self.next_jtc_ns:
+            self.next_jtc_ns = (ns // self.jtc_period_ns + 1) * self.jtc_period_ns
+            self.pub_jtc_state.publish(self.m.controller_state(ns, self.names, ref, q, qd, tau))
         self.loop.after_tick()
         self.health.publish_if_due()  # the loop's slack: the command is out
 

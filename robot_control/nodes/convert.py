@@ -20,7 +20,7 @@ __all__ = ["NS", "TRAJECTORY_TOPIC", "Messages", "period_ns", "read_accel", "rea
 
 #: the motion as quintic knots, trajectory generator → controller (joint_trajectory_controller's
 #: ``~/joint_trajectory`` of a controller named ``controller``)
-TRAJECTORY_TOPIC = "/controller/joint_trajectory"
+TRAJECTORY_TOPIC = "controller/joint_trajectory"
 #: /dynamics/terms: labelled blocks of one Float64MultiArray, in this order
 TERMS_LAYOUT = ("stamp", "mass_matrix", "coriolis_torque", "gravity_torque", "coriolis_matrix")
 
@@ -33,13 +33,17 @@ def stamp_ns(stamp) -> int:
 class Messages:
     """Constructors and readers for the message types the nodes exchange."""
 
-    def __init__(self, node) -> None:
+    def __init__(self, node, frame_prefix: str = "") -> None:
         m = node.msg
+        #: prepended to every frame_id stamped (robot_state_publisher's frame_prefix, REP 105
+        #: frames of several robots on one /tf: ``arm1/world``); joint states carry no frame
+        self.frame_prefix = frame_prefix
         self.Time = m("builtin_interfaces/msg/Time")
         self.Header = m("std_msgs/msg/Header")
         self.JointState = m("sensor_msgs/msg/JointState")
         self.JointTrajectory = m("trajectory_msgs/msg/JointTrajectory")
         self.JointTrajectoryPoint = m("trajectory_msgs/msg/JointTrajectoryPoint")
+        self.ControllerState = m("control_msgs/msg/JointTrajectoryControllerState")
         self.Duration = m("builtin_interfaces/msg/Duration")
         self.Float64MultiArray = m("std_msgs/msg/Float64MultiArray")
         self.MultiArrayLayout = m("std_msgs/msg/MultiArrayLayout")
@@ -64,7 +68,8 @@ class Messages:
         return self.Time(sec=int(ns // NS), nanosec=int(ns % NS))
 
     def header(self, ns: int, frame_id: str = ""):
-        return self.Header(stamp=self.time(ns), frame_id=frame_id)
+        return self.Header(stamp=self.time(ns), frame_id=self.frame_prefix + frame_id if frame_id
+                           else "")
 
     def joint_state(self, ns: int, names: Sequence[str], q=None, qd=None, tau=None):
         return self.JointState(header=self.header(ns), name=list(names), position=_list(q),
@@ -76,6 +81,17 @@ class Messages:
                                           time_from_start=self.Duration(sec=0, nanosec=0))
         return self.JointTrajectory(header=self.header(ns), joint_names=list(names),
                                     points=[point])
+
+    def controller_state(self, ns: int, names: Sequence[str], ref, q, qd, tau):
+        """control_msgs/JointTrajectoryControllerState as joint_trajectory_controller fills it:
+        reference (q_d, q̇_d, q̈_d), feedback (q, q̇), error (q_d − q, q̇_d − q̇), output (τ)."""
+        def point(**fields):
+            return self.JointTrajectoryPoint(**{k: _list(v) for k, v in fields.items()})
+        return self.ControllerState(
+            header=self.header(ns), joint_names=list(names),
+            reference=point(positions=ref.q, velocities=ref.qd, accelerations=ref.qdd),
+            feedback=point(positions=q, velocities=qd), output=point(effort=tau),
+            error=point(positions=ref.q - q, velocities=ref.qd - qd), speed_scaling_factor=1.0)
 
     def joint_trajectory(self, start_ns: int, names: Sequence[str], knots):
         """A motion as its quintic knots (trajectory/schedule.py): header stamp = its start,

@@ -45,8 +45,8 @@ class DynamicsServerNode:
         self.compiled = False
         self.m = Messages(node)
         self.pub_terms = node.create_lifecycle_publisher("std_msgs/msg/Float64MultiArray",
-                                                         "/dynamics/terms")
-        self.pub_description = node.create_publisher("std_msgs/msg/String", "/robot_description",
+                                                         "dynamics/terms")
+        self.pub_description = node.create_publisher("std_msgs/msg/String", "robot_description",
                                                      qos="transient_local")
         self.state_sub = None  # /joint_states, while /dynamics/terms has a subscriber
         node.create_timer(CHECK_PERIOD_S, self._follow_subscribers)
@@ -82,7 +82,7 @@ class DynamicsServerNode:
     def _listen(self, on: bool) -> None:
         if on and self.state_sub is None:
             self.state_sub = self.node.create_subscription("sensor_msgs/msg/JointState",
-                                                           "/joint_states", self._on_state)
+                                                           "joint_states", self._on_state)
         elif not on and self.state_sub is not None:
             self.node.destroy_subscription(self.state_sub)
             self.state_sub = None

@@ -36,7 +36,7 @@ class NodeHealth:
         self.drops = drops if drops is not None else DropLog(node.get_logger())
         self.fault_reason: str | None = None
         self.m = Messages(node)
-        self.pub = node.create_publisher("diagnostic_msgs/msg/DiagnosticArray", "/diagnostics")
+        self.pub = node.create_publisher("diagnostic_msgs/msg/DiagnosticArray", "diagnostics")
         self.period_s = period_s
         self.last = -math.inf  # monotonic time of the last status
         node.create_timer(period_s, self.publish_if_due)

@@ -4,12 +4,22 @@ Shared by the ``controller`` and ``cell_controller`` nodes. The ``controller`` p
 the law by registry name among the laws the node offers; each law's parameters are declared
 namespaced by its name (``computed_torque.kp``). Every change is validated by the law itself
 before it applies, so a refused value comes back with the law's reason and leaves the running law
-untouched. A swap makes (and compiles) the new law before it takes over; the new law, like a law
+untouched. A swap makes (and compiles) the new law on a worker thread while the running law keeps
+the loop, and it takes over at the next tick after it is ready; the new law, like a law
 after an activation or a gain change, starts from the torque the plant applies (see
-:meth:`LawHost.update`).
+:meth:`LawHost.update`). A swap to a law that cannot hold the robot from what the stack gives it
+(a force law without a force reference, a task that leaves joints uncontrolled at the measured
+pose: control/requirements.py) is refused with that reason; the law a node starts with is
+checked at its first state, and the node faults with the reason instead of letting the arm drift.
+Commands the plant will reject (beyond IMPLAUSIBLE_FACTOR × the effort limit: gains the
+actuators cannot use) make the status level ERROR while they last.
 """
 
 from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
 
 import numpy as np
 
@@ -18,9 +28,14 @@ from robot_control.control.base import Reference, State
 from robot_control.control.parameters import MAGNITUDE_MAX
 from robot_control.control.parameters import ParameterError as LawParameterError
 from robot_control.control.registry import create
+from robot_control.control.requirements import refusal
+from robot_control.control.tuning import derived_law_parameters
 from robot_control.nodes.common import warm_up
-from robot_control.nodes.health import OK
+from robot_control.nodes.health import ERROR, OK
+from robot_control.nodes.validation import IMPLAUSIBLE_FACTOR, Plausible
 
+#: the status is ERROR this long (s) after a command the plant rejects
+REFUSED_WINDOW_S = 1.0
 #: what a law refuses to configure with (bad parameters, a model it cannot drive)
 CONFIGURE_ERRORS = (LawParameterError, ValueError)
 
@@ -40,13 +55,14 @@ class LawHost:
     """Declares the laws' parameters on a node and holds the active law."""
 
     def __init__(self, node, model, laws: list[str], default_law: str, overrides: dict,
-                 terms=None, lockstep: bool = False) -> None:
+                 terms=None, lockstep: bool = False, rate: float | None = None) -> None:
         self.node = node
         self.log = node.get_logger()
         self.model = model
         self.n = model.nq
         self.terms = terms  # ExternalModelTerms fed from the bus, or None: the law's own model
         self.lockstep = lockstep
+        self.rate = rate  # None: the laws' generic defaults (a scenario's run), else derived
         self.name = node.declare_parameter(
             "controller", default_law, "control law by registry name: " + ", ".join(laws),
             additional_constraints="one of: " + ", ".join(laws))
@@ -56,11 +72,27 @@ class LawHost:
         if self.name not in self.specs:
             raise ParameterError(f"unknown controller '{self.name}'; available: "
                                  + ", ".join(laws))
+        self.precompile = node.declare_parameter(
+            "precompile_laws", True, "configure compiles (or loads) every law offered, so a "
+            "swap is instant; false: only the selected one (a swap to another then stalls the "
+            "loop while it compiles)", read_only=True)
+        self.warmed: set[str] = set()  # laws whose update is compiled in this process
         self.law = None  # made by configure()
         self.takeover: str | None = None  # "activate", "swap" or "gains": see _take_over
         self.last_tau = np.zeros(self.n)
         self.updates = 0
         self.recoveries = 0
+        #: () -> (measured q or None, force reference or None): what a new law would start from
+        self.situation: Callable[[], tuple] = lambda: (None, None)
+        self.checked = False  # the configured law was checked against the first state
+        self.pending: str | None = None  # a law being made for a swap (_prepare)
+        self._swap_seq = 0
+        self._incoming: tuple | None = None  # (seq, law, name) ready to take over
+        # the plant refuses a command beyond this (validation.Plausible): count the ones sent,
+        # so the status says so rather than "running" while the plant holds
+        self.plant_refuses = Plausible.of(model).effort
+        self.refused = 0  # commands the plant refuses, in all
+        self.last_refused = -np.inf  # monotonic time of the last one
         node.add_parameter_validator(self._validate)
         node.add_parameter_listener(self._changed)
 
@@ -68,6 +100,8 @@ class LawHost:
     def _declare_law(self, law: str, overrides: dict) -> None:
         instance = create(law)
         defaults = instance.default_parameters(self.n)
+        if self.rate is not None:  # gains that fit this robot (a params file may override)
+            defaults.update(derived_law_parameters(instance, self.model, self.rate))
         self.specs[law] = {}
         for spec in instance.declared_parameters():
             value = overrides.get(spec.name, defaults.get(spec.name, spec.default))
@@ -97,18 +131,30 @@ class LawHost:
 
     def configure(self) -> None:
         """Make the selected law from the parameters and compile its update (CONFIGURE_ERRORS
-        if the law refuses them)."""
+        if the law refuses them); with ``precompile_laws`` the other laws' updates too, so that
+        a swap (a parameter callback, in the loop's thread) never waits for a compiler."""
+        self.name = self.selected
         self.law = self._make_law(self.name, self._law_params(self.name))
+        self.checked = False
+        self.pending, self._incoming = None, None
         self._warm_up(self.law, self.name)
+        for law in self.specs if self.precompile else ():
+            if law in self.warmed:
+                continue
+            try:
+                self._warm_up(self._make_law(law, self._law_params(law)), law)
+            except CONFIGURE_ERRORS as exc:  # its parameters need setting first: at its swap
+                self.log.debug(f"{law} not precompiled: {exc}")
 
     def clear(self) -> None:
         self.law = None
+        self.name, self.pending, self._incoming = self.selected, None, None
 
     def _warm_up(self, law, name: str) -> None:
         """One throw-away update: loading compiled kernels must not stall the first real tick
         (Newton–Euler first, under its shared lock: the plant's hold needs it too)."""
-        if self.terms is not None:
-            return  # terms arrive from the bus; nothing to compile here
+        if self.terms is not None or name in self.warmed:
+            return  # terms arrive from the bus, or compiled already: nothing to compile here
         from robot_control import dynamics as dyn
 
         q = np.clip(np.zeros(self.n), self.model.lower, self.model.upper)
@@ -124,33 +170,41 @@ class LawHost:
 
         warm_up(self.log, f"law.{name}", update)
         law.reset()
+        self.warmed.add(name)
 
     # ------------------------------------------------------------- parameters
     def _validate(self, changes: dict) -> str | None:
         """Let the law(s) touched by a change decide; a refusal names the law's reason."""
-        law = changes.get("controller", self.name)
+        law = changes.get("controller", self.selected)
         if law not in self.specs:
             return f"unknown controller '{law}'; available: {', '.join(sorted(self.specs))}"
         touched = {name.split(".", 1)[0] for name in changes if "." in name} | {law}
+        made = {}
         for name in touched:
             if name not in self.specs:
                 continue
             try:
-                self._make_law(name, self._law_params(name, changes))
+                made[name] = self._make_law(name, self._law_params(name, changes))
             except CONFIGURE_ERRORS as exc:
                 return f"{name}: {exc}"
+        if self.law is not None and (law != self.selected or any(k.startswith(law + ".")
+                                                                 for k in changes)):
+            return refusal(made[law], *self.situation())  # the law that would drive next
         return None
 
+    def first_state_refusal(self, q: np.ndarray) -> str | None:
+        """Once per configuration, at the first state: why the configured law cannot drive
+        from it (control/requirements.py), or None."""
+        self.checked = True
+        return refusal(self.law, q, self.situation()[1])
+
     def _changed(self, new: dict, old: dict) -> None:
-        law = new.get("controller", self.name)
+        law = new.get("controller", self.selected)
         if self.law is None:  # unconfigured: configure makes the law from the parameters
             self.name = law
             return
-        if law != self.name:
-            fresh = self._make_law(law, self._law_params(law))
-            self._warm_up(fresh, law)  # compile before it takes over, not in its first tick
-            self.log.info(f"controller swapped: {self.name} → {law}")
-            self.law, self.name, self.takeover = fresh, law, "swap"
+        if law != self.selected or (self.pending and any(k.startswith(law + ".") for k in new)):
+            self._prepare(law)  # a swap (or the pending one's gains changed): make it anew
             return
         gains = {k[len(law) + 1:]: v for k, v in new.items() if k.startswith(law + ".")}
         if gains:  # the running law keeps its state (estimates, filters)
@@ -158,11 +212,48 @@ class LawHost:
             self.takeover = self.takeover or "gains"
             self.log.info(f"{law}: parameters updated {sorted(gains)}")
 
+    @property
+    def selected(self) -> str:
+        """The law the ``controller`` parameter names: the one running or the one being made."""
+        return self.pending or self.name
+
+    def _prepare(self, law: str) -> None:
+        """Make and compile ``law`` on a worker thread while the running law keeps the loop
+        (a swap must not stall it: the plant would hold); the next tick after it is ready swaps
+        (:meth:`update`). A newer swap supersedes one still being made; back to the running
+        law cancels it."""
+        self._swap_seq += 1
+        self.pending = None if law == self.name else law
+        if self.pending is None:
+            return
+        seq, params = self._swap_seq, self._law_params(law)
+
+        def make() -> None:
+            try:
+                fresh = self._make_law(law, params)
+                self._warm_up(fresh, law)  # compile before it takes over, not in its first tick
+            except CONFIGURE_ERRORS as exc:  # validated a moment ago: only a racing change
+                self.log.error(f"swap to {law} abandoned: {exc}")
+                return
+            self._incoming = (seq, fresh, law)
+
+        threading.Thread(target=make, name=f"swap to {law}", daemon=True).start()
+
+    def _install_incoming(self) -> None:
+        """Swap in the law a worker made, if it is the latest one asked for."""
+        incoming, self._incoming = self._incoming, None
+        if incoming is None or incoming[0] != self._swap_seq or self.pending != incoming[2]:
+            return
+        self.log.info(f"controller swapped: {self.name} → {incoming[2]}")
+        self.law, self.name, self.takeover, self.pending = incoming[1], incoming[2], "swap", None
+
     # ---------------------------------------------------------------- running
     def update(self, t: float, state: State, ref: Reference,
                measured_tau: np.ndarray | None) -> np.ndarray | None:
         """The law's torque for this state (after a pending take-over); None if the law failed
         (logged, throttled). ``measured_tau``: the torque the plant reports applying."""
+        if self._incoming is not None:
+            self._install_incoming()
         if self.takeover is not None:
             self._take_over(state, measured_tau)
         try:
@@ -174,6 +265,9 @@ class LawHost:
             self._report_recovery()
         self.last_tau = tau
         self.updates += 1
+        if not np.all(np.abs(tau) <= self.plant_refuses):
+            self.refused += 1
+            self.last_refused = time.monotonic()
         return tau
 
     def _take_over(self, state: State, measured_tau: np.ndarray | None) -> None:
@@ -218,4 +312,10 @@ class LawHost:
         except Exception as exc:  # noqa: BLE001 - diagnostics must never stop control
             d["diagnostics_error"] = str(exc)
         d["recoveries"] = self.recoveries
+        d["commands_beyond_plant_limit"] = self.refused
+        if time.monotonic() - self.last_refused < REFUSED_WINDOW_S:
+            # the truth: the plant holds instead of applying this law's commands
+            return ERROR, (f"{self.name}: commands beyond {IMPLAUSIBLE_FACTOR:g}× the effort "
+                           f"limit within the last {REFUSED_WINDOW_S:g} s, which the plant "
+                           "rejects (gains too high for the actuators?)"), d
         return OK, f"running {self.name}", d

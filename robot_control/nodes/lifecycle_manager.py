@@ -10,9 +10,16 @@ t = 0, as in the offline simulation.
 
 It is a client of the standard lifecycle_msgs services, like nav2's lifecycle_manager (with
 ``autostart``) and ros2_control's spawners, so the same node brings the stack up under
-``ros2 launch`` (rclpy nodes) and ``robot-control launch`` (DDS nodes). Afterwards it stays up and
-logs a managed node that leaves the active state. If a transition fails, it says which and exits
-with status 1 (the launch then stops).
+``ros2 launch`` (rclpy nodes) and ``robot-control launch`` (DDS nodes). If a transition fails, it
+says which and exits with status 1.
+
+Afterwards it watches the stack, and shuts it down rather than respawning a node: a managed node
+that faults (active → errorprocessing), or whose heartbeat on /diagnostics is
+silent for ``heartbeat_timeout`` (it died, or hangs), makes it log the reason and exit with
+status 1; both launchers then stop every node (``on_exit: shutdown`` in the launch files;
+``robot-control launch`` stops the stack when a node fails). A deliberate deactivation is the
+operator's (the plant holds) and is only logged. The same on both routes: a stack with a dead or
+faulted member does not go on pretending to run.
 """
 
 from __future__ import annotations
@@ -51,7 +58,7 @@ class LifecycleManager:
             "the trajectory generator, if node_names has it)", read_only=True,
             ptype=STRING_ARRAY)
         self.loop_topic = node.declare_parameter(
-            "loop_topic", "/controller/state", "the topic whose first message says the loop is "
+            "loop_topic", "controller/state", "the topic whose first message says the loop is "
             "closed", read_only=True)
         loop_type = node.declare_parameter("loop_topic_type", "sensor_msgs/msg/JointState",
                                            "its message type", read_only=True)
@@ -66,6 +73,14 @@ class LifecycleManager:
             floating_point_range=(1.0, 3600.0), read_only=True)
         self.autostart = node.declare_parameter("autostart", True, "bring the nodes up at start",
                                                 read_only=True)
+        self.heartbeat_timeout = node.declare_parameter(
+            "heartbeat_timeout", 5.0, "once up, a managed node silent this long on /diagnostics "
+            "(dead or hung) shuts the stack down, s", floating_point_range=(0.5, 3600.0),
+            read_only=True)
+        self.beats: dict[str, float] = {}  # managed node fqn -> monotonic time of its last status
+        node.create_subscription("diagnostic_msgs/msg/DiagnosticArray", "diagnostics",
+                                 self._on_diagnostics)
+        node.create_timer(0.5, self._watch)
         unknown = set(self.after_loop) - set(self.names)
         if unknown:
             raise ValueError(f"start_after_loop_closed names nodes not in node_names: "
@@ -73,14 +88,14 @@ class LifecycleManager:
         self.loop_closed = threading.Event()
         node.create_subscription(loop_type, self.loop_topic, lambda msg: self.loop_closed.set())
         self.clients = {name: node.create_client("lifecycle_msgs/srv/ChangeState",
-                                                 f"/{name.lstrip('/')}/change_state")
+                                                 f"{name}/change_state")
                         for name in self.names}
         self.Transition = node.msg("lifecycle_msgs/msg/Transition")
         for name in self.names:
             node.create_subscription("lifecycle_msgs/msg/TransitionEvent",
-                                     f"/{name.lstrip('/')}/transition_event",
+                                     f"{name}/transition_event",
                                      lambda msg, name=name: self._on_event(name, msg))
-        self.up = False
+        self.up, self.up_since = False, 0.0
         self.phase = "waiting for the nodes"
         self.health = NodeHealth(node, "lifecycle_manager",
                                  lambda: (OK, self.phase, {"nodes": ", ".join(self.names)}))
@@ -132,7 +147,7 @@ class LifecycleManager:
                 self.log.info(f"loop closed ({self._elapsed()})")
                 for name in self.after_loop:
                     self.change(name, "activate")
-        self.up = True
+        self.up, self.up_since = True, time.monotonic()
         self.phase = "stack active"
         self.log.info(f"stack active: {', '.join(self.names)} ({self._elapsed()})")
 
@@ -153,10 +168,40 @@ class LifecycleManager:
             self.node.shutdown()
 
     def _on_event(self, name: str, msg) -> None:
-        """Say when a node of the stack leaves the active state (an error if by a fault)."""
+        """A node of the stack leaving the active state: by a fault, the stack stops; otherwise
+        (a deactivation, the operator's; a shutdown, the launch ending) it is logged."""
         if self.up and msg.start_state.label == "active":
-            level = self.log.error if msg.goal_state.label == "errorprocessing" else self.log.info
-            level(f"{name} left the active state: {msg.goal_state.label}")
+            goal = msg.goal_state.label
+            if goal == "errorprocessing":
+                self._stop_stack(f"{name} left the active state: {goal}")
+            else:
+                self.log.info(f"{name} left the active state: {goal}")
+
+    def _on_diagnostics(self, msg) -> None:
+        now = time.monotonic()
+        for status in msg.status:
+            self.beats[str(status.name).split(":", 1)[0]] = now
+
+    def _watch(self) -> None:
+        """Once up: a managed node whose heartbeat went silent stops the stack."""
+        if not self.up or self.exit_code:
+            return
+        now = time.monotonic()
+        for name in self.names:
+            fqn = "/" + name.lstrip("/")
+            quiet = now - max(self.beats.get(fqn, self.up_since), self.up_since)
+            if quiet > self.heartbeat_timeout:
+                self._stop_stack(f"{fqn} silent on /diagnostics for {quiet:.1f} s (died or hung)")
+                return
+
+    def _stop_stack(self, reason: str) -> None:
+        """Shut the stack down with the reason: exit status 1 (the launchers stop every node)."""
+        if self.exit_code or not self.node.ok:
+            return  # already stopping, or the launch is ending (Ctrl-C)
+        self.phase = f"stopping the stack: {reason}"
+        self.log.error(f"stopping the stack: {reason}")
+        self.exit_code = 1
+        self.node.shutdown()
 
     def _elapsed(self) -> str:
         return f"{time.monotonic() - self.started:.1f} s after start"

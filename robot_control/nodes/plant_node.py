@@ -7,8 +7,7 @@ publishes its state, stamped with the deadline; a valid command applies when it 
 drive applies a setpoint (from the next physics step of the period on; the steps before it ran
 under the torque held until then), and is held until the next one (zero-order hold). Its
 deadlines are absolute (k periods after activation, slept until just before and then spun: the
-bus timer),
-garbage collection is kept out of the tick and the optional ``realtime_priority``,
+bus timer), garbage collection is kept out of the tick and the optional ``realtime_priority``,
 ``cpu_affinity`` and ``lock_memory`` apply while it runs (nodes/realtime.py). A deadline is
 missed when the command answering the previous state had not arrived by it, or when the tick
 came so late that it had to integrate several periods at once (``missed_deadlines`` of the
@@ -18,24 +17,24 @@ t_{k+1}. When commands stop for ``command_timeout`` (a controller deactivated or
 holds (gravity compensation plus damping) or applies zero torque, blending from the last applied
 torque over ``safe_blend_time`` so the switch is bumpless, and says so on /diagnostics and in the
 log; it resumes when commands return. ``commands_applied`` counts the periods in which a command,
-not the safe behaviour, was applied.
+not the safe behaviour, was applied. The links' frames go on /tf (nodes/tf_publisher.py).
 
 It behaves as a drive, not a punching bag:
 
-- a command is applied only if it passes the checks of nodes/validation.py (joint names and
-  count, finite, at most IMPLAUSIBLE_FACTOR × the effort limit) and answers a state this plant
-  published within the last ANSWER_WINDOW_S (its header stamp is that state's stamp), so another
-  stack's commands on the same domain are rejected (a late answer to one of its own states is
-  still applied, as long as it is newer than the last one applied); everything rejected is counted and logged
-  (throttled); a publisher that sends only rejected commands is ignored for a while
-  (validation.SenderGate), so a flood of them cannot crowd out the controller's;
+- a command applies only if its publisher is its own controller's (nodes/command_source.py),
+  it passes nodes/validation.py (joint names and count, finite, at most IMPLAUSIBLE_FACTOR × the
+  effort limit) and answers a state published within the last ANSWER_WINDOW_S (its stamp is
+  that state's; a late answer still applies if newer than the last applied); what is rejected
+  is counted and logged (throttled); a publisher sending only rejected commands is ignored for
+  a while (validation.SenderGate), so a flood cannot crowd out the controller's;
 - a torque beyond the effort limit is saturated, counted and logged (throttled);
-- a joint faster than ``overspeed_factor`` × its velocity limit trips a safety stop: an error in
-  the log, the safe behaviour until every joint is back under half its limit, then commands
-  apply again; stops are counted;
-- a state that diverges (non-finite or implausible) is a fault (``NodeHealth.fault``): the plant
-  stops stepping and publishing states, reports level ERROR on /diagnostics, which makes
-  ``robot-control launch`` stop and exit non-zero, and goes through ErrorProcessing to
+- its velocity protections (nodes/velocity_guard.py): a command the model says would take a
+  joint past its overspeed trip within the steps it is held is replaced by the hold; a joint
+  past the trip anyway stops the drive (the hold, whatever ``safe_behaviour`` says); the safety
+  parameters (SAFETY_PARAMETERS) are read-only while the plant is active;
+- a state that diverges (non-finite or implausible: a numerical failure) is a fault
+  (``NodeHealth.fault``): the plant stops stepping, reports ERROR on /diagnostics
+  (``robot-control launch`` then stops and exits non-zero), and goes through ErrorProcessing to
   unconfigured (configure again to restart from the initial state).
 """
 
@@ -50,16 +49,21 @@ import numpy as np
 from robot_control import dynamics as dyn
 from robot_control.bus import ParameterError
 from robot_control.bus.lifecycle import CallbackReturn
+from robot_control.control.tuning import default_initial_pose
+from robot_control.nodes.command_source import CommandSource, resolve_node
 from robot_control.nodes.common import (
     LatencyStats,
     configure_failure,
     declare_common,
+    declare_engine,
+    declare_frame_prefix,
     run_node,
     warm_up,
 )
 from robot_control.nodes.convert import Messages, period_ns, seconds, stamp_ns
 from robot_control.nodes.health import OK, WARN, NodeHealth
 from robot_control.nodes.realtime import LoopDiscipline
+from robot_control.nodes.tf_publisher import TfPublisher
 from robot_control.nodes.validation import (
     DropLog,
     JointVectors,
@@ -68,9 +72,13 @@ from robot_control.nodes.validation import (
     check_values,
     sender_of,
 )
-from robot_control.sim.plant import Plant
+from robot_control.nodes.velocity_guard import VelocityGuard, predicted_velocity
+from robot_control.sim.engine import make_plant
 
 SAFE_BEHAVIOURS = ("hold", "zero_torque")
+#: what the drive does when things go wrong: changed only while inactive
+SAFETY_PARAMETERS = ("command_timeout", "safe_behaviour", "hold_damping", "overspeed_factor",
+                     "safe_blend_time")
 #: /joint_command reader depth: room for a burst, so valid commands survive until taken
 COMMAND_DEPTH = 100
 #: a command must answer a state published this recently: older stamps are another stack's, or
@@ -87,6 +95,8 @@ class PlantNode:
     ``_driven_state``, ``_hold_torque``, ``_step``, ``_publish_extras``, ``_on_new_plant``.
     """
 
+    #: the node whose commands it obeys by default (parameter ``command_source``)
+    COMMAND_SOURCE = "controller"
     #: lockstep: /joint_states readers to wait for by default, and who they are
     LOCKSTEP_READERS = (2, "controller + trajectory generator")
 
@@ -95,7 +105,8 @@ class PlantNode:
         self.log = node.get_logger()
         self._declare_plant(node)
         self.timeout = node.declare_parameter(
-            "command_timeout", 0.05, "seconds without a valid command before the safe behaviour",
+            "command_timeout", 0.05, "seconds without a valid command, beyond one period, before "
+            "the safe behaviour",
             floating_point_range=(1e-3, 10.0))
         self.safe = node.declare_parameter(
             "safe_behaviour", "hold", "without commands: 'hold' (gravity compensation with "
@@ -118,24 +129,30 @@ class PlantNode:
         self.plant = None
         self.names = self.model.joint_names
         self.joints = JointVectors(self.model)
-        self.velocity_limit = self.model.velocity_limit
+        self.guard = VelocityGuard(self.log, self.names, self.model.velocity_limit,
+                                   self.overspeed)
         self.drops = DropLog(self.log)
         self.gate = SenderGate(self.log, "/joint_command")
-        self.m = Messages(node)
+        self.m = Messages(node, declare_frame_prefix(node))
         self.pub_state = node.create_lifecycle_publisher("sensor_msgs/msg/JointState",
-                                                         "/joint_states")
-        self.pub_wrench = None  # made at the first configuration of a plant with an environment
-        self.pub_clock = None
+                                                         "joint_states")
+        self.pub_wrench = self.pub_clock = None  # made when needed (an environment, lockstep)
+        self.tf = TfPublisher(node, self.model, self.m.frame_prefix)
         if self.lockstep:
-            self.pub_clock = node.create_lifecycle_publisher("rosgraph_msgs/msg/Clock", "/clock")
+            self.pub_clock = node.create_lifecycle_publisher("rosgraph_msgs/msg/Clock", "clock")
             # start only when the state has listeners: a lost first sample would stall the loop
             readers, who = self.LOCKSTEP_READERS
             self.start_subscribers = node.declare_parameter(
                 "lockstep_start_subscribers", readers, "lockstep: /joint_states subscribers to "
                 f"wait for before the first state ({who})", integer_range=(0, 100),
                 read_only=True)
-        sub = node.create_subscription("sensor_msgs/msg/JointState", "/joint_command",
-                                       self._on_command, qos=COMMAND_DEPTH)
+        source = node.declare_parameter(
+            "command_source", self.COMMAND_SOURCE, "the node whose /joint_command publishers "
+            "this plant obeys (in its namespace unless absolute; '': any; defence in depth, "
+            "not security: nodes/command_source.py)", read_only=True)
+        self.source = CommandSource(node, source and resolve_node(source, node.namespace))
+        sub = self.source.subscription = node.create_sender_subscription(
+            "sensor_msgs/msg/JointState", "joint_command", self._on_command, qos=COMMAND_DEPTH)
         if hasattr(sub, "set_sender_filter"):  # DDS backend: drop a quarantined sender undecoded
             sub.set_sender_filter(self.gate.admit)
         self._reset_bookkeeping()
@@ -177,8 +194,7 @@ class PlantNode:
         self.tick_lateness = LatencyStats()  # how late after its deadline a tick ran
         self.late_ticks = 0
         self.limit_events = 0
-        self.velocity_stops = 0
-        self.stopping = False  # a safety stop is active
+        self.guard.reset()
         self.started = False  # lockstep: the first state went out
 
     # ------------------------------------------------------ what is simulated
@@ -193,17 +209,17 @@ class PlantNode:
         default_dt = sc.physics_dt if sc is not None else min(5e-4, seconds(self.period_ns))
         self.dt = node.declare_parameter("physics_dt", default_dt, "integration step, s",
                                          floating_point_range=(1e-6, 0.1), read_only=True)
-        q0 = sc.q0.tolist() if sc is not None else [0.0] * self.model.nq
+        q0 = sc.q0.tolist() if sc is not None else default_initial_pose(self.model).tolist()
         q0 = node.declare_parameter("initial_q", q0, "initial joint positions", read_only=True)
         if len(q0) != self.model.nq:
             raise ParameterError(f"initial_q has {len(q0)} values, robot has {self.model.nq}")
         self.q0 = np.asarray(q0, dtype=float)
         self.qd0 = sc.qd0 if sc is not None else None
-        self.plant_cfg = sc.plant if sc is not None else {}
+        self.plant_cfg = declare_engine(node, sc.plant if sc is not None else {})
 
     def _new_plant(self):
         """A simulated plant in its initial state (ValueError if the configuration is invalid)."""
-        plant = Plant(self.model, self.plant_cfg, self.dt)
+        plant = make_plant(self.model, self.plant_cfg, self.dt)
         plant.reset(self.q0, self.qd0)
         return plant
 
@@ -217,7 +233,8 @@ class PlantNode:
         return self.plant.step(tau, steps * self.dt)
 
     def _publish_extras(self, stamp: int, q: np.ndarray, qd: np.ndarray) -> None:
-        """What is published with each state besides /joint_states: the contact wrench."""
+        """What is published with each state besides /joint_states: the contact wrench, /tf."""
+        self.tf.publish_if_due(stamp, q)
         if self.pub_wrench is not None:
             self.pub_wrench.publish(self.m.wrench(stamp, self.plant.wrench, "world"))
 
@@ -226,11 +243,11 @@ class PlantNode:
         step and its hold torque before the first tick."""
         if self.plant.environment is not None and self.pub_wrench is None:
             self.pub_wrench = self.node.create_lifecycle_publisher(
-                "geometry_msgs/msg/WrenchStamped", "/wrench")
+                "geometry_msgs/msg/WrenchStamped", "wrench")
         period = seconds(self.period_ns)
         zeros = np.zeros(self.model.nq)
         warm_up(self.log, f"plant_step.{self.model.name}",
-                lambda: Plant(self.model, self.plant_cfg, self.dt).step(zeros, period))
+                lambda: make_plant(self.model, self.plant_cfg, self.dt).step(zeros, period))
         warm_up(self.log, "inverse_dynamics", lambda: self._hold_torque(self.q0, zeros))
 
     # -------------------------------------------------------------- lifecycle
@@ -297,6 +314,12 @@ class PlantNode:
 
     # ------------------------------------------------------------- parameters
     def _validate(self, changes: dict) -> str | None:
+        """Refuse an unknown safe behaviour, and any safety parameter while the plant is active
+        (a drive's safety configuration is not changed while it moves the robot)."""
+        locked = sorted(set(changes) & set(SAFETY_PARAMETERS))
+        if locked and self.node.is_active:
+            return (f"{', '.join(locked)}: a safety parameter of the plant, read-only while it is "
+                    "active; deactivate the plant to change it")
         if "safe_behaviour" in changes and changes["safe_behaviour"] not in SAFE_BEHAVIOURS:
             return f"safe_behaviour must be one of {SAFE_BEHAVIOURS}, got '{changes['safe_behaviour']}'"
         return None
@@ -305,7 +328,7 @@ class PlantNode:
         self.timeout = new.get("command_timeout", self.timeout)
         self.safe = new.get("safe_behaviour", self.safe)
         self.hold_damping = new.get("hold_damping", self.hold_damping)
-        self.overspeed = new.get("overspeed_factor", self.overspeed)
+        self.overspeed = self.guard.factor = new.get("overspeed_factor", self.overspeed)
 
     # --------------------------------------------------------------- commands
     def _read_command(self, msg) -> tuple[int, np.ndarray]:
@@ -318,11 +341,15 @@ class PlantNode:
                            f"last {ANSWER_WINDOW_S:g} s (another stack's, or a stopped controller's)")
         return stamp, tau
 
-    def _on_command(self, msg) -> None:
+    def _on_command(self, msg, gid: bytes | None) -> None:
         if self.health.faulted or not self.node.is_active:
             return  # inactive, a drive applies nothing
         sender = sender_of(msg)
         try:
+            if not self.source.admits(gid):
+                self.foreign += 1
+                raise Rejected(f"not from {self.source.controller} (publisher "
+                               f"{gid.hex() if gid else 'unknown'})")
             stamp, tau = self._read_command(msg)
         except Rejected as exc:
             self.rejected += 1
@@ -400,7 +427,9 @@ class PlantNode:
         deadline = self.tick_origin + due * period
         self.tick_lateness.add(max(0.0, now - deadline))
         self.late_ticks += periods - 1
-        commanded = not (self.command is None or now - self.last_command_wall > self.timeout)
+        # a command answers the previous state: at 1 Hz it is a period old, not lost, by now
+        commanded = not (self.command is None
+                         or now - self.last_command_wall > self.timeout + period)
         if commanded:
             on_time = self.command_stamp == self.stamp and self.answer_wall <= deadline
             self.missed += (not on_time) + periods - 1
@@ -449,10 +478,11 @@ class PlantNode:
         first = self.done_steps == 0  # these steps start at the state last published
         while steps > 0:
             chunk = min(steps, self.substeps)
-            commanded = command and not self.stopping
+            commanded = command and not self.guard.stopping
             self.period_command |= commanded
-            if self.stopping:
-                tau = self._safe_torque()
+            if self.guard.stopping or (commanded and self.guard.refuses(
+                    tau, self._predicted_velocity(tau, chunk), chunk)):
+                tau = self._hold_torque(*self._driven_state())
             try:
                 self._step(tau, chunk, answers_state=first)
                 first = False
@@ -460,16 +490,20 @@ class PlantNode:
                 check_values(q, self.joints.bounds.position, "position")
                 check_values(qd, self.joints.bounds.velocity, "velocity")
             except (FloatingPointError, np.linalg.LinAlgError, Rejected) as exc:
-                self.fault(f"plant state diverged: {exc}")
+                self.health.fault(f"plant state diverged: {exc}")  # the error state
                 return False
             saturated = bool(np.any(self.plant.saturated))
             if commanded and saturated and not self.period_saturated:
                 self._report_saturation(tau)
             self.period_saturated |= saturated
             self.period_limited |= bool(np.any(self.plant.at_limit()))
-            self._watch_velocity()
+            self.guard.watch(self._driven_state()[1])
             steps -= chunk
         return True
+
+    def _predicted_velocity(self, tau: np.ndarray, steps: int) -> np.ndarray | None:
+        """q̇ after ``steps`` physics steps under τ (None where no prediction is made)."""
+        return predicted_velocity(self.plant, tau, steps * self.dt)
 
     def _end_periods(self, periods: int) -> None:
         """Count the periods stepped since the last state (one tick) and publish the state."""
@@ -481,32 +515,11 @@ class PlantNode:
         self.period_command = self.period_saturated = self.period_limited = False
         self._publish_state()
 
-    def _report_saturation(self, tau: np.ndarray) -> None:
+    def _report_saturation(self, tau: np.ndarray) -> None:  # throttled
         i = int(np.flatnonzero(self.plant.saturated)[0])
         self.log.warn(f"saturated: {self.names[i]} commanded {tau[i]:.4g}, effort limit "
                       f"{self.effort_limit[i]:.4g} ({self.saturation_events + 1} steps so far)",
                       throttle_duration_sec=1.0)
-
-    def _watch_velocity(self) -> None:
-        """The drive's overspeed stop: trip above overspeed × limit, release under half the limit."""
-        speed = np.abs(self._driven_state()[1])
-        if not self.stopping:
-            over = np.flatnonzero(speed > self.overspeed * self.velocity_limit)
-            if over.size:
-                i = int(over[0])
-                self.stopping = True
-                self.velocity_stops += 1
-                self.log.error(f"safety stop: {self.names[i]} at {speed[i]:.3g} (limit "
-                               f"{self.velocity_limit[i]:.3g}, trip at {self.overspeed:g}×): "
-                               f"safe behaviour '{self.safe}' until every joint is under half "
-                               f"its limit")
-        elif np.all(speed <= 0.5 * self.velocity_limit):
-            self.stopping = False
-            self.log.info("safety stop released: commands apply again")
-
-    def fault(self, reason: str) -> None:
-        """The error state: stop stepping and publishing states; /diagnostics reports ERROR."""
-        self.health.fault(reason)
 
     def _publish_state(self) -> None:
         if self.lockstep:
@@ -570,11 +583,12 @@ class PlantNode:
             "latency_p50_us": lat["p50"], "latency_p99_us": lat["p99"],
             "latency_max_us": lat["max"], "safe_mode": self.in_safe_mode,
             "saturation_events": self.saturation_events, "limit_events": self.limit_events,
-            "velocity_stops": self.velocity_stops, "safety_stop": self.stopping,
+            "velocity_stops": self.guard.stops, "safety_stop": self.guard.stopping,
+            "commands_limited": self.guard.limited,
             "sim_time_s": seconds(self.k * self.period_ns),
             # how late after its deadline each tick ran (the loop's own jitter)
             "tick_late_p50_us": late["p50"], "tick_late_p99_us": late["p99"],
-            "tick_late_max_us": late["max"], **self.loop.status(),
+            "tick_late_max_us": late["max"], **self.loop.status(), **self.source.diagnostics(),
         }
 
     def _status(self):
@@ -582,10 +596,13 @@ class PlantNode:
         level, message = OK, "running"
         if not self.node.is_active:
             message = self.node.lifecycle_state.label  # not stepping
-        elif self.stopping:
-            level, message = WARN, f"safety stop (overspeed): safe behaviour '{self.safe}'"
+        elif self.guard.stopping:
+            level, message = WARN, "safety stop (overspeed): holding"
         elif self.in_safe_mode:
             level, message = WARN, f"no commands: safe behaviour '{self.safe}'"
+        elif self.source.refused:
+            level, message = WARN, f"commands refused from {len(self.source.refused)} foreign " \
+                "publisher(s)"
         elif self.rejected:
             level, message = WARN, f"{self.rejected} commands rejected"
         return level, message, s

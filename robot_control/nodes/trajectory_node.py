@@ -1,9 +1,11 @@
 """The ``trajectory_generator`` node: sends the motion to the controller as quintic knots.
 
 The motion is a scenario's trajectory, a named example (``huo_intended``), or a looping sweep
-through ``waypoints`` starting from wherever the robot is. A goal on /trajectory_generator/goal
-(trajectory_msgs/JointTrajectory) replaces the motion, re-anchored at the current reference so
-the reference stays continuous; a goal that breaks the joint limits is refused before it runs.
+through ``waypoints`` starting from wherever the robot is. A goal replaces it, starting from the
+current reference so the reference stays continuous: a FollowJointTrajectory goal on
+``~/follow_joint_trajectory`` or a trajectory on ``~/joint_trajectory`` (alias
+/trajectory_generator/goal), with joint_trajectory_controller's semantics
+(nodes/trajectory_actions.py); a goal that breaks the joint limits is refused before it runs.
 A joint state that fails the checks of nodes/validation.py is dropped and counted (it could
 otherwise anchor the motion at a NaN); so is a goal with a non-finite or implausible value.
 
@@ -44,12 +46,14 @@ from robot_control.nodes.common import (
 )
 from robot_control.nodes.convert import TRAJECTORY_TOPIC, Messages, seconds, stamp_ns
 from robot_control.nodes.health import OK, NodeHealth
+from robot_control.nodes.trajectory_actions import TrajectoryActions
 from robot_control.nodes.validation import (
     DropLog,
     JointVectors,
     Rejected,
 )
 from robot_control.trajectory import Hold, JointTrajectory, named_trajectory
+from robot_control.trajectory.jtc_goal import INVALID_GOAL, GoalError
 from robot_control.trajectory.schedule import trajectory_knots
 
 #: without a monitor rate, how often the node still looks after a looping motion, s
@@ -69,7 +73,6 @@ class TrajectoryNode(LoopTimerHooks):
         self.names = self.model.joint_names
         self.joints = JointVectors(self.model)
         self.drops = DropLog(self.log)
-        self.goals = 0
         self.lockstep = bool(common["lockstep"])
         self.motion = node.declare_parameter(
             "default_motion", "sweep", "motion before any goal: 'sweep' through waypoints and "
@@ -90,15 +93,13 @@ class TrajectoryNode(LoopTimerHooks):
             "sent as knots this far apart, s", floating_point_range=(1e-4, 1.0), read_only=True)
         self.m = Messages(node)
         self.pub = node.create_lifecycle_publisher("trajectory_msgs/msg/JointTrajectory",
-                                                   "/joint_reference")
+                                                   "joint_reference")
         self.pub_motion = node.create_lifecycle_publisher(
             "trajectory_msgs/msg/JointTrajectory", TRAJECTORY_TOPIC, qos="transient_local")
-        node.create_subscription("trajectory_msgs/msg/JointTrajectory",
-                                 "/trajectory_generator/goal", self._on_goal)
         self.state_sub = None  # /joint_states, while a state is awaited (lockstep: always)
         if self.lockstep:
             self.state_sub = node.create_subscription("sensor_msgs/msg/JointState",
-                                                      "/joint_states", self._on_state)
+                                                      "joint_states", self._on_state)
         self.trajectory = None  # the motion, on its own clock (seconds since start_ns)
         self.knots = None  # its knots, as sent
         self.start_ns = 0  # when the motion (its current cycle) started
@@ -113,6 +114,7 @@ class TrajectoryNode(LoopTimerHooks):
                                      "this scenario's trajectory is Cartesian")
         self.rate = common["rate"]
         self.timer = None
+        self.actions = TrajectoryActions(node, self.model, self, self._goal_now_ns)
         self.health = NodeHealth(node, "trajectory_generator", self._status, self.drops)
 
     def _status(self):
@@ -120,7 +122,9 @@ class TrajectoryNode(LoopTimerHooks):
             running = self.node.lifecycle_state.label
         else:
             running = "waiting for a joint state" if self.trajectory is None else "running"
-        return OK, running, {"motion": self.motion, "goals_accepted": self.goals}
+        counts = self.actions.follower.counts
+        return OK, running, {"motion": self.motion, **{f"goals {k}": v for k, v in counts.items()},
+                             "trajectories refused": self.actions.refused_topic}
 
     # -------------------------------------------------------------- lifecycle
     def on_configure(self, previous) -> CallbackReturn:
@@ -141,13 +145,16 @@ class TrajectoryNode(LoopTimerHooks):
             self._start(self.scenario.trajectory, 0 if self.lockstep else self._now_ns())
         elif self.state_sub is None:
             self.state_sub = self.node.create_subscription(
-                "sensor_msgs/msg/JointState", "/joint_states", self._on_state)
+                "sensor_msgs/msg/JointState", "joint_states", self._on_state)
         if not self.lockstep:
             self.timer = self.node.create_timer(self._monitor_period(), self._monitor)
+        self.actions.activate()
         return CallbackReturn.SUCCESS
 
     def on_deactivate(self, previous) -> CallbackReturn:
-        """Stop: the controller holds the reference's current position (sent while active)."""
+        """Stop: a running goal is aborted, the controller holds the reference's current
+        position (sent while active)."""
+        self.actions.deactivate()
         if self.trajectory is not None and not self.lockstep:
             now = self._now_ns()
             q, _, _ = self._sample(now)
@@ -218,34 +225,20 @@ class TrajectoryNode(LoopTimerHooks):
         if self.lockstep:
             self._publish(ns)
 
-    def _on_goal(self, msg) -> None:
-        if not self.node.is_active:
-            self.log.error(f"refused goal: {self.node.fqn} is {self.node.lifecycle_state.label}, "
-                           "not active")
-            self.drops.counts["/trajectory_generator/goal"] += 1
-            return
-        now = self.last_ns if self.lockstep else self._now_ns()
-        try:
-            traj = self._goal_trajectory(msg, now)
-        except ValueError as exc:
-            self.log.error(f"refused goal: {exc}")
-            self.drops.counts["/trajectory_generator/goal"] += 1
-            return
-        self.goals += 1
-        self._start(traj, now)
-        self.log.info(f"new goal: {len(msg.points)} points over {traj.duration:.3f} s")
+    # ------------------------------------------------ the reference, for goals
+    def desired(self, ns: int) -> np.ndarray:
+        """(3, n) the reference at ``ns`` (what a goal starts from)."""
+        if self.trajectory is None:
+            raise GoalError(INVALID_GOAL, "no reference yet: the trajectory generator waits for "
+                            "the first joint state")
+        return np.stack(self._sample(ns))
 
-    def _goal_trajectory(self, msg, now: int) -> JointTrajectory:
-        """The goal re-anchored at the reference at ``now`` (at its first point before any)."""
-        times, positions, vel, acc = self.joints.points(msg)
-        goal = JointTrajectory.from_points(positions, times, vel, acc)
-        if self.trajectory is not None:
-            q, qd, qdd = self._sample(now)
-        else:
-            q, qd, qdd = positions[0], np.zeros(self.n), np.zeros(self.n)
-        traj = goal.starting_from(q, qd, qdd, 0.0)
-        traj.validate(self.model.lower, self.model.upper, self.model.velocity_limit)
-        return traj
+    def run(self, trajectory, start_ns: int) -> None:
+        """Make a goal's ``trajectory`` the motion from ``start_ns``."""
+        self._start(trajectory, start_ns)
+
+    def _goal_now_ns(self) -> int:
+        return self.last_ns if self.lockstep else self._now_ns()
 
     # ---------------------------------------------------------------- publish
     def _monitor_period(self) -> float:

@@ -34,6 +34,12 @@ UNLIMITED_EFFORT = 1e9  # N·m or N
 UNLIMITED_ACCELERATION = 1e6  # rad/s² or m/s², references only
 #: ceiling on wrenches (N, N·m) and on model terms (M entries, torques)
 UNLIMITED_WRENCH = 1e9
+#: the most points a motion message may have (a goal, the controller's trajectory topic): 100 s
+#: of an excitation at the generator's 0.01 s knots; rebuilding and checking one costs ~0.2 ms a
+#: point, so a larger one is refused before any of that work
+MAX_MOTION_POINTS = 10_000
+#: the longest motion accepted, s
+MAX_MOTION_S = 24 * 3600.0
 
 
 class Rejected(ValueError):
@@ -143,6 +149,8 @@ class JointVectors:
         order = self.order(msg.joint_names)
         if not msg.points:
             raise Rejected("a trajectory needs at least one point")
+        if len(msg.points) > MAX_MOTION_POINTS:
+            raise Rejected(f"{len(msg.points)} points: at most {MAX_MOTION_POINTS} are accepted")
         q = [self.optional(p.positions, order, "position") for p in msg.points]
         if any(p is None for p in q):
             raise Rejected("every point needs positions")
@@ -155,6 +163,19 @@ class JointVectors:
         times = np.array([(p.time_from_start.sec * NS + p.time_from_start.nanosec) / NS
                           for p in msg.points])
         return times, np.array(q), rates[0], rates[1]
+
+
+def check_motion(motion, model):
+    """A motion (JointTrajectory) about to run: at most MAX_MOTION_S long and within the model's
+    position and velocity limits everywhere between its knots (LimitChecks.validate, the
+    trajectory generator's check); Rejected listing what it breaks."""
+    if not motion.duration <= MAX_MOTION_S:
+        raise Rejected(f"it lasts {motion.duration:g} s: at most {MAX_MOTION_S:g} s are accepted")
+    try:
+        motion.validate(model.lower, model.upper, model.velocity_limit)
+    except ValueError as exc:
+        raise Rejected(str(exc)) from None
+    return motion
 
 
 def check_wrench(wrench6: Array, what: str = "wrench") -> Array:

@@ -1,4 +1,5 @@
-"""rosbag2 directories (metadata.yaml + one MCAP file) written and read with the ``rosbags`` library.
+"""rosbag2 directories (metadata.yaml + one MCAP file) read with the ``rosbags`` library (written by
+writer.py).
 
 rosbags writes what ``ros2 bag record -s mcap`` writes: metadata.yaml version 9 (topics with
 their types, CDR serialization, offered QoS profiles, REP-2011 type hashes and message counts)
@@ -10,12 +11,12 @@ between DDS and rosbag2 and keeps the typestore in one place.
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-import yaml
 from rosbags.interfaces import (
     Connection,
     Qos,
@@ -25,14 +26,15 @@ from rosbags.interfaces import (
     QosReliability,
     QosTime,
 )
-from rosbags.rosbag2 import Reader, StoragePlugin, Writer, WriterError
+from rosbags.rosbag2 import Reader, ReaderError
+from rosbags.serde import SerdeError
 from rosbags.typesys import Stores, get_typestore
 
 from robot_control.bus.qos import QosProfile
+from robot_control.safe_yaml import load_file
 
-__all__ = ["BagError", "Connection", "Qos", "RecordedMessage", "add_topic", "decode",
-           "open_bag_writer", "qos_of_endpoint", "qos_of_profile", "read_messages",
-           "reader_profile", "typestore"]
+__all__ = ["BagError", "Connection", "Qos", "RecordedMessage", "decode", "qos_of_endpoint",
+           "qos_of_profile", "read_messages", "reader_profile", "stamp_text", "typestore"]
 
 # rmw's "infinite" duration as rosbag2 prints it (RMW_DURATION_INFINITE = INT64_MAX ns)
 INFINITE_NS = 2**63 - 1
@@ -120,28 +122,6 @@ def writer_profile(offers: Sequence[Qos]) -> QosProfile:
     return reader_profile(offers, max(depth, 1))
 
 
-# --- writing -----------------------------------------------------------------------------------
-
-
-def open_bag_writer(path: str | Path) -> Writer:
-    """An open rosbags Writer for a new rosbag2 directory with MCAP storage (as ros2 bag -s mcap)."""
-    try:
-        writer = Writer(Path(path), version=Writer.VERSION_LATEST,
-                        storage_plugin=StoragePlugin.MCAP)
-        writer.open()
-    except WriterError as exc:
-        raise BagError(str(exc)) from exc
-    return writer
-
-
-def add_topic(writer: Writer, topic: str, ros_type: str, offers: Sequence[Qos]) -> Connection:
-    """Register a topic (CDR, its type's definition and hash, the publishers' offered QoS)."""
-    if ros_type not in typestore().types:
-        raise BagError(f"{topic}: no message definition for {ros_type} in rosbags' Jazzy typestore")
-    return writer.add_connection(topic, ros_type, typestore=typestore(),
-                                 serialization_format="cdr", offered_qos_profiles=list(offers))
-
-
 # --- reading -----------------------------------------------------------------------------------
 
 
@@ -154,39 +134,78 @@ class RecordedMessage:
     connection: Connection
 
 
+# what a damaged bag raises from inside rosbags' reading and CDR decoding
+DAMAGE = (ReaderError, SerdeError, struct.error, ValueError, TypeError, IndexError, KeyError, OverflowError,
+          EOFError)
+
+
+def stamp_text(ns: int) -> str:
+    """A bag time for messages: seconds.nanoseconds (since the epoch, or since an offline run's
+    start)."""
+    return f"t = {ns // 1_000_000_000}.{ns % 1_000_000_000:09d} s"
+
+
 def _reader(path: str | Path) -> Reader:
+    """An open rosbags Reader, or one BagError line saying what is wrong and how to recover."""
     path = Path(path)
+    recover = f"`robot-control bag reindex {path}` recovers what is readable"
     if not (path / "metadata.yaml").is_file():
+        if path.is_dir() and any(path.glob("*.mcap")):
+            raise BagError(f"{path} has no metadata.yaml (its recorder was killed?): {recover}")
         raise BagError(f"{path} is not a rosbag2 directory (no metadata.yaml)")
-    return Reader(path)
+    load_file(path / "metadata.yaml", BagError)  # bounded before rosbags parses it
+    try:
+        reader = Reader(path)
+        reader.open()
+    except DAMAGE as exc:
+        raise BagError(f"{path}: cannot be read ({exc}): {recover}") from None
+    return reader
 
 
 def read_messages(path: str | Path, topics: Sequence[str] | None = None
                   ) -> Iterator[RecordedMessage]:
-    """The serialized messages of a bag in time order (of the given topics, or all)."""
-    with _reader(path) as reader:
+    """The serialized messages of a bag in time order (of the given topics, or all); a damaged
+    part ends it with one BagError line naming the last message read."""
+    reader = _reader(path)
+    last = "before the first message"
+    try:
         connections = [c for c in reader.connections if topics is None or c.topic in topics]
         for connection, timestamp, data in reader.messages(connections=connections):
+            last = f"after {connection.topic} at {stamp_text(timestamp)}"
             yield RecordedMessage(connection.topic, connection.msgtype, timestamp, bytes(data),
                                   connection)
+    except DAMAGE as exc:
+        raise BagError(f"{path}: unreadable {last} ({exc or type(exc).__name__}): "
+                       f"`robot-control bag reindex {path}` keeps what is readable") from None
+    finally:
+        reader.close()
 
 
 def bag_connections(path: str | Path) -> list[Connection]:
     """The topics of a bag (name, type, count in ``msgcount``, offered QoS in ``ext``)."""
-    with _reader(path) as reader:
+    reader = _reader(path)
+    try:
         return list(reader.connections)
+    finally:
+        reader.close()
 
 
 def decode(message: RecordedMessage):
-    """A recorded message as rosbags' message object (fields as in the .msg; arrays as numpy)."""
-    return typestore().deserialize_cdr(message.data, message.ros_type)
+    """A recorded message as rosbags' message object (fields as in the .msg; arrays as numpy);
+    one BagError line naming its topic and time if its bytes are not that message."""
+    try:
+        return typestore().deserialize_cdr(message.data, message.ros_type)
+    except DAMAGE as exc:
+        raise BagError(f"{message.topic} at {stamp_text(message.timestamp_ns)}: not a valid "
+                       f"{message.ros_type} ({exc or type(exc).__name__})") from None
 
 
 def bag_info(path: str | Path) -> dict:
     """What ``ros2 bag info`` shows: files, size, storage, start, duration, counts per topic."""
     path = Path(path)
-    with _reader(path) as reader:
-        meta = yaml.safe_load((path / "metadata.yaml").read_text())["rosbag2_bagfile_information"]
+    reader = _reader(path)
+    try:
+        meta = load_file(path / "metadata.yaml", BagError)["rosbag2_bagfile_information"]
         files = [Path(f).name for f in meta["relative_file_paths"]]
         return {
             "files": files,
@@ -199,3 +218,5 @@ def bag_info(path: str | Path) -> dict:
                         "serialization_format": c.ext.serialization_format}
                        for c in reader.connections],
         }
+    finally:
+        reader.close()

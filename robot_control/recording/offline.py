@@ -24,6 +24,7 @@ from robot_control.bus.dds import messages as m
 from robot_control.model.urdf_export import robot_description
 from robot_control.recording import bag
 from robot_control.recording.serialized import serialize
+from robot_control.recording.writer import BagWriter
 from robot_control.sim.clock import period_ns
 from robot_control.sim.scenario import Scenario
 from robot_control.sim.simulate import Result, reference_at
@@ -37,6 +38,7 @@ TOPICS = {
     "/controller/state": "sensor_msgs/msg/JointState",
 }
 WRENCH_FRAME = "world"
+CHECKPOINT_PERIODS = 1000  # control periods per checkpoint (writer.py)
 
 
 def write_run(result: Result, scenario: Scenario, path: str | Path) -> dict[str, int]:
@@ -46,10 +48,10 @@ def write_run(result: Result, scenario: Scenario, path: str | Path) -> dict[str,
     names = scenario.robot.joint_names
     contact = bool(scenario.plant.get("environment"))
     tick = period_ns(scenario.rate)
-    writer = bag.open_bag_writer(path)
+    writer = BagWriter(path)
     counts = dict.fromkeys(TOPICS, 0)
     try:
-        conns = {topic: bag.add_topic(writer, topic, ros_type,
+        conns = {topic: writer.add_topic(topic, ros_type,
                                       [bag.qos_of_profile(dds_config.topic_profile(topic))])
                  for topic, ros_type in TOPICS.items() if contact or topic != "/wrench"}
 
@@ -59,6 +61,8 @@ def write_run(result: Result, scenario: Scenario, path: str | Path) -> dict[str,
 
         write("/robot_description", 0, m.String(data=robot_description(scenario.robot)))
         for k in range(len(result.t)):
+            if k and k % CHECKPOINT_PERIODS == 0:  # a full disk then keeps all but the last ones
+                writer.checkpoint()
             ns = k * tick
             stamp = m.time_from_nanoseconds(ns)
             q, qd = result.q_measured[k], result.qd_measured[k]

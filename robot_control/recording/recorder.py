@@ -9,7 +9,10 @@ history, so a recorder that stalls for a while catches up instead of losing samp
 are taken serialized — the CDR bytes as they came off the wire — and go to the bag unchanged,
 stamped with the time they were sent (see :func:`log_time`). SIGINT or SIGTERM stop it
 cleanly: what was received is written, then the MCAP summary and metadata.yaml, so the bag is
-always complete.
+always complete. Every CHECKPOINT_S the chunk so far and metadata.yaml go to the kernel
+(writer.py), so a recorder killed with SIGKILL loses at most the last second
+(``robot-control bag reindex`` restores the index), and a full disk stops the recording with one
+line and the bag closed and readable.
 
 Losses are counted, not guessed: ``lost`` is DDS's SAMPLE_LOST count (gaps in a publisher's
 sequence the reader could not recover), and ``full_takes`` counts takes that found the reader's
@@ -34,11 +37,13 @@ from robot_control.bus.dds.node import DdsNode
 from robot_control.recording import bag
 from robot_control.recording.lifecycle import spinning, stop_on_signals
 from robot_control.recording.serialized import _ANY_STATE, take_serialized
+from robot_control.recording.writer import BagWriter
 
 HISTORY_DEPTH = 10_000  # per reader: 10 s of a 1 kHz topic before a stalled recorder loses data
 POLL_S = 0.1  # rosbag2's default --polling-interval for new topics
 CLOCK_AGREEMENT_NS = 1_000_000_000  # see log_time
 WAIT_S = 0.05  # longest wait for data, so stop requests and deadlines are seen promptly
+CHECKPOINT_S = 1.0  # chunk and metadata.yaml handed to the kernel: what a SIGKILL can lose
 
 
 @dataclass
@@ -111,7 +116,7 @@ class Recorder:
         self.all_topics = all_topics
         self.depth = depth
         self.stats = RecordStats(str(path))
-        self._writer = bag.open_bag_writer(path)
+        self._writer = BagWriter(path)
         self._recordings: dict[str, _Recording] = {}
         self._lock = threading.Lock()
         self._closed = False
@@ -163,7 +168,7 @@ class Recorder:
         condition = ReadCondition(reader, _ANY_STATE)
         self._waitset.attach(condition)
         with self._lock:
-            connection = bag.add_topic(self._writer, topic, ros_type, offers)
+            connection = self._writer.add_topic(topic, ros_type, offers)
             self._recordings[topic] = _Recording(stats, connection, reader, condition)
             self.stats.topics[topic] = stats
         self.node.get_logger().info(f"Subscribed to topic '{topic}'")
@@ -204,12 +209,17 @@ class Recorder:
 
     def _loop(self, duration_s: float | None, stop: threading.Event) -> None:
         next_poll = 0.0
+        next_checkpoint = time.monotonic() + CHECKPOINT_S
         first_at = None
         while not stop.is_set():
             now = time.monotonic()
             if now >= next_poll:
                 self.discover()
                 next_poll = now + POLL_S
+            if now >= next_checkpoint:
+                with self._lock:
+                    self._writer.checkpoint()
+                next_checkpoint = now + CHECKPOINT_S
             self._waitset.wait(int(WAIT_S * 1e9))
             if self.drain() and first_at is None:
                 first_at = time.monotonic()
@@ -223,7 +233,8 @@ class Recorder:
             return
         self._closed = True
         try:
-            self.drain()
+            if self._writer.failed is None:  # after a failed write (disk full) the bag is closed
+                self.drain()
         finally:
             with self._lock:
                 self._writer.close()

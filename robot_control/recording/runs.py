@@ -104,6 +104,13 @@ def run_from_bag(path: str | Path, robot: str | None = None) -> Run:
                            np.array([[m.wrench.force.x, m.wrench.force.y, m.wrench.force.z]
                                      for m in wrenches]))
     series = {k: v for k, v in series.items() if len(v[0])}
+    _warn_non_finite(series, {"position": "/joint_states position",
+                              "applied": "/joint_states effort",
+                              "reference": "/joint_reference positions",
+                              "command": "/controller/state effort" if ctrl
+                              else "/joint_command effort",
+                              "error": "/controller/state position" if ctrl else None,
+                              "force": "/wrench force"})
     t0 = min(v[0][0] for v in series.values())
     description = topics["/robot_description"]
     model = _model(robot or (description[-1].data if description else None))
@@ -111,6 +118,20 @@ def run_from_bag(path: str | Path, robot: str | None = None) -> Run:
     title = f"{path.name}: {model.name + ', ' if model else ''}{span:.2f} s recorded"
     return Run(title=title, joints=joints, effort_limit=_effort_limit(model, joints),
                **{k: (t - t0, v) for k, (t, v) in series.items()})
+
+
+def _warn_non_finite(series: dict, fields: dict[str, str | None]) -> None:
+    """One stderr line per recorded field holding NaN or ±inf: its topic, how many messages and
+    the stamp of the first (they are drawn as gaps)."""
+    for key, field in fields.items():
+        if field is None or key not in series:
+            continue
+        t, values = series[key]
+        bad = ~np.isfinite(values).reshape(len(values), -1).all(axis=1)
+        if bad.any():
+            first = t[min(int(np.argmax(bad)), len(t) - 1)]
+            print(f"warning: {field} is NaN or infinite in {int(bad.sum())} of {len(bad)} "
+                  f"messages, the first stamped t = {first:.9f} s (drawn as gaps)", file=sys.stderr)
 
 
 def run_from_json(path: str | Path, robot: str | None = None) -> Run:

@@ -13,8 +13,7 @@ import os
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-import yaml
-
+from robot_control.safe_yaml import load_file
 from robot_control.sim.scenario import Scenario, ScenarioError, resolve_scenario_path
 
 
@@ -25,8 +24,7 @@ def scenario_document(source) -> tuple[str, dict]:
     if isinstance(source, dict):
         return "scenario", copy.deepcopy(source)
     path = resolve_scenario_path(source)
-    with open(path) as fh:
-        doc = yaml.safe_load(fh)
+    doc = load_file(path, ScenarioError)
     if not isinstance(doc, dict):
         raise ScenarioError(f"{path}: a scenario must be a YAML mapping")
     return Path(path).stem, doc

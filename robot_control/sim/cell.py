@@ -35,6 +35,8 @@ class CellPlant:
 
     def __init__(self, cell: Cell, config: dict | None = None, physics_dt: float = 1e-3) -> None:
         cfg = dict(config or {})
+        if cfg.pop("engine", "internal") != "internal":  # sim/mujoco_engine.py: one arm only
+            raise ValueError("engine 'mujoco' does not simulate cells yet (engine 'internal' does)")
         unknown = set(cfg) - _KEYS
         if unknown:
             raise ValueError(f"plant: unknown keys {sorted(unknown)} for a cell "

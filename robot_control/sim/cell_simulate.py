@@ -32,7 +32,6 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
-import yaml
 
 from robot_control import dynamics as dyn
 from robot_control.control.base import Reference, State
@@ -48,8 +47,8 @@ from robot_control.model.cell import (
 )
 from robot_control.model.dh import _placement
 from robot_control.model.expressions import read_constants
-from robot_control.model.resources import read_yaml
 from robot_control.model.robot_model import ModelError
+from robot_control.safe_yaml import load_file
 from robot_control.sim.cell import CellPlant
 from robot_control.sim.clock import period_ns, seconds
 from robot_control.sim.scenario import (
@@ -92,8 +91,7 @@ def _read(source) -> tuple[dict, str]:
     if isinstance(source, dict):
         return dict(source), "scenario"
     path = resolve_scenario_path(source)
-    with open(path) as fh:
-        doc = read_yaml(fh)
+    doc = load_file(path, ScenarioError)
     _require(isinstance(doc, dict), f"{path}: a scenario must be a YAML mapping")
     return doc, path.stem
 
@@ -102,7 +100,7 @@ def is_cell_scenario(source) -> bool:
     """Whether a scenario (file, bundled name or mapping) describes a cell (has a ``cell`` key)."""
     try:
         doc, _ = _read(source)
-    except (ScenarioError, OSError, yaml.YAMLError):
+    except (ScenarioError, OSError):
         return False
     return "cell" in doc
 

@@ -17,35 +17,25 @@ from robot_control import dynamics as dyn
 from robot_control.dynamics.packing import kernel_data
 from robot_control.model.robot_model import RobotModel
 from robot_control.sim import plant_kernels as PK
-from robot_control.sim.environment import CompliantSurface, RigidSurface, environment_from_config
-from robot_control.sim.plant_config import (
-    INTEGRATORS,
-    PlantConfig,
-    parse_plant_config,
-    plant_model,
-)
+from robot_control.sim.environment import CompliantSurface, RigidSurface
+from robot_control.sim.plant_base import PlantBase
+from robot_control.sim.plant_config import INTEGRATORS, PlantConfig
 
 Array = np.ndarray
 
 
-class Plant:
+class Plant(PlantBase):
     """Integrates the plant model; ``step(tau, duration)`` holds τ (zero-order hold) over sub-steps."""
 
     def __init__(self, model: RobotModel, config: PlantConfig | dict | None = None,
                  physics_dt: float = 1e-4) -> None:
-        if not physics_dt > 0.0:
-            raise ValueError(f"physics_dt must be > 0, got {physics_dt}")
-        self.config = config if isinstance(config, PlantConfig) else parse_plant_config(config, model)
-        self.nominal = model
-        self.model = plant_model(model, self.config)
-        self.dt = float(physics_dt)
-        self.n = model.nq
-        self.environment = environment_from_config(self.config.environment)
-        self.contact_frame = self.config.contact_frame or model.end_effector
+        super().__init__(model, config, physics_dt)
+        if self.config.engine != "internal":
+            raise ValueError(f"Plant is the internal engine, not '{self.config.engine}' "
+                             "(sim.engine.make_plant chooses)")
         self._contact_body, self._contact_X = self.model.frame_placement(self.contact_frame)
         self._friction_on = bool(np.any(self.model.friction[:, :3]))
         self._rigid = None
-        self.in_contact = False
         if isinstance(self.environment, RigidSurface):
             plane = self.environment.plane
             self._rigid = dyn.ConstraintSet(dyn.surface_contact(
@@ -54,10 +44,6 @@ class Plant:
             self._baumgarte = (1.0 / (20.0 * physics_dt) ** 0.5, 1.0 / (20.0 * physics_dt) ** 0.5)
         cfg = self.config
         self._armature = None if cfg.actuator_inertia is None else np.diag(cfg.actuator_inertia)
-        self._effort = self.model.effort_limit
-        self._lower, self._upper = self.model.lower, self.model.upper
-        self._limits_on = cfg.limits_enabled and bool(
-            np.any(np.isfinite(self._lower)) or np.any(np.isfinite(self._upper)))
         self._J, self._S = self._packed_settings()
         self._hold = PK.HOLDS[int(self._S[PK.S_INTEGRATOR])]  # its integrator's compiled hold
         self._X = np.zeros((PK.XROWS, self.n))
@@ -92,58 +78,17 @@ class Plant:
         return self._M if self._armature is not None else None
 
     @property
-    def compiled(self) -> bool:
+    def compiled(self) -> bool:  # type: ignore[override]
         """Free space: ``step`` runs the whole hold in one compiled call (plant_kernels.hold_*)."""
         return self.environment is None
 
     # ------------------------------------------------------------------ state
     def reset(self, q, qd=None, t: float = 0.0) -> None:
-        """Place the plant at (q, q̇) at time t, at rest unless q̇ is given; reseed noise/disturbance."""
-        self.q = np.array(q, dtype=float).reshape(self.n)
-        self.qd = np.zeros(self.n) if qd is None else np.array(qd, dtype=float).reshape(self.n)
-        if not (np.all(np.isfinite(self.q)) and np.all(np.isfinite(self.qd))):
-            raise ValueError("plant state must be finite")
-        self.t = float(t)
-        self.qdd = np.zeros(self.n)
-        self.applied = np.zeros(self.n)
-        self.saturated = np.zeros(self.n, dtype=bool)
-        self.wrench = np.zeros(6)
-        self._noise = np.random.default_rng(self.config.noise_seed)
-        phase_rng = np.random.default_rng(self.config.disturbance_seed)
-        self._dist_phase = phase_rng.uniform(0.0, 2.0 * np.pi, self.n)
+        """Place the plant at (q, q̇) at time t (PlantBase.reset) and give the kernels its phases."""
+        super().reset(q, qd, t)
         self._J[:, PK.J_PHASE] = self._dist_phase
 
-    def measure(self) -> tuple[Array, Array]:
-        """(q, q̇) as the joint sensors report them: truth plus seeded Gaussian noise."""
-        cfg = self.config
-        q, qd = self.q.copy(), self.qd.copy()
-        if cfg.noise_position > 0.0:
-            q += self._noise.normal(0.0, cfg.noise_position, self.n)
-        if cfg.noise_velocity > 0.0:
-            qd += self._noise.normal(0.0, cfg.noise_velocity, self.n)
-        return q, qd
-
-    def at_limit(self) -> Array:
-        """Joints currently beyond a position limit."""
-        return (self.q < self._lower) | (self.q > self._upper)
-
     # --------------------------------------------------------------- dynamics
-    def saturate(self, tau: Array) -> Array:
-        """τ clipped to the effort limits when saturation is on; remembers which joints saturated."""
-        tau = np.asarray(tau, dtype=float)
-        if not self.config.saturate:
-            self.saturated[:] = False
-            return tau
-        self.saturated = np.abs(tau) > self._effort
-        return np.clip(tau, -self._effort, self._effort)
-
-    def disturbance(self, t: float) -> Array:
-        """Bounded disturbance torque d(t), |d_i| ≤ amplitude_i (Huo 2.6)."""
-        amp = self.config.disturbance_amplitude
-        if amp is None:
-            return np.zeros(self.n)
-        return amp * np.sin(2.0 * np.pi * self.config.disturbance_frequency * t + self._dist_phase)
-
     def _stop_torque(self, q: Array, qd: Array) -> Array:
         """Stiff spring–damper stops beyond the position limits (damping only while going further in)."""
         k, b = self.config.limit_stiffness, self.config.limit_damping
@@ -213,16 +158,8 @@ class Plant:
                 integrate(self, tau)
                 self.t += self.dt
         self.applied = tau
-        if not (np.all(np.isfinite(self.q)) and np.all(np.isfinite(self.qd))):
-            raise FloatingPointError(f"plant state diverged at t = {self.t:.6f} s")
+        self._check_finite()
         return tau
-
-    def _joint_vector(self, x) -> Array:
-        """x as a contiguous float vector of length n (what the compiled plant indexes)."""
-        a = np.ascontiguousarray(x, dtype=np.float64)
-        if a.shape != (self.n,):
-            raise ValueError(f"joint vectors of the plant have length {self.n}, got shape {a.shape}")
-        return a
 
     def _update_contact_mode(self, tau: Array) -> None:
         """Rigid surface: close the contact with a plastic impact, open it when λ would pull."""

@@ -10,8 +10,13 @@ from robot_control.model.robot_model import Inertia, RobotModel
 
 Array = np.ndarray
 INTEGRATORS = ("rk4", "semi_implicit_euler", "huo_2_107")
+#: physics engines of the plant: the package's own dynamics, or MuJoCo (sim/mujoco_engine.py)
+ENGINES = ("internal", "mujoco")
+#: integrators of each engine, the default first (MuJoCo: implicitfast, see mujoco_engine.py)
+ENGINE_INTEGRATORS = {"internal": INTEGRATORS,
+                      "mujoco": ("implicitfast", "rk4", "semi_implicit_euler")}
 _KEYS = {
-    "payload", "inertia_scale", "parameters", "friction", "actuator_inertia", "disturbance",
+    "engine", "payload", "inertia_scale", "parameters", "friction", "actuator_inertia", "disturbance",
     "saturate", "joint_limits", "noise", "integrator", "environment", "contact_frame",
 }
 
@@ -36,6 +41,7 @@ class PlantConfig:
     noise_velocity: float = 0.0
     noise_seed: int = 0
     integrator: str = "rk4"
+    engine: str = "internal"
     environment: dict = field(default_factory=dict)
     contact_frame: str | None = None
 
@@ -116,9 +122,14 @@ def parse_plant_config(cfg: dict | None, model: RobotModel) -> PlantConfig:
         out.noise_seed = int(nz.get("seed", 0))
         if out.noise_position < 0.0 or out.noise_velocity < 0.0:
             raise ValueError("plant.noise: standard deviations must be ≥ 0")
-    out.integrator = str(cfg.get("integrator", "rk4"))
-    if out.integrator not in INTEGRATORS:
-        raise ValueError(f"plant.integrator must be one of {INTEGRATORS}, got '{out.integrator}'")
+    out.engine = str(cfg.get("engine", "internal"))
+    if out.engine not in ENGINES:
+        raise ValueError(f"plant.engine must be one of {ENGINES}, got '{out.engine}'")
+    known = ENGINE_INTEGRATORS[out.engine]
+    out.integrator = str(cfg.get("integrator", known[0]))
+    if out.integrator not in known:
+        raise ValueError(f"plant.integrator must be one of {known} on engine '{out.engine}', "
+                         f"got '{out.integrator}'")
     out.environment = dict(cfg.get("environment") or {})
     out.contact_frame = cfg.get("contact_frame")
     return out

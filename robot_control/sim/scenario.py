@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import yaml
 
 from robot_control.model import load_robot
-from robot_control.model.resources import read_yaml, share_path
+from robot_control.model.resources import share_path
 from robot_control.model.robot_model import RobotModel
+from robot_control.safe_yaml import load_file
 from robot_control.trajectory import CartesianQuintic, Hold, JointTrajectory, named_trajectory
 from robot_control.trajectory.excitation import EXCITATION_KEYS, excitation_from_config
 
@@ -105,11 +105,7 @@ def load_scenario(source: str | Path | dict) -> Scenario:
         doc, name = dict(source), "scenario"
     else:
         path = resolve_scenario_path(source)
-        try:
-            with open(path) as fh:
-                doc = read_yaml(fh)
-        except yaml.YAMLError as exc:
-            raise ScenarioError(f"{path}: not valid YAML ({exc})") from exc
+        doc = load_file(path, ScenarioError)
         name = path.stem
         _require(isinstance(doc, dict), f"{path}: a scenario must be a YAML mapping")
     unknown = set(doc) - TOP_KEYS

@@ -20,7 +20,8 @@ from robot_control.dynamics.packing import kernel_data
 from robot_control.sim import plant_kernels as PK
 from robot_control.sim import run_kernels as RK
 from robot_control.sim.clock import period_ns, seconds
-from robot_control.sim.plant import Plant
+from robot_control.sim.engine import make_plant
+from robot_control.sim.plant_base import PlantBase as Plant
 from robot_control.sim.progress import progress_bar
 from robot_control.sim.scenario import CartesianPath, Scenario, load_scenario
 
@@ -95,7 +96,7 @@ def run(scenario: Scenario | str, progress: bool = False, compiled: bool = True,
     """
     started = time.perf_counter() if started is None else started
     sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
-    plant = Plant(sc.robot, sc.plant, sc.physics_dt)
+    plant = make_plant(sc.robot, sc.plant, sc.physics_dt)
     plant.reset(sc.q0, sc.qd0)
     law = make_controller(sc)
     n, steps = sc.robot.nq, sc.steps

@@ -32,6 +32,7 @@ from robot_control.bus.dds.parameters import from_descriptor_msg, from_value_msg
 from robot_control.bus.dds.services import ServiceClient, ServiceError
 from robot_control.bus.parameters import Descriptor
 from robot_control.bus.ros_args import parse_value
+from robot_control.safe_yaml import load_text
 
 __all__ = ["BusClient", "BusClientError", "format_descriptor", "format_hz", "format_message",
            "format_node_info", "format_node_list", "format_param_list", "format_param_value",
@@ -246,7 +247,7 @@ class BusClient:
             raise BusClientError(f"unknown service type {srv_type}; known: {sorted(SERVICE_TYPES)}")
         request_type = SERVICE_TYPES[srv_type][0]
         if request is None or isinstance(request, str):
-            request = yaml.safe_load(request or "{}") or {}
+            request = load_text(request or "{}", "request", BusClientError) or {}
         if isinstance(request, dict):
             request = message_from_dict(request_type, request)
         key = (srv_type, _fq(service))

@@ -11,6 +11,7 @@ name and the GIDs (16-byte DDS GUIDs) of its readers and writers. ``ros2 node li
 from __future__ import annotations
 
 import itertools
+import os
 import threading
 from dataclasses import dataclass, field
 
@@ -23,6 +24,7 @@ from robot_control.bus.dds import config as dds_config
 from robot_control.bus.dds.config import QosProfile
 from robot_control.bus.dds.messages import ROS_DISCOVERY_TOPIC, message_type
 from robot_control.bus.dds.msg import rmw_dds_common as rmw
+from robot_control.security.keystore import check_process
 
 DISCOVERY_TYPE = "rmw_dds_common/msg/ParticipantEntitiesInfo"
 
@@ -134,6 +136,12 @@ class DdsContext:
                         gids.remove(gid)
             self._announce()
 
+    def writer_owners(self) -> dict[bytes, str]:
+        """Writer GID -> fully qualified name of the node of this process that owns it."""
+        with self._lock:
+            return {gid: f"{r.namespace.rstrip('/')}/{r.name}"
+                    for r in self._nodes.values() for gid in r.writers}
+
     def entities_info(self) -> rmw.ParticipantEntitiesInfo:
         """This participant's ParticipantEntitiesInfo (rmw_dds_common GraphCache's message)."""
         with self._lock:
@@ -172,6 +180,8 @@ def acquire_context() -> DdsContext:
     global _context
     with _context_lock:
         if _context is None:
+            # never a plain participant where security was asked for: this Cyclone has none
+            check_process([], os.environ, backend="dds")
             _context = DdsContext()
         _context.users += 1
         return _context

@@ -54,7 +54,7 @@ class IntraProcess:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._subscriptions: dict[str, list[LocalSubscription]] = {}
-        self._publishers: dict[str, int] = {}
+        self._publishers: dict[str, list[tuple[str, bytes]]] = {}
 
     def subscriptions(self, topic: str) -> list[LocalSubscription]:
         """The live list of a topic's same-process subscriptions (publishers keep a reference:
@@ -76,14 +76,20 @@ class IntraProcess:
             if sub in subs:
                 subs.remove(sub)
 
-    def add_publisher(self, topic: str) -> None:
+    def add_publisher(self, topic: str, node: str, gid: bytes) -> None:
+        """A publisher of ``node`` (fully qualified name) whose writer has ``gid``."""
         with self._lock:
-            self._publishers[topic] = self._publishers.get(topic, 0) + 1
+            self._publishers.setdefault(topic, []).append((node, gid))
 
-    def remove_publisher(self, topic: str) -> None:
+    def remove_publisher(self, topic: str, gid: bytes) -> None:
         with self._lock:
-            self._publishers[topic] = max(0, self._publishers.get(topic, 0) - 1)
+            self._publishers[topic] = [p for p in self._publishers.get(topic, []) if p[1] != gid]
+
+    def publishers(self, topic: str) -> list[tuple[str, bytes]]:
+        """(node, writer GID) of the topic's same-process publishers."""
+        with self._lock:
+            return list(self._publishers.get(topic, []))
 
     def publisher_count(self, topic: str) -> int:
         with self._lock:
-            return self._publishers.get(topic, 0)
+            return len(self._publishers.get(topic, []))

@@ -41,6 +41,10 @@ MESSAGE_TYPES: dict[str, type[IdlStruct]] = {name: idl_type(name) for name in (
     "geometry_msgs/msg/PoseStamped",
     "geometry_msgs/msg/Accel",
     "geometry_msgs/msg/AccelStamped",
+    "geometry_msgs/msg/Transform",
+    "geometry_msgs/msg/TransformStamped",
+    "tf2_msgs/msg/TFMessage",
+    "control_msgs/msg/JointTrajectoryControllerState",
     "sensor_msgs/msg/JointState",
     "trajectory_msgs/msg/JointTrajectoryPoint",
     "trajectory_msgs/msg/JointTrajectory",
@@ -64,6 +68,10 @@ MESSAGE_TYPES: dict[str, type[IdlStruct]] = {name: idl_type(name) for name in (
     "rmw_dds_common/msg/Gid",
     "rmw_dds_common/msg/NodeEntitiesInfo",
     "rmw_dds_common/msg/ParticipantEntitiesInfo",
+    "unique_identifier_msgs/msg/UUID",
+    "action_msgs/msg/GoalInfo",
+    "action_msgs/msg/GoalStatus",
+    "action_msgs/msg/GoalStatusArray",
 )}
 SERVICES = (
     "rcl_interfaces/srv/GetParameters",
@@ -76,7 +84,14 @@ SERVICES = (
     "lifecycle_msgs/srv/GetState",
     "lifecycle_msgs/srv/GetAvailableStates",
     "lifecycle_msgs/srv/GetAvailableTransitions",
+    "action_msgs/srv/CancelGoal",
 )
+#: actions: each one's goal, result, feedback, feedback message and its two services
+ACTIONS = ("control_msgs/action/FollowJointTrajectory",)
+for _action in ACTIONS:
+    for _part in ("_Goal", "_Result", "_Feedback", "_FeedbackMessage"):
+        MESSAGE_TYPES[_action + _part] = idl_type(_action + _part)
+    SERVICES += (_action + "_SendGoal", _action + "_GetResult")
 for _service in SERVICES:
     for _part in ("_Request", "_Response"):
         MESSAGE_TYPES[_service + _part] = idl_type(_service + _part)

@@ -30,7 +30,13 @@ from cyclonedds.idl import IdlStruct
 from robot_control.bus.dds import config as dds_config
 from robot_control.bus.dds import messages
 from robot_control.bus.dds.config import QosProfile
-from robot_control.bus.dds.context import DISCOVERY_TYPE, acquire_context, delete_entity, release_context
+from robot_control.bus.dds.context import (
+    DISCOVERY_TYPE,
+    acquire_context,
+    delete_entity,
+    gid_of,
+    release_context,
+)
 from robot_control.bus.dds.executor import Executor
 from robot_control.bus.dds.graph import DISCOVERY_READER, participant_names
 from robot_control.bus.dds.intra_process import LocalSubscription
@@ -38,7 +44,7 @@ from robot_control.bus.dds.lifecycle import LifecycleServer
 from robot_control.bus.dds.messages import ROS_DISCOVERY_TOPIC
 from robot_control.bus.dds.msg import rcl_interfaces as rcl
 from robot_control.bus.dds.parameters import ParameterServer
-from robot_control.bus.dds.services import ServiceClient, ServiceError
+from robot_control.bus.dds.services import ServiceClient, ServiceError, ServiceServer
 from robot_control.bus.lifecycle import CallbackReturn, LifecycleHooks
 from robot_control.bus.node import (
     Logger,
@@ -122,11 +128,13 @@ class DdsPublisher:
         self.ros_type = ros_type
         self._cls = messages.message_type(ros_type)
         self._local = local
+        self.gid = gid_of(writer)
 
     def publish(self, msg) -> None:
         if not isinstance(msg, self._cls):
             raise TypeError(f"{self.topic_name} carries {self.ros_type}, not {type(msg).__name__}")
         if self._local is not None:
+            msg.sender_gid = self.gid  # what a same-process sender subscription reports
             for sub in self._local:
                 sub.deliver(msg)
             if not self.writer.get_publication_matched_status().current_count:
@@ -139,9 +147,9 @@ class DdsPublisher:
         return local + len(self.writer.get_matched_subscriptions())
 
     def destroy(self) -> None:
-        if self._local is not None and self.topic_name in self._node._local_pubs:
-            self._node._local_pubs.remove(self.topic_name)
-            self._node._intra.remove_publisher(self.topic_name)
+        if self._local is not None and (self.topic_name, self.gid) in self._node._local_pubs:
+            self._node._local_pubs.remove((self.topic_name, self.gid))
+            self._node._intra.remove_publisher(self.topic_name, self.gid)
         self._node._drop_endpoint(writer=self.writer)
 
 
@@ -225,7 +233,10 @@ class DdsNode(Node):
         self._container = container  # a DdsContainer: its executor, same-process delivery
         self._intra = None if container is None else container.intra
         self._local_subs: list[LocalSubscription] = []
-        self._local_pubs: list[str] = []  # topics it publishes to the container's nodes
+        # (topic, writer GID) of what it publishes to the container's nodes
+        self._local_pubs: list[tuple[str, bytes]] = []
+        self._graph_writers: dict[bytes, str] = {}  # writer GID -> node, from the graph
+        self._handle_gids: dict[int, bytes] = {}  # publication handle -> writer GID
         self._executor = Executor(self._context.participant, self._report_error) \
             if container is None else container.executor_view(self._report_error)
         self._rosout = self._make_writer("/rosout", "rcl_interfaces/msg/Log", dds_config.ROSOUT)
@@ -276,9 +287,10 @@ class DdsNode(Node):
         writer = self._make_writer(fq, ros_type, profile, ignore_local=local)
         if not local:
             return DdsPublisher(self, writer, fq, ros_type)
-        self._intra.add_publisher(fq)
-        self._local_pubs.append(fq)
-        return DdsPublisher(self, writer, fq, ros_type, self._intra.subscriptions(fq))
+        pub = DdsPublisher(self, writer, fq, ros_type, self._intra.subscriptions(fq))
+        self._intra.add_publisher(fq, self.fqn, pub.gid)
+        self._local_pubs.append((fq, pub.gid))
+        return pub
 
     def create_subscription(self, ros_type: str, topic: str, callback: Callable[[object], None],
                             qos: QosSpec = "default") -> DdsSubscription:
@@ -295,6 +307,55 @@ class DdsNode(Node):
                                           label, self._report_error)
             self._local_subs.append(local)
         return DdsSubscription(self, reader, key, fq, local)
+
+    def _serve(self, srv_type: str, service: str, handler: Callable[[object], object]):
+        """A server of a (fully qualified) service in this node's executor."""
+        return ServiceServer(self._context, self._executor, self._node_key, srv_type, service,
+                             handler)
+
+    def create_action_server(self, action_type: str, name: str, handler):
+        from robot_control.bus.dds.action import DdsActionServer
+
+        return DdsActionServer(self, action_type, name, handler)
+    def create_sender_subscription(self, ros_type: str, topic: str,
+                                   callback: Callable[[object, bytes | None], None],
+                                   qos: QosSpec = "default") -> DdsSubscription:
+        """callback(msg, writer GID): a same-process message carries its publisher's GID, a DDS
+        sample's publication handle is resolved through the reader's matched publications."""
+        holder: list[DdsSubscription] = []
+
+        def with_sender(msg) -> None:
+            gid = getattr(msg, "sender_gid", None)
+            info = getattr(msg, "sample_info", None)
+            if gid is None and info is not None:
+                gid = self._writer_gid(holder[0].reader, info.publication_handle)
+            callback(msg, gid)
+
+        holder.append(self.create_subscription(ros_type, topic, with_sender, qos))
+        return holder[0]
+
+    def _writer_gid(self, reader, handle: int) -> bytes | None:
+        """The GUID of the matched writer with that publication handle (None: not matched)."""
+        gid = self._handle_gids.get(handle)
+        if gid is None:
+            data = reader.get_matched_publication_data(handle)
+            if data is None:
+                return None
+            gid = self._handle_gids[handle] = data.key.bytes
+        return gid
+
+    def publishers_of(self, subscription: DdsSubscription) -> list[tuple[str | None, bytes]]:
+        """The reader's matched writers named by ros_discovery_info (this process's nodes by
+        its own records), and the container's same-process publishers of the topic."""
+        owners = {**self._graph_writers, **self._context.writer_owners()}
+        out = []
+        for handle in subscription.reader.get_matched_publications():
+            gid = self._writer_gid(subscription.reader, handle)
+            if gid is not None:
+                out.append((owners.get(gid), gid))
+        if subscription.local is not None:
+            out += self._intra.publishers(subscription.topic_name)
+        return out
 
     def create_client(self, srv_type: str, service: str) -> DdsClient:
         client = DdsClient(self, srv_type, self.resolve(service))
@@ -324,7 +385,12 @@ class DdsNode(Node):
         return time.time()
 
     def _on_graph_info(self, info) -> None:
-        """Warn (once per participant) when another participant has a node of our exact name."""
+        """Learn which node owns which writer; warn (once per participant) when another
+        participant has a node of our exact name."""
+        for entry in info.node_entities_info_seq:
+            fqn = f"{entry.node_namespace.rstrip('/')}/{entry.node_name}"
+            for writer in entry.writer_gid_seq:
+                self._graph_writers[bytes(writer.data)[:16]] = fqn
         gid, names = participant_names(info)
         if gid == self._context.gid or gid in self.name_clashes or self.fqn not in names:
             return
@@ -449,8 +515,8 @@ class DdsNode(Node):
         self._executor.close()
         for sub in self._local_subs:
             self._intra.unsubscribe(sub)
-        for topic in self._local_pubs:
-            self._intra.remove_publisher(topic)
+        for topic, gid in self._local_pubs:
+            self._intra.remove_publisher(topic, gid)
         delete_entity(self._graph_reader)
         self._params.destroy()
         if self._lifecycle_server is not None:

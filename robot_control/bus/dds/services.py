@@ -54,7 +54,8 @@ def service_topics(service: str) -> tuple[str, str]:
 
 
 class ServiceServer:
-    """Answers one service: handler(request) -> response, in the node's executor thread."""
+    """Answers one service: handler(request) -> response, in the node's executor thread (a
+    handler that returns None answers later with ``respond``)."""
 
     def __init__(self, context, executor, node_key: int, srv_type: str, service: str,
                  handler: Callable[[object], object],
@@ -76,6 +77,11 @@ class ServiceServer:
 
     def _on_request(self, request) -> None:
         response = self._handler(request)
+        if response is not None:  # None: the handler answers later, through respond()
+            self.respond(request, response)
+
+    def respond(self, request, response) -> None:
+        """Send ``response`` to the client of ``request``."""
         response.guid, response.seq = request.guid, request.seq
         client = self._client_id(request.sample_info.publication_handle)
         if client is None or self._client_reader_matched(client):

@@ -40,6 +40,7 @@ from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node as RclNode
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
+from rclpy.subscription import Subscription
 
 from robot_control.bus.lifecycle import (
     ACTIVATING,
@@ -54,6 +55,7 @@ from robot_control.bus.lifecycle import (
     LifecycleState,
 )
 from robot_control.bus.node import (
+    ActionHandler,
     Container,
     Node,
     QosSpec,
@@ -64,6 +66,7 @@ from robot_control.bus.node import (
     parse_args_for,
 )
 from robot_control.bus.parameters import ParameterError, coerce
+from robot_control.security.keystore import check_process
 
 BUSY_WAIT_S = 150e-6  # spin, rather than sleep, this long before a timer is due
 
@@ -80,6 +83,15 @@ def rclpy_qos(qos: QosSpec):
         return QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                           durability=DurabilityPolicy.TRANSIENT_LOCAL)
     raise ValueError(f"unknown qos {qos!r}: use 'default', 'sensor', 'transient_local' or a depth")
+
+
+def message_gid(info) -> bytes | None:
+    """The publisher GID of an rclpy MessageInfo (16 bytes, as the graph's endpoint GIDs), or
+    None when this rclpy does not report it."""
+    gid = info.get("publisher_gid") if isinstance(info, dict) else None
+    if isinstance(gid, dict):
+        gid = gid.get("data")
+    return None if gid is None else bytes(gid)[:16]
 
 
 def _plain(value: object) -> object:
@@ -113,6 +125,15 @@ def _managed_node_class() -> type:
         def on_deactivate(self, state):
             return self._run(DEACTIVATING, state)
 
+        def destroy_node(self) -> None:
+            """rclpy's LifecycleNode leaves its state machine, which holds the rcl node: the
+            node, and with it the process's DDS participant and its threads, would live until
+            exit(). Under DDS Security those threads then encrypt and decrypt with an OpenSSL
+            whose atexit cleanup already ran: SIGSEGV (core of a secure controller:
+            crypto_calculate_session_key -> HMAC -> CRYPTO_THREAD_read_lock(NULL))."""
+            super().destroy_node()
+            self._state_machine.destroy_when_not_in_use()
+
         def on_shutdown(self, state):
             return self._run(SHUTTINGDOWN, state)
 
@@ -120,6 +141,36 @@ def _managed_node_class() -> type:
             return self._run(ERRORPROCESSING, state)
 
     return ManagedRclNode
+
+
+def guard_change_state(rcl_node) -> None:
+    """Make the node's ``change_state`` service refuse, with a logged reason, a transition the
+    current state does not have: rclpy's own raises RCLError inside the service and the
+    executor dies with it (ros2/rclpy#1209; fixed on rolling by #1319, not in Jazzy's rclpy)."""
+    from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
+
+    service = rcl_node._service_change_state
+    serve = service.callback
+    machine = rcl_node._state_machine
+    log = rcl_node.get_logger()
+
+    def guarded(request, response):
+        wanted = request.transition.label or request.transition.id
+        available = [(t[0], t[1]) for t in machine.available_transitions if t[0] < 10]
+        if not any(wanted in pair for pair in available):
+            log.warning(f"refused transition {wanted!r}: not available from state "
+                        f"'{machine.current_state[1]}' (available: "
+                        f"{', '.join(f'{label} ({i})' for i, label in available) or 'none'})")
+            response.success = False
+            return response
+        try:
+            return serve(request, response)
+        except _rclpy.RCLError as exc:  # a race with another transition: refuse, stay alive
+            log.error(f"transition {wanted!r} failed: {exc}")
+            response.success = False
+            return response
+
+    service.callback = guarded
 
 
 _TRIGGERS = {"configure": "trigger_configure", "cleanup": "trigger_cleanup",
@@ -156,6 +207,15 @@ class RclpyClient:
         self._client.destroy()
 
 
+def _init_rclpy(argv: Sequence[str]) -> None:
+    """rclpy.init for this process (once), after the secure-start check: with
+    ROS_SECURITY_ENABLE=true a node whose enclave the keystore cannot back refuses to start with
+    the reason (security.keystore.check_process), not with an error from deep in the RMW."""
+    if not rclpy.ok():
+        check_process(argv)
+        rclpy.init(args=list(argv))
+
+
 class RclpyNode(Node):
     """The bus Node interface on an rclpy node."""
 
@@ -163,13 +223,13 @@ class RclpyNode(Node):
 
     def __init__(self, default_name: str, argv: Sequence[str], *, managed: bool = False,
                  container: RclpyContainer | None = None):
-        if not rclpy.ok():
-            rclpy.init(args=list(argv))
+        _init_rclpy(argv)
         # rclpy applies __node:=, __ns:= and -r itself
         self._node = _managed_node_class()(default_name) if managed else RclNode(default_name)
         super().__init__(self._node.get_name(), self._node.get_namespace())
         if managed:
             self._hooks = self._node.hooks = LifecycleHooks(self._node.get_logger())
+            guard_change_state(self._node)
         self._store.overrides = parameter_overrides(parse_args_for(default_name, argv), self.fqn)
         self._store.declare("use_sim_time", self._node.get_parameter("use_sim_time").value)
         self._node.add_on_set_parameters_callback(self._on_set_parameters)
@@ -215,6 +275,27 @@ class RclpyNode(Node):
             self._container.chain.subscribed(sub)
         return sub
 
+    def create_sender_subscription(self, ros_type: str, topic: str,
+                                   callback: Callable[[object, bytes | None], None],
+                                   qos: QosSpec = "default"):
+        """callback(msg, publisher GID) from rclpy's MessageInfo: its ``publisher_gid`` where
+        rclpy has it (ros2/rclpy#1466, rolling since 2025-06), else None (Jazzy's has none)."""
+        guarded = self._guarded(lambda msg, info: callback(msg, message_gid(info)),
+                                f"callback for {topic}")
+
+        def with_info(msg, info) -> None:  # two parameters: rclpy then passes the MessageInfo
+            guarded(msg, info)
+
+        sub = self._node.create_subscription(self.msg(ros_type), topic, with_info,
+                                             rclpy_qos(qos))
+        if self._container is not None:
+            self._container.chain.subscribed(sub)
+        return sub
+
+    def publishers_of(self, subscription) -> list[tuple[str | None, bytes]]:
+        return [(f"{i.node_namespace.rstrip('/')}/{i.node_name}", bytes(i.endpoint_gid)[:16])
+                for i in self._node.get_publishers_info_by_topic(subscription.topic_name)]
+
     def destroy_subscription(self, subscription) -> None:
         if self._container is not None:
             self._container.chain.unsubscribed(subscription)
@@ -224,6 +305,11 @@ class RclpyNode(Node):
         package, _, name = srv_type.split("/")
         srv_class = getattr(importlib.import_module(f"{package}.srv"), name)
         return RclpyClient(self._node, srv_class, service)
+
+    def create_action_server(self, action_type: str, name: str, handler: ActionHandler):
+        from robot_control.bus.ros.action import RclpyActionServer
+
+        return RclpyActionServer(self._node, self.msg(action_type), name, handler)
 
     def create_timer(self, period_s: float, callback: Callable[[], None]):
         timer = self._node.create_timer(period_s, self._guarded(callback, "timer callback"),
@@ -428,7 +514,10 @@ class SameProcessChain:
                     continue
                 if taken is not None:
                     delivered = True
-                    sub.callback(taken[0])
+                    if sub._callback_type == Subscription.CallbackType.WithMessageInfo:
+                        sub.callback(*taken)
+                    else:
+                        sub.callback(taken[0])
             if not delivered:
                 return
 
@@ -441,8 +530,7 @@ class RclpyContainer(Container):
     def __init__(self, argv: Sequence[str]) -> None:
         super().__init__()
         self._argv = list(argv)
-        if not rclpy.ok():
-            rclpy.init(args=self._argv)
+        _init_rclpy(self._argv)
         self.executor = SingleThreadedExecutor()
         self.chain = SameProcessChain()
         self._running = True

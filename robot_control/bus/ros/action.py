@@ -1,0 +1,101 @@
+"""An action server of the bus interface on rclpy.action.ActionServer.
+
+The node's handler decides (``accept``, ``accepted``, ``cancel``) and ends goals whenever it
+likes (``finish``) — from a timer, a subscription or inside ``accepted`` itself. rclpy wants the
+end as the return of an execute callback: each goal's callback awaits a future that ``finish``
+completes, then moves the goal to its terminal state and returns the result.
+"""
+
+from __future__ import annotations
+
+import traceback
+
+from rclpy.action import ActionServer, CancelResponse, GoalResponse
+from rclpy.task import Future
+
+from robot_control.bus.node import ActionHandler
+
+STATUSES = ("succeeded", "aborted", "canceled")
+
+
+class RclpyActionServer:
+    """``~/name``-style action server; goal ids are the goals' UUIDs as bytes."""
+
+    def __init__(self, rcl_node, action_class, name: str, handler: ActionHandler) -> None:
+        self.Feedback = action_class.Feedback
+        self.Result = action_class.Result
+        self._handler = handler
+        self._log = rcl_node.get_logger()
+        self._handles: dict[bytes, object] = {}
+        self._ends: dict[bytes, Future] = {}
+        self._server = ActionServer(
+            rcl_node, action_class, name, execute_callback=self._execute,
+            goal_callback=self._goal, handle_accepted_callback=self._accepted,
+            cancel_callback=self._cancel)
+
+    def _failed(self, what: str, exc: Exception) -> str:
+        """Log a handler's exception (rclpy would let it end spin(): the node would die)."""
+        text = f"{what} raised: {exc!r}"
+        self._log.error(f"{text}\n{traceback.format_exc()}")
+        return text
+
+    def _goal(self, goal) -> GoalResponse:
+        try:
+            reason = self._handler.accept(goal)
+        except Exception as exc:
+            reason = self._failed("accepting a goal", exc)
+        if reason is None:
+            return GoalResponse.ACCEPT
+        self._log.warn(f"goal rejected: {reason}")
+        return GoalResponse.REJECT
+
+    def _accepted(self, handle) -> None:
+        key = bytes(handle.goal_id.uuid)
+        self._handles[key] = handle
+        self._ends[key] = Future()
+        handle.execute()  # EXECUTING before the handler may end it
+        try:
+            self._handler.accepted(key, handle.request)
+        except Exception as exc:
+            self.finish(key, "aborted", self.Result(**self._error(self._failed("a goal", exc))))
+
+    def _cancel(self, handle) -> CancelResponse:
+        try:
+            ok = self._handler.cancel(bytes(handle.goal_id.uuid))
+        except Exception as exc:
+            self._failed("canceling a goal", exc)
+            ok = False
+        return CancelResponse.ACCEPT if ok else CancelResponse.REJECT
+
+    async def _execute(self, handle):
+        key = bytes(handle.goal_id.uuid)
+        status, result = await self._ends[key]
+        del self._ends[key], self._handles[key]
+        if status == "succeeded":
+            handle.succeed()
+        elif status == "canceled" and handle.is_cancel_requested:
+            handle.canceled()
+        else:
+            handle.abort()
+        return result
+
+    def _error(self, text: str) -> dict:
+        """Result fields saying what went wrong, where the action's result has them."""
+        fields = self.Result.get_fields_and_field_types()
+        return {"error_string": text} if "error_string" in fields else {}
+
+    def publish_feedback(self, goal_id: bytes, feedback) -> None:
+        handle = self._handles.get(goal_id)
+        if handle is not None:
+            handle.publish_feedback(feedback)
+
+    def finish(self, goal_id: bytes, status: str, result) -> None:
+        """End a goal with ``status`` (succeeded, aborted, canceled) and ``result``."""
+        if status not in STATUSES:
+            raise ValueError(f"status must be one of {STATUSES}, got {status!r}")
+        end = self._ends.get(goal_id)
+        if end is not None and not end.done():
+            end.set_result((status, result))
+
+    def destroy(self) -> None:
+        self._server.destroy()

@@ -1,0 +1,113 @@
+"""Which /joint_command publishers a plant obeys: the controller node of its own stack.
+
+A command is applied only if the publisher that sent it belongs to the node the plant's
+``command_source`` parameter names (default: the ``controller`` of the plant's namespace). The
+sample's publisher GID (its DDS writer GUID: the publication handle resolved by the reader on
+the rclpy-free route, MessageInfo's ``publisher_gid`` on rclpy) is matched against the writers the
+ROS graph says that node owns (ros_discovery_info; rclpy's get_publishers_info_by_topic). The
+first participant seen with that node is pinned: a second node taking the controller's name
+later is refused. Where the sample carries no GID (rclpy on Jazzy, whose MessageInfo has none
+yet), commands apply only while every publisher matched on the topic is the controller's.
+
+This is defence in depth against mistakes (a second stack on the domain, a ``ros2 topic pub``,
+a bag replayed into a live stack, a probe copying stamps from /joint_states), not security: any
+participant can announce a node of the controller's name or forge the graph. Access control is
+SROS2's. A refused publisher is reported once as an error (on /rosout) and listed on /diagnostics
+(``foreign_publishers``); its samples are counted as foreign.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+#: a writer the graph names no node for yet (its discovery data can trail its first samples) is
+#: refused quietly for this long, s; reported after that
+GRACE_S = 1.0
+#: the graph is asked again at most this often while unknown writers send, s
+REFRESH_S = 0.1
+PREFIX = 12  # bytes of a GUID that name its participant
+
+
+def resolve_node(name: str, namespace: str) -> str:
+    """A node name relative to the plant's namespace, made fully qualified."""
+    return name if name.startswith("/") else f"{namespace.rstrip('/')}/{name}"
+
+
+class CommandSource:
+    """Decides per sample whether its publisher is the controller's (see the module doc)."""
+
+    def __init__(self, node, controller: str) -> None:
+        self.node = node
+        self.log = node.get_logger()
+        self.controller = controller  # fully qualified; "" obeys every publisher
+        self.subscription = None  # set once the subscription exists
+        self.trusted: set[bytes] = set()
+        self.participant: bytes | None = None  # the pinned controller's GUID prefix
+        self.refused: dict[bytes, str] = {}  # GID -> who it is (reported once)
+        self.first_seen: dict[bytes, float] = {}
+        self.next_refresh = 0.0
+        self.matched = -1  # publishers matched when the graph last agreed (no-GID mode)
+        self.sole = False  # ... and all of them were the controller's
+
+    def admits(self, gid: bytes | None) -> bool:
+        """True if the sample's publisher is the controller's."""
+        if not self.controller:
+            return True
+        if gid is None:
+            return self._only_controller()
+        if gid in self.trusted:
+            return True
+        if gid not in self.refused and time.monotonic() >= self.next_refresh:
+            self._refresh()
+            if gid in self.trusted:
+                return True
+            self._unknown(gid)
+        return False
+
+    def _publishers(self) -> list[tuple[str | None, bytes]]:
+        self.next_refresh = time.monotonic() + REFRESH_S
+        return self.node.publishers_of(self.subscription)
+
+    def _refresh(self) -> None:
+        """Trust the pinned controller's writers, report every other named publisher once."""
+        for owner, gid in self._publishers():
+            if owner == self.controller and self.participant in (None, gid[:PREFIX]):
+                self.participant = gid[:PREFIX]
+                self.trusted.add(gid)
+            elif owner is not None and gid not in self.refused:
+                twin = " (a second node of that name)" if owner == self.controller else ""
+                self._report(gid, f"{owner}{twin}")
+
+    def _unknown(self, gid: bytes) -> None:
+        """A writer the graph names no node for: report it once past GRACE_S."""
+        first = self.first_seen.setdefault(gid, time.monotonic())
+        if time.monotonic() - first > GRACE_S and gid not in self.refused:
+            self._report(gid, "a publisher the ROS graph names no node for")
+
+    def _only_controller(self) -> bool:
+        """No GID with the sample: every matched publisher must be the controller's."""
+        count = self.subscription.get_publisher_count()
+        if count != self.matched and time.monotonic() >= self.next_refresh:
+            publishers = self._publishers()
+            if len(publishers) == count:  # the graph has caught up with the matches
+                self.matched = count
+                self.sole = all(owner == self.controller for owner, _ in publishers)
+                for owner, gid in publishers:
+                    if owner != self.controller and gid not in self.refused:
+                        self._report(gid, owner or "a publisher the ROS graph names no node for")
+            else:
+                self.sole = False
+        return self.sole and count == self.matched
+
+    def _report(self, gid: bytes, who: str) -> None:
+        self.refused[gid] = who
+        self.log.error(f"refusing /joint_command from {who} (publisher {gid.hex()}): this plant "
+                       f"obeys {self.controller} only")
+
+    def diagnostics(self) -> dict[str, str]:
+        """``foreign_publishers``: who was refused, as a JSON list."""
+        if not self.refused:
+            return {}
+        return {"foreign_publishers": json.dumps([f"{who} ({gid.hex()})"
+                                                  for gid, who in self.refused.items()])}

@@ -1,0 +1,94 @@
+"""/tf and /tf_static (tf2_msgs/TFMessage) of the model, from the measured joint positions.
+
+Each moving body's frame is published on /tf relative to its parent body's (the model's base
+frame for the first), from forward kinematics of the package's model (dynamics/kinematics.py:
+T_parent⁻¹ T_child of the world placements), at ``tf_rate``. Frames fixed to a body — links a
+URDF attaches by fixed joints, tools — go once on /tf_static (transient local, as tf2_ros'
+StaticTransformBroadcaster), so late subscribers get them. Frame ids are the model's link names
+(URDF link names; a D-H robot's ``link1…linkN`` on its ``base_name``), each behind the node's
+``frame_prefix`` (``arm1/base_link`` in namespace /arm1, as robot_state_publisher's frame_prefix).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from robot_control.dynamics.kinematics import forward_kinematics
+
+NS = 1_000_000_000
+
+
+def quaternion_xyzw(R: np.ndarray) -> tuple[float, float, float, float]:
+    """Unit quaternion (x, y, z, w) of a rotation matrix (Shepperd 1978: largest pivot first)."""
+    t = np.trace(R)
+    pivots = (t, R[0, 0], R[1, 1], R[2, 2])
+    k = int(np.argmax(pivots))
+    if k == 0:
+        s = 2.0 * np.sqrt(1.0 + t)
+        q = (R[2, 1] - R[1, 2]) / s, (R[0, 2] - R[2, 0]) / s, (R[1, 0] - R[0, 1]) / s, s / 4
+    elif k == 1:
+        s = 2.0 * np.sqrt(1.0 + R[0, 0] - R[1, 1] - R[2, 2])
+        q = s / 4, (R[0, 1] + R[1, 0]) / s, (R[0, 2] + R[2, 0]) / s, (R[2, 1] - R[1, 2]) / s
+    elif k == 2:
+        s = 2.0 * np.sqrt(1.0 - R[0, 0] + R[1, 1] - R[2, 2])
+        q = (R[0, 1] + R[1, 0]) / s, s / 4, (R[1, 2] + R[2, 1]) / s, (R[0, 2] - R[2, 0]) / s
+    else:
+        s = 2.0 * np.sqrt(1.0 - R[0, 0] - R[1, 1] + R[2, 2])
+        q = (R[0, 2] + R[2, 0]) / s, (R[1, 2] + R[2, 1]) / s, s / 4, (R[1, 0] - R[0, 1]) / s
+    return tuple(float(x) for x in q)
+
+
+class TfPublisher:
+    """Publishes the model's frames; call :meth:`publish_if_due` with each measured state."""
+
+    def __init__(self, node, model, frame_prefix: str = "") -> None:
+        self.node = node
+        self.model = model
+        self.prefix = frame_prefix
+        rate = node.declare_parameter(
+            "tf_rate", 100.0, "rate of /tf (the links' frames from the measured positions), "
+            "Hz; 0: none", floating_point_range=(0.0, 10000.0), read_only=True)
+        self.period_ns = int(NS / rate) if rate > 0 else 0
+        self.next_ns = 0
+        self.TFMessage = node.msg("tf2_msgs/msg/TFMessage")
+        self.Stamped = node.msg("geometry_msgs/msg/TransformStamped")
+        self.pub = node.create_lifecycle_publisher("tf2_msgs/msg/TFMessage", "/tf", qos=100) \
+            if rate > 0 else None
+        self.parents = [model.base_name if b.parent < 0 else model.body_names[b.parent]
+                        for b in model.bodies]
+        fixed = [f for name, f in model.frames.items()
+                 if name != model.base_name and name not in model.body_names]
+        if fixed:
+            static = node.create_publisher("tf2_msgs/msg/TFMessage", "/tf_static",
+                                           qos="transient_local")
+            static.publish(self.TFMessage(transforms=[
+                self._transform(0, model.base_name if f.body < 0 else model.body_names[f.body],
+                                f.name, f.placement) for f in fixed]))
+
+    def publish_if_due(self, stamp_ns: int, q: np.ndarray) -> None:
+        """Publish the moving frames at ``stamp_ns`` if the rate says so."""
+        if self.pub is None or stamp_ns < self.next_ns:
+            return
+        self.next_ns = (stamp_ns // self.period_ns + 1) * self.period_ns
+        self.pub.publish(self.message(stamp_ns, q))
+
+    def message(self, stamp_ns: int, q: np.ndarray):
+        """The TFMessage of every moving body's frame relative to its parent at q."""
+        T = forward_kinematics(self.model, q)
+        out = []
+        for i, body in enumerate(self.model.bodies):
+            local = T[i] if body.parent < 0 else np.linalg.solve(T[body.parent], T[i])
+            out.append(self._transform(stamp_ns, self.parents[i], self.model.body_names[i],
+                                       local))
+        return self.TFMessage(transforms=out)
+
+    def _transform(self, stamp_ns: int, parent: str, child: str, X: np.ndarray):
+        msg = self.Stamped()
+        msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(int(stamp_ns), NS)
+        msg.header.frame_id = self.prefix + parent
+        msg.child_frame_id = self.prefix + child
+        t = msg.transform.translation
+        t.x, t.y, t.z = (float(v) for v in X[:3, 3])
+        r = msg.transform.rotation
+        r.x, r.y, r.z, r.w = quaternion_xyzw(X[:3, :3])
+        return msg

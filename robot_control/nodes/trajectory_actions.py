@@ -1,0 +1,189 @@
+"""The trajectory generator's motion interfaces of a ros2_control arm: the
+``~/follow_joint_trajectory`` action (control_msgs/action/FollowJointTrajectory) and the
+``~/joint_trajectory`` topic (trajectory_msgs/JointTrajectory), both through one
+TrajectoryFollower (nodes/follow_joint_trajectory.py), with joint_trajectory_controller's
+parameters (``constraints.<joint>.trajectory`` / ``.goal``, ``constraints.stopped_velocity_tolerance``,
+``constraints.goal_time``, ``action_monitor_rate``, ``allow_partial_joints_goal``,
+``allow_nonzero_velocity_at_trajectory_end``) and this package's caps
+(``max_trajectory_points``, ``max_trajectory_duration``). ``/trajectory_generator/goal`` is kept
+as an alias of the topic.
+
+While active the node reads /joint_states: a running goal's tolerances are checked at every
+state, and feedback goes out at ``action_monitor_rate``. Goals are rejected only while the node is not active.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from robot_control.bus.node import ActionHandler
+from robot_control.nodes.convert import stamp_ns
+from robot_control.nodes.follow_joint_trajectory import Feedback, TrajectoryFollower
+from robot_control.nodes.validation import JointVectors, Rejected
+from robot_control.trajectory.jtc_goal import GoalRules
+from robot_control.trajectory.tolerances import Tolerances
+
+ACTION = "control_msgs/action/FollowJointTrajectory"
+TOPIC_ALIAS = "~/goal"  # /trajectory_generator/goal, in the node's namespace
+
+
+def declare_jtc_parameters(node, model) -> float:
+    """Declare JTC's parameters (and this package's caps); the feedback rate, Hz (read-only)."""
+    d = node.declare_parameter
+    rate = d("action_monitor_rate", 20.0, "rate of FollowJointTrajectory feedback and of the "
+             "checks of a goal without joint states, Hz (JTC's default 20)",
+             floating_point_range=(1.0, 1000.0), read_only=True)
+    d("allow_partial_joints_goal", False, "accept goals naming a subset of the joints (the "
+      "others hold)")
+    d("allow_nonzero_velocity_at_trajectory_end", False,
+      "accept trajectories whose last point has a velocity")
+    d("max_trajectory_points", 10_000, "a goal with more points is refused",
+      integer_range=(2, 1_000_000))
+    d("max_trajectory_duration", 600.0, "a goal ending later than this from now is refused, s",
+      floating_point_range=(0.1, 86_400.0))
+    d("corner_blend", 0.02, "a linear or cubic spline's corner is rounded by a quintic this "
+      "long, s", floating_point_range=(1e-4, 0.5))
+    d("stop_time", 0.25, "on cancel or a path violation the reference comes to rest from its "
+      "current motion in this time, s (0: holds its position at once, as JTC)",
+      floating_point_range=(0.0, 5.0))
+    d("constraints.stopped_velocity_tolerance", 0.01, "a goal is reached only with every joint "
+      "slower than this (the default goal velocity tolerance), rad/s or m/s; 0: not checked",
+      floating_point_range=(0.0, 100.0))
+    d("constraints.goal_time", 1.0, "time after the trajectory's end for the goal tolerance to "
+      "be met, s (finite: a goal always ends; JTC's 0 = forever)",
+      floating_point_range=(0.001, 60.0))
+    for name in model.joint_names:
+        d(f"constraints.{name}.trajectory", 0.0, f"path position tolerance of {name}; 0: not "
+          "checked", floating_point_range=(0.0, 100.0))
+        d(f"constraints.{name}.goal", 0.01, f"goal position tolerance of {name}; 0: not checked",
+          floating_point_range=(0.0, 100.0))
+    return rate
+
+
+def jtc_settings(node, model) -> tuple[GoalRules, Tolerances]:
+    """The goal rules and default tolerances the node's JTC parameters say now."""
+    p = node.get_parameter
+    path = np.zeros((3, model.nq))
+    goal = np.zeros((3, model.nq))
+    goal[1] = p("constraints.stopped_velocity_tolerance")
+    for j, name in enumerate(model.joint_names):
+        path[0, j] = p(f"constraints.{name}.trajectory")
+        goal[0, j] = p(f"constraints.{name}.goal")
+    rules = GoalRules(model.joint_names, model.lower, model.upper, model.velocity_limit,
+                      allow_partial_joints_goal=p("allow_partial_joints_goal"),
+                      allow_nonzero_velocity_at_trajectory_end=p(
+                          "allow_nonzero_velocity_at_trajectory_end"),
+                      max_points=p("max_trajectory_points"),
+                      max_duration=p("max_trajectory_duration"), blend=p("corner_blend"),
+                      stop_time=p("stop_time"))
+    return rules, Tolerances(path, goal, p("constraints.goal_time"))
+
+
+class TrajectoryActions(ActionHandler):
+    """Wires a TrajectoryFollower to the node: action server, topic, joint states, timer."""
+
+    def __init__(self, node, model, reference, now_ns) -> None:
+        self.node = node
+        self.log = node.get_logger()
+        self.now_ns = now_ns
+        self.model = model
+        self.rate = declare_jtc_parameters(node, model)
+        rules, defaults = jtc_settings(node, model)
+        node.add_parameter_listener(self._changed)
+        self.joints = JointVectors(model)
+        self.follower = TrajectoryFollower(rules, defaults, reference, self._finish, self.log,
+                                           self.rate)
+        self.refused_topic = 0
+        self.server = None
+        try:
+            self.server = node.create_action_server(ACTION, "~/follow_joint_trajectory", self)
+        except NotImplementedError as exc:
+            self.log.warn(f"no ~/follow_joint_trajectory action: {exc}")
+        for topic in ("~/joint_trajectory", TOPIC_ALIAS):
+            node.create_subscription("trajectory_msgs/msg/JointTrajectory", topic, self._on_topic)
+        self.states = None
+        self.timer = None
+
+    def _changed(self, new: dict, old: dict) -> None:
+        """A JTC parameter changed (``ros2 param set``): the next goal runs with it."""
+        self.follower.rules, self.follower.defaults = jtc_settings(self.node, self.model)
+
+    # -------------------------------------------------------------- lifecycle
+    def activate(self) -> None:
+        """Feedback timer; joint states from now on (a subscription made at a goal's arrival
+        could still be matching the plant's publisher when the goal needs its states)."""
+        self.timer = self.node.create_timer(1.0 / self.rate, self._monitor)
+        self._watch_states()
+
+    def deactivate(self) -> None:
+        self.follower.stop("the trajectory generator was deactivated")
+        for handle, destroy in ((self.timer, lambda t: t.cancel()),
+                                (self.states, self.node.destroy_subscription)):
+            if handle is not None:
+                destroy(handle)
+        self.timer = self.states = None
+
+    # ----------------------------------------------------------------- action
+    def accept(self, goal) -> str | None:
+        if not self.node.is_active:
+            return f"{self.node.fqn} is {self.node.lifecycle_state.label}, not active"
+        return None
+
+    def accepted(self, goal_id: bytes, goal) -> None:
+        self.follower.submit(goal_id, goal, self.now_ns())
+
+    def cancel(self, goal_id: bytes) -> bool:
+        return self.follower.cancel(goal_id, self.now_ns())
+
+    def _finish(self, goal_id, status: str, code: int, text: str) -> None:
+        if self.server is not None and isinstance(goal_id, bytes):
+            self.server.finish(goal_id, status,
+                               self.server.Result(error_code=code, error_string=text))
+
+    # ------------------------------------------------------------------ inputs
+    def _on_topic(self, msg) -> None:
+        reason = self.accept(msg)
+        if reason is None:
+            reason = self.follower.command(msg, self.now_ns())
+        if reason is not None:
+            self.refused_topic += 1
+            self.log.error(f"refused trajectory: {reason}", throttle_duration_sec=1.0)
+
+    def _watch_states(self) -> None:
+        if self.states is None:
+            self.states = self.node.create_subscription("sensor_msgs/msg/JointState",
+                                                        "joint_states", self._on_state)
+
+    def _on_state(self, msg) -> None:
+        try:
+            q, qd = self.joints.state(msg)
+        except Rejected:
+            return  # the plant's own checks count it; a goal's deadline still runs
+        self.follower.on_state(stamp_ns(msg.header.stamp), q, qd)
+
+    def _monitor(self) -> None:
+        now = self.now_ns()
+        self.follower.tick(now)
+        feedback = self.follower.feedback_due(now)
+        active = self.follower.active
+        if feedback is not None and active is not None and self.server is not None \
+                and isinstance(active.goal_id, bytes):
+            self.server.publish_feedback(active.goal_id, self._feedback_msg(feedback))
+
+    def _feedback_msg(self, fb: Feedback):
+        msg = self.server.Feedback()
+        msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(fb.stamp_ns, 1_000_000_000)
+        msg.joint_names = list(fb.joint_names)
+        _point(msg.desired, fb.desired)
+        if fb.actual is not None:
+            _point(msg.actual, fb.actual)
+            _point(msg.error, fb.error)
+        return msg
+
+
+def _point(point, rows) -> None:
+    """Fill a JointTrajectoryPoint's positions, velocities (and accelerations) from rows."""
+    point.positions = [float(x) for x in rows[0]]
+    point.velocities = [float(x) for x in rows[1]]
+    if len(rows) > 2:
+        point.accelerations = [float(x) for x in rows[2]]

@@ -1,0 +1,34 @@
+"""``make_plant``: the plant of a scenario on the engine it asks for (``plant.engine``)."""
+
+from __future__ import annotations
+
+from robot_control.model.robot_model import RobotModel
+from robot_control.sim.plant_base import PlantBase
+from robot_control.sim.plant_config import ENGINES, PlantConfig, parse_plant_config
+
+
+def with_engine(plant_cfg: dict | None, engine: str | None) -> dict:
+    """A copy of a ``plant:`` mapping with ``engine`` set (None or '': the mapping's own)."""
+    cfg = dict(plant_cfg or {})
+    if engine:
+        if engine not in ENGINES:
+            raise ValueError(f"engine must be one of {ENGINES}, got '{engine}'")
+        cfg["engine"] = engine
+    return cfg
+
+
+def make_plant(model: RobotModel, config: PlantConfig | dict | None,
+               physics_dt: float) -> PlantBase:
+    """Plant (the package's dynamics) or MujocoPlant (MuJoCo), as ``config.engine`` says."""
+    cfg = config if isinstance(config, PlantConfig) else parse_plant_config(config, model)
+    if cfg.engine == "mujoco":
+        from robot_control.model.mjcf import MujocoMissing
+        from robot_control.sim.mujoco_engine import MujocoPlant
+
+        try:
+            return MujocoPlant(model, cfg, physics_dt)
+        except MujocoMissing as exc:  # a configuration error like any other, one line
+            raise ValueError(str(exc)) from None
+    from robot_control.sim.plant import Plant
+
+    return Plant(model, cfg, physics_dt)

@@ -1,0 +1,186 @@
+"""The robot × law matrix: every bundled robot's stack run under every joint-space law, judged.
+
+Each cell is the stack's own run (sim/stack_scenario.py: the robot's stack file, or the gains
+derived from its model), simulated offline, which a lockstep run over the bus equals bit for
+bit. A cell passes when the plant node would have run it to the end without a fault, a safety
+stop or a rejected command, and the tracking error stayed within its law family's bound:
+
+- diverged: the simulation blew up, or a joint speed passed IMPLAUSIBLE_FACTOR × its limit (the
+  plant's "plant state diverged" fault);
+- safety stop: a joint speed passed ``overspeed_factor`` (1.2) × its limit;
+- rejected: a commanded torque passed IMPLAUSIBLE_FACTOR × its effort limit (the plant drops it);
+- beyond bound: max |e| over the run above FAMILY_BOUNDS[family].
+
+``python -m robot_control.sim.matrix --update docs/law_matrix.md`` rewrites the table there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass
+
+import numpy as np
+
+from robot_control.nodes.validation import IMPLAUSIBLE_FACTOR
+
+#: the plant node's default overspeed trip, × the velocity limit (nodes/plant_node.py)
+OVERSPEED_FACTOR = 1.2
+RATES = (500.0, 1000.0)
+
+#: (label, registry name, extra parameters, family) of every law of the matrix
+JOINT_LAWS: tuple[tuple[str, str, dict, str], ...] = (
+    ("pd", "pd", {}, "pd"),
+    ("pd_gravity", "pd_gravity", {}, "pd_gravity"),
+    ("pd_fixed_gravity", "pd_fixed_gravity", {}, "pd_gravity"),
+    ("computed_torque", "computed_torque", {}, "model"),
+    ("passivity", "passivity", {}, "model"),
+    ("robust", "robust", {}, "model"),
+    ("sliding_mode.vs1", "sliding_mode", {"scheme": "vs1"}, "sliding"),
+    ("sliding_mode.vs2", "sliding_mode", {"scheme": "vs2"}, "sliding"),
+    ("sliding_mode.vs3", "sliding_mode", {"scheme": "vs3"}, "model_free"),
+    ("adaptive", "adaptive", {}, "adaptive"),
+    ("adaptive_craig", "adaptive_craig", {}, "adaptive"),
+    # task-space laws: their Cartesian reference from the joint one (forward kinematics), the
+    # stack's pose task and zero desired force (impedance in free space: task computed torque)
+    ("resolved_acceleration", "resolved_acceleration", {}, "model"),
+    ("impedance", "impedance", {}, "model"),
+)
+
+#: max |e| (rad or m) a law family must keep over the robot's demo motion. pd has no gravity
+#: compensation: its error is K_p⁻¹G(q) (Huo Ex 3-1's DDArm gains: 0.38 rad); the PD family with
+#: gravity leaves M q̈_d + C q̇ to the PD (e ≈ q̈_d/ω²); the model-based laws with the nominal
+#: model track to 1e-3 or better; sliding modes keep |s| within the boundary layer, e ≤ ε/Λ
+#: (the DDArm's Ex 3-5 estimate and layer: 0.03 rad); vs3 has no model at all, a wider layer;
+#: the adaptive bound covers the DDArm's deliberately wrong initial estimate of Huo's Ex 3-4
+#: (0.36 rad while the estimate converges).
+FAMILY_BOUNDS = {"pd": 0.4, "pd_gravity": 0.1, "model": 0.01, "sliding": 0.05,
+                 "model_free": 0.15, "adaptive": 0.4}
+
+
+@dataclass
+class Cell:
+    """One robot × law × rate run: its figures and verdict ('' when it passed)."""
+
+    robot: str
+    law: str
+    rate: float
+    max_error: float
+    torque_ratio: float  # peak |τ commanded| / effort limit, the largest over the joints
+    speed_ratio: float  # peak |q̇| / velocity limit
+    bound: float
+    verdict: str
+
+    @property
+    def passed(self) -> bool:
+        return not self.verdict
+
+
+def judge(max_error: float, speed_ratio: float, torque_ratio: float, bound: float) -> str:
+    """Why a run fails (the plant node's watchdogs, then the bound), '' if it passes."""
+    if not (np.isfinite(max_error) and np.isfinite(speed_ratio) and np.isfinite(torque_ratio)):
+        return "diverged (non-finite)"
+    if speed_ratio > IMPLAUSIBLE_FACTOR:
+        return f"diverged (speed {speed_ratio:.3g}× its limit)"
+    if speed_ratio > OVERSPEED_FACTOR:
+        return f"safety stop (speed {speed_ratio:.3g}× its limit)"
+    if torque_ratio > IMPLAUSIBLE_FACTOR:
+        return f"command rejected (torque {torque_ratio:.3g}× its limit)"
+    if max_error > bound:
+        return f"beyond bound ({max_error:.3g} > {bound:g})"
+    return ""
+
+
+def run_cell(robot: str, label: str, rate: float, duration: float | None = None) -> Cell:
+    """Simulate the stack's run of the law ``label`` (a JOINT_LAWS label) on ``robot``."""
+    from robot_control.sim.simulate import run
+    from robot_control.sim.stack_scenario import stack_scenario
+
+    _, law, extra, family = next(row for row in JOINT_LAWS if row[0] == label)
+    bound = FAMILY_BOUNDS[family]
+    sc = stack_scenario(robot, law, rate, duration, extra)
+    model = sc.robot
+    try:
+        with np.errstate(all="ignore"):
+            result = run(sc)
+    except (FloatingPointError, ValueError) as exc:
+        return Cell(robot, label, rate, np.inf, np.inf, np.inf, bound, f"diverged ({exc})")
+    with np.errstate(all="ignore"):
+        speed = float(np.max(np.abs(result.qd) / model.velocity_limit))
+        torque = float(np.max(np.abs(result.tau_command) / model.effort_limit))
+        error = float(np.max(np.abs(result.q_ref - result.q)))
+    return Cell(robot, label, rate, error, torque, speed, bound,
+                judge(error, speed, torque, bound))
+
+
+def stack_robots() -> list[str]:
+    """The bundled robots a stack runs (open chains: the five-bar's loop needs the cell nodes)."""
+    from robot_control.model.loader import bundled_robots
+    from robot_control.model.resources import share_path
+
+    return [r for r in bundled_robots()
+            if not share_path("config", "robots", f"{r}.loop.yaml").is_file()]
+
+
+def markdown(cells: list[Cell]) -> str:
+    """The matrix as a Markdown table: one row per robot × law, max |e| and τ/limit per rate."""
+    head = "| robot | law | " + " | ".join(f"{r:g} Hz: max \\|e\\| | τ/limit" for r in RATES)
+    lines = [head + " | bound | verdict |",
+             "|" + "---|" * (3 + 2 * len(RATES) + 1)]
+    by_key = {(c.robot, c.law, c.rate): c for c in cells}
+    for robot, law in dict.fromkeys((c.robot, c.law) for c in cells):
+        row = [by_key.get((robot, law, r)) for r in RATES]
+        figures = " | ".join("- | -" if c is None else f"{c.max_error:.2g} | {c.torque_ratio:.2f}"
+                             for c in row)
+        verdicts = "; ".join(f"{c.rate:g} Hz: {c.verdict}" for c in row if c and c.verdict)
+        bound = next(c.bound for c in row if c is not None)
+        lines.append(f"| {robot} | {law} | {figures} | {bound:g} | {verdicts or 'ok'} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m robot_control.sim.matrix",
+                                     description=__doc__.split("\n")[0])
+    parser.add_argument("--robots", default="", help="comma-separated (default: every one)")
+    parser.add_argument("--laws", default="", help="comma-separated labels (default: all)")
+    parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    parser.add_argument("--update", metavar="FILE",
+                        help="put the Markdown table between the BEGIN/END MATRIX markers of FILE "
+                             "(docs/law_matrix.md)")
+    args = parser.parse_args(argv)
+    robots = args.robots.split(",") if args.robots else stack_robots()
+    laws = args.laws.split(",") if args.laws else [row[0] for row in JOINT_LAWS]
+    cells = []
+    for robot in robots:
+        for law in laws:
+            for rate in RATES:
+                cell = run_cell(robot, law, rate)
+                cells.append(cell)
+                if not args.markdown:
+                    print(f"{robot:18s} {law:18s} {rate:6.0f} Hz  max|e| {cell.max_error:9.3g}  "
+                          f"τ/lim {cell.torque_ratio:7.3g}  q̇/lim {cell.speed_ratio:7.3g}  "
+                          f"{cell.verdict or 'ok'}", flush=True)
+    if args.markdown:
+        print(markdown(cells))
+    if args.update:
+        update_file(args.update, markdown(cells))
+    return 0 if all(c.passed for c in cells) else 1
+
+
+BEGIN, END = "<!-- BEGIN MATRIX -->", "<!-- END MATRIX -->"
+
+
+def update_file(path: str, table: str) -> None:
+    """Replace what lies between the BEGIN/END MATRIX markers of ``path`` by ``table``."""
+    from pathlib import Path
+
+    text = Path(path).read_text()
+    head, sep, rest = text.partition(BEGIN)
+    _, sep2, tail = rest.partition(END)
+    if not (sep and sep2):
+        raise SystemExit(f"{path}: no {BEGIN} … {END} markers")
+    Path(path).write_text(f"{head}{BEGIN}\n{table}\n{END}{tail}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

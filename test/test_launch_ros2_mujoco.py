@@ -1,0 +1,72 @@
+"""``ros2 launch … engine:=mujoco`` (rclpy nodes, the installed launch file) in lockstep reproduces
+the offline simulation on MuJoCo to the last bit, as the internal engine does in
+test_launch_ros2_lockstep.py."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+import yaml
+from ros2_env import ros2_missing
+
+if ros2_missing():
+    pytest.skip(ros2_missing(), allow_module_level=True)
+pytest.importorskip("mujoco")
+
+import domains  # noqa: E402
+import launch_pytest  # noqa: E402
+from launch_helpers import Observer, stack_launch  # noqa: E402
+from launch_ros.actions import SetParameter  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+from stack_helpers import LOCKSTEP_SCENARIO as SCENARIO  # noqa: E402
+from test_launch_ros2_lockstep import assert_states_equal_offline  # noqa: E402
+
+import launch  # noqa: E402
+
+pytestmark = pytest.mark.ros2
+DOMAIN = domains.claim("launch-mujoco")
+
+
+@pytest.fixture(scope="module")
+def scenario_files(tmp_path_factory):
+    """(the launched scenario, without an engine; the same on MuJoCo, for the offline run)."""
+    folder = tmp_path_factory.mktemp("mujoco")
+    plain, mujoco = folder / "lockstep.yaml", folder / "lockstep_mujoco.yaml"
+    plain.write_text(yaml.safe_dump(SCENARIO))
+    mujoco.write_text(yaml.safe_dump({**SCENARIO, "plant": {**SCENARIO["plant"],
+                                                            "engine": "mujoco"}}))
+    return plain, mujoco
+
+
+@pytest.fixture(scope="module")
+def observer():
+    node = Observer(DOMAIN)
+    states: dict[int, np.ndarray] = {}
+    lock = threading.Lock()
+
+    def on_state(msg) -> None:
+        with lock:
+            states[msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec] = \
+                np.asarray(msg.position, dtype=float)
+
+    node.node.create_subscription(JointState, "/joint_states", on_state, 1_000_000)
+    node.states, node.lock = states, lock
+    yield node
+    node.close()
+
+
+@launch_pytest.fixture(scope="module")
+def mujoco_stack(scenario_files, observer):
+    return launch.LaunchDescription([
+        SetParameter(name="lockstep_start_subscribers", value=3),
+        *stack_launch(DOMAIN, scenario=str(scenario_files[0]), lockstep="true", engine="mujoco",
+                      rate=str(float(SCENARIO["rate"])), controller=SCENARIO["controller"]["type"]),
+        launch_pytest.actions.ReadyToTest(),
+    ])
+
+
+@pytest.mark.launch(fixture=mujoco_stack)
+def test_engine_mujoco_launch_equals_offline_simulation_on_mujoco(observer, scenario_files):
+    assert_states_equal_offline(observer, scenario_files[1])

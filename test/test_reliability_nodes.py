@@ -1,0 +1,271 @@
+"""Issue 23 against the nodes themselves (in this process, real DDS on a private domain): a light
+wrist given a few N·m is held, never faulted; the plant's safety parameters are read-only while
+it is active, and its overspeed stop holds the arm whatever ``safe_behaviour`` says; the
+controller's trajectory topic refuses what the generator would, and a controller whose commands
+the plant rejects says so on /diagnostics."""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+import time
+
+import numpy as np
+import pytest
+from bus_probe import bus_env
+from node_harness import Answerer, managed, shut, spin
+from stack_helpers import Stack as Nodes
+
+from robot_control.bus import ParameterError
+from robot_control.bus.backend import create_node
+from robot_control.bus.dds import context as dds_context
+from robot_control.nodes.controller_node import ControllerNode
+from robot_control.nodes.convert import TRAJECTORY_TOPIC, Messages
+from robot_control.nodes.health import ERROR, OK, WARN
+from robot_control.nodes.plant_node import PlantNode
+from robot_control.nodes.validation import MAX_MOTION_POINTS, MAX_MOTION_S
+
+
+@pytest.fixture(scope="module", autouse=True)
+def isolated_bus():
+    assert dds_context._context is None, "a DDS context from another test is still open"
+    saved = {k: os.environ.get(k) for k in bus_env("reliability-nodes")}
+    os.environ.update(bus_env("reliability-nodes"))
+    yield
+    for k, v in saved.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+
+
+# --- item 2: never fault where a stop will do ------------------------------------------------------
+
+
+def test_a_puma_wrist_given_5_nm_per_joint_is_held_not_faulted():
+    node, plant = managed(PlantNode, "plant", "robot:=puma560", "rate:=200.0")
+    names = list(plant.names)
+    # the probe of the issue: a state's stamp copied into 5 N·m per joint, every state answered
+    answerer = Answerer("controller", names, lambda msg: [5.0] * len(names))
+    try:
+        spin([node, answerer.node], 2.0, until=lambda: plant.health.faulted)
+        spin([node, answerer.node], 1.0, until=lambda: plant.health.faulted)
+        assert answerer.sent > 50
+        assert not plant.health.faulted, plant.health.fault_reason
+        assert plant.guard.limited > 0  # the runaway commands were stopped by the limiter ...
+        assert plant.commanded > 0  # ... while the others applied
+        trip = plant.guard.trip
+        assert np.all(np.abs(plant.plant.qd) <= trip)
+    finally:
+        shut(answerer.node, node)
+
+
+# --- item 4: safety parameters ---------------------------------------------------------------------
+
+
+def test_safety_parameters_are_read_only_while_the_plant_is_active():
+    node, plant = managed(PlantNode, "plant", "robot:=ddarm", "rate:=200.0")
+    try:
+        for name, value in (("safe_behaviour", "zero_torque"), ("overspeed_factor", 5.0),
+                            ("command_timeout", 5.0), ("hold_damping", 0.0)):
+            with pytest.raises(ParameterError, match="read-only while it is active"):
+                node.set_parameters({name: value})
+        assert plant.safe == "hold" and plant.overspeed == 1.2
+        assert node.trigger_transition("deactivate").name == "SUCCESS"
+        node.set_parameters({"safe_behaviour": "zero_torque", "overspeed_factor": 1.5})
+        assert plant.safe == "zero_torque" and plant.overspeed == 1.5
+    finally:
+        shut(node)
+
+
+def test_an_overspeed_stop_holds_the_arm_when_the_safe_behaviour_is_zero_torque():
+    # no controller: the plant applies its safe behaviour, zero torque, and the arm falls
+    node, plant = managed(PlantNode, "plant", "robot:=ddarm", "rate:=200.0",
+                          "safe_behaviour:=zero_torque", "initial_q:=[0.0, 0.3, 0.0]")
+    fastest = [0.0]
+
+    def watch() -> None:
+        fastest[0] = max(fastest[0], float(np.max(np.abs(plant.plant.qd))))
+
+    try:
+        spin([node], 4.0, each=watch)
+        assert plant.guard.stops >= 1  # it fell fast enough to trip the stop ...
+        # ... which held it: never far past the trip (6 rad/s), where zero torque let it reach 11
+        assert fastest[0] < 8.0, fastest[0]
+        assert not plant.health.faulted
+    finally:
+        shut(node)
+
+
+# --- item 3: every entry point validates like the generator -----------------------------------------
+
+
+def motion(m: Messages, names: list[str], points: list[tuple[float, list[float]]]):
+    """A JointTrajectory of (time from start, positions) points, starting on receipt."""
+    msg = m.joint_trajectory(0, names, (np.array([t for t, _ in points]),
+                                        np.array([q for _, q in points]),
+                                        np.zeros((len(points), len(names))),
+                                        np.zeros((len(points), len(names)))))
+    return msg
+
+
+def test_the_controllers_trajectory_topic_refuses_what_the_generator_would():
+    node, ctrl = managed(ControllerNode, "controller", "robot:=ddarm", "rate:=200.0",
+                         start=False)
+    sender = create_node("sender", ["prog"], backend="dds")
+    m = Messages(sender)
+    pub = sender.create_publisher("trajectory_msgs/msg/JointTrajectory", TRAJECTORY_TOPIC,
+                                  qos="transient_local")
+    names = list(ctrl.names)
+    q0 = [-0.1, 1.5, 1.0]
+    many = [(0.01 * k, q0) for k in range(MAX_MOTION_POINTS + 1)]
+    bad = {
+        "limits": motion(m, names, [(0.0, q0), (2.0, [10 * 3.2, 1.5, 1.0])]),  # 10× a limit
+        "speed": motion(m, names, [(0.0, q0), (0.1, [1.9, 1.5, 1.0])]),  # 2 rad in 0.1 s
+        "nan": motion(m, names, [(0.0, q0), (1.0, [math.nan, 1.5, 1.0])]),
+        "step": motion(m, names, [(0.0, [1.0, 1.0, 1.0])]),  # one point at t = 0
+        "count": motion(m, names, many),
+        "duration": motion(m, names, [(0.0, q0), (MAX_MOTION_S + 10.0, q0)]),
+    }
+    dropped = lambda: ctrl.drops.counts[TRAJECTORY_TOPIC]  # noqa: E731
+    try:
+        for i, (what, msg) in enumerate(bad.items()):
+            pub.publish(msg)
+            assert spin([node, sender], 10.0, until=lambda i=i: dropped() > i), what
+        assert ctrl.schedule.sample(time.time_ns()) is None  # none of them is scheduled
+        good = motion(m, names, [(0.0, q0), (2.0, [0.2, 1.2, 0.8])])
+        pub.publish(good)
+        assert spin([node, sender], 10.0,
+                    until=lambda: ctrl.schedule.sample(time.time_ns()) is not None)
+        assert dropped() == len(bad)
+    finally:
+        shut(sender, node)
+
+
+def test_a_controller_whose_commands_the_plant_rejects_reports_an_error():
+    node, ctrl = managed(ControllerNode, "controller", "robot:=ddarm", "rate:=200.0")
+    sender = create_node("sender", ["prog"], backend="dds")
+    m = Messages(sender)
+    states = sender.create_publisher("sensor_msgs/msg/JointState", "/joint_states")
+    names = list(ctrl.names)
+    q0 = np.array([-0.1, 1.5, 1.0])
+
+    def publish_state(q) -> None:
+        states.publish(m.joint_state(time.time_ns(), names, q, [0.0] * 3, [0.0] * 3))
+
+    try:
+        publish_state(q0)  # held here from now on
+        assert spin([node, sender], 10.0, until=lambda: ctrl.laws.updates > 0)
+        assert ctrl._status()[0] == OK
+        node.set_parameters({"computed_torque.kp": [1e6] * 3})  # accepted: within the law's range
+        for _ in range(100):  # 0.1 rad off the held position: kp e far beyond every limit
+            publish_state(q0 + 0.1)
+            spin([node, sender], 0.005)
+        level, message, values = ctrl._status()
+        assert level == ERROR and "which the plant rejects" in message
+        assert values["commands_beyond_plant_limit"] > 0
+    finally:
+        shut(sender, node)
+
+
+# --- item 8: swaps are instant ----------------------------------------------------------------------
+
+STORM_LAWS = ["adaptive", "passivity", "sliding_mode", "robust", "adaptive_craig", "pd_gravity",
+              "computed_torque"]
+
+
+def test_a_storm_of_law_swaps_is_answered_in_time_and_the_heartbeat_goes_on():
+    from robot_control.bus.dds.client import BusClient
+    from robot_control.bus.dds.msg import rcl_interfaces as rcl
+    from robot_control.bus.dds.parameters import to_value_msg
+
+    env = dict(os.environ)
+    beats: list[float] = []
+    stop = threading.Event()
+
+    def heartbeats() -> None:
+        with BusClient(discovery_s=1.0) as watcher:
+            for msg in watcher.iter_topic("/diagnostics", timeout_s=30.0, discovery_s=60.0):
+                if any(str(s.name).startswith("/controller:") for s in msg.status):
+                    beats.append(time.monotonic())
+                if stop.is_set():
+                    return
+
+    with Nodes(env, {"controller": ["robot:=ddarm", "rate:=200.0"]}) as stack, \
+            BusClient(discovery_s=1.0) as client:
+        watch = threading.Thread(target=heartbeats, daemon=True)
+        watch.start()
+        deadline = time.monotonic() + 120
+        while not beats:  # it spins (and beats) once autostart configured and activated it
+            assert time.monotonic() < deadline, "the controller did not come up"
+            time.sleep(0.2)
+        # 20 swaps a second for 10 s, each answered within its 0.5 s deadline
+        replies, start = [], time.monotonic()
+        for k in range(200):
+            law = STORM_LAWS[k % len(STORM_LAWS)]
+            sent = time.monotonic()
+            response = client._call("/controller", "set_parameters", rcl.SetParametersRequest(
+                parameters=[rcl.Parameter(name="controller", value=to_value_msg(law))]),
+                timeout_s=5.0)
+            replies.append(time.monotonic() - sent)
+            assert response.results[0].successful, response.results[0].reason
+            time.sleep(max(0.0, start + 0.05 * (k + 1) - time.monotonic()))
+        ended = time.monotonic()
+        stop.set()
+        watch.join(10.0)
+        logs = stack.stop()["controller"]
+    assert max(replies) < 0.5, (max(replies), logs[-2000:])
+    during = [t for t in beats if start <= t <= ended]
+    gaps = np.diff([start, *during, ended])
+    assert max(gaps) < 1.2, (max(gaps), logs[-2000:])  # twice a second, never silent
+    assert logs.count("controller swapped") == 200
+
+
+# --- item 1: the plant obeys its own controller only --------------------------------------------------
+
+
+def test_the_plant_obeys_its_controllers_publisher_only_and_reports_others_once():
+    watcher = create_node("watcher", ["prog"], backend="dds")
+    rosout: list[str] = []
+    watcher.create_subscription("rcl_interfaces/msg/Log", "/rosout",
+                                lambda msg: rosout.append(str(msg.msg)), qos=1000)
+    node, plant = managed(PlantNode, "plant", "robot:=puma560", "rate:=200.0")
+    names = list(plant.names)
+    controller = Answerer("controller", names, lambda msg: list(msg.effort))  # holds: τ applied
+    # the probe of the issue: a state's stamp copied into 5 N·m per joint
+    intruder = Answerer("intruder", names, lambda msg: [5.0] * len(names))
+    nodes = [node, controller.node, intruder.node, watcher]
+    try:
+        spin(nodes, 3.0)
+        assert controller.sent > 50 and intruder.sent > 50
+        assert not plant.health.faulted, plant.health.fault_reason
+        assert plant.guard.limited == 0  # no 5 N·m command ever reached the limiter
+        # every intruder command refused (once quarantined, undecoded), the controller's applied
+        assert plant.foreign + plant.gate.ignored >= intruder.sent - 5 and plant.commanded > 50
+        refusals = [line for line in rosout if line.startswith("refusing /joint_command")]
+        assert len(refusals) == 1 and "from /intruder" in refusals[0], refusals  # once
+        status = plant._status()
+        assert status[0] == WARN and "foreign" in status[1]
+        assert "/intruder" in status[2]["foreign_publishers"]
+    finally:
+        shut(watcher, intruder.node, controller.node, node)
+
+
+# --- rate:=1.0 --------------------------------------------------------------------------------------
+
+
+def test_at_one_hertz_the_plant_applies_its_controllers_commands_without_falling_back():
+    node, plant = managed(PlantNode, "plant", "robot:=ddarm", "rate:=1.0")
+    controller = Answerer("controller", list(plant.names), lambda msg: list(msg.effort))
+    fell_back = [False]
+
+    def watch() -> None:
+        fell_back[0] |= plant.in_safe_mode
+
+    try:
+        spin([node, controller.node], 3.6, each=watch)
+        assert controller.sent >= 3 and plant.commanded >= 2
+        assert not fell_back[0]  # a command a period old is the current one, not a lost one
+    finally:
+        shut(controller.node, node)
