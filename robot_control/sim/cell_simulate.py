@@ -35,7 +35,7 @@ import numpy as np
 
 from robot_control import dynamics as dyn
 from robot_control.control.base import Reference, State
-from robot_control.control.registry import available, create
+from robot_control.control.registry import available, create, is_available
 from robot_control.control.task_space import orientation_error
 from robot_control.model.cell import (
     Cell,
@@ -145,8 +145,9 @@ def load_cell_scenario(source) -> CellScenario:
     ctrl = doc["controller"]
     _require(isinstance(ctrl, dict) and "type" in ctrl and set(ctrl) <= {"type", "params"},
              "controller needs a 'type' (and optional 'params')")
-    _require(str(ctrl["type"]) in available(), f"controller.type '{ctrl['type']}' is not one of "
-             + ", ".join(available()))
+    if not is_available(str(ctrl["type"])):  # the list of names only for the message
+        raise ScenarioError(f"controller.type '{ctrl['type']}' is not one of "
+                            + ", ".join(available()))
     params = dict(ctrl.get("params") or {})
     params.setdefault("cell", str(doc["cell"]))
     force = doc.get("force_reference")

@@ -137,10 +137,11 @@ def load_scenario(source: str | Path | dict) -> Scenario:
     trajectory = build_trajectory(doc.get("trajectory") or {"type": "hold"}, robot, q0)
     ctrl = doc["controller"]
     _require(isinstance(ctrl, dict) and "type" in ctrl, "controller needs a 'type' (registry name)")
-    from robot_control.control.registry import available
+    from robot_control.control.registry import available, is_available
 
-    _require(str(ctrl["type"]) in available(), f"controller.type '{ctrl['type']}' is not one of "
-             + ", ".join(available()))
+    if not is_available(str(ctrl["type"])):  # the list of names only for the message
+        raise ScenarioError(f"controller.type '{ctrl['type']}' is not one of "
+                            + ", ".join(available()))
     bad = set(ctrl) - {"type", "params", "model"}
     _require(not bad, f"controller: unknown keys {sorted(bad)} (known: type, params, model)")
     force = doc.get("force_reference")
