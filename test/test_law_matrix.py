@@ -161,12 +161,12 @@ def test_robot_control_gains_prints_the_derived_gains_and_those_the_stack_runs(c
     assert main(["gains", "puma560", "--rate", "500", "--law", "pd", "--law", "passivity"]) == 0
     out = capsys.readouterr().out
     assert "# joint inertia M_ii(q0):" in out and "# bandwidth ω per joint" in out
-    section = yaml.safe_load(out)["/controller"]["ros__parameters"]
+    section = yaml.safe_load(out)["/**/controller"]["ros__parameters"]
     assert set(section) == {"pd", "passivity"}
     derived = tuning.derived_law_parameters(create("pd"), load_robot("puma560"), 500.0)
     np.testing.assert_allclose(section["pd"]["kp"], derived["kp"], rtol=1e-3)
     assert main(["gains", "ddarm", "--law", "passivity", "--stack"]) == 0
-    stack = yaml.safe_load(capsys.readouterr().out)["/controller"]["ros__parameters"]
+    stack = yaml.safe_load(capsys.readouterr().out)["/**/controller"]["ros__parameters"]
     assert stack["passivity"]["kd"] == [100.0, 20.0, 10.0]  # Huo Ex 3-3, config/stack.ddarm.yaml
     assert main(["gains", "no_such_robot"]) == 2
     assert "unknown robot" in capsys.readouterr().err

@@ -72,6 +72,6 @@ def run(args: argparse.Namespace) -> int:
         if values:
             section[law.name] = {k: _round(np.asarray(v) if isinstance(v, list) else v)
                                  for k, v in values.items()}
-    print(yaml.safe_dump({"/controller": {"ros__parameters": section}}, sort_keys=False,
+    print(yaml.safe_dump({"/**/controller": {"ros__parameters": section}}, sort_keys=False,
                          default_flow_style=None, width=100, allow_unicode=True), end="")
     return 0

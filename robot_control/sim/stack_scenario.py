@@ -15,10 +15,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import yaml
 
 from robot_control.model import load_robot
 from robot_control.model.resources import share_path
+from robot_control.safe_yaml import load_file
 from robot_control.sim.scenario import Scenario, load_scenario
 
 #: the plant's integration step unless its parameters say otherwise, s (nodes/plant_node.py)
@@ -47,9 +47,9 @@ def stack_parameters(robot: str) -> dict[str, dict]:
     """Node name -> its parameters (dotted names) from the stack's files, later files winning."""
     nodes: dict[str, dict] = {}
     for path in stack_files(robot):
-        doc = yaml.safe_load(path.read_text()) or {}
+        doc = load_file(path) or {}
         for key, section in doc.items():
-            name = key.strip("/")
+            name = key.rsplit("/", 1)[-1]  # /plant, /**/plant (any namespace): the node's name
             nodes.setdefault(name, {}).update(_flatten(section.get("ros__parameters", {})))
     return nodes
 
