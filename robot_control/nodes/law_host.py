@@ -74,8 +74,12 @@ class LawHost:
                                  + ", ".join(laws))
         self.precompile = node.declare_parameter(
             "precompile_laws", True, "configure compiles (or loads) every law offered, so a "
-            "swap is instant; false: only the selected one (a swap to another then stalls the "
-            "loop while it compiles)", read_only=True)
+            "swap is instant; false: only the selected one (a swap to another is then made on "
+            "a worker thread, and takes over once it is ready)", read_only=True)
+        self.precompile_budget = node.declare_parameter(
+            "precompile_budget", 20.0, "s configure may spend on the laws not selected (a large "
+            "model's warm-up is numeric work, not compiling); the rest are made at their swap",
+            floating_point_range=(0.0, 3600.0), read_only=True)
         self.warmed: set[str] = set()  # laws whose update is compiled in this process
         self.law = None  # made by configure()
         self.takeover: str | None = None  # "activate", "swap" or "gains": see _take_over
@@ -138,9 +142,14 @@ class LawHost:
         self.checked = False
         self.pending, self._incoming = None, None
         self._warm_up(self.law, self.name)
+        until = time.monotonic() + self.precompile_budget
         for law in self.specs if self.precompile else ():
             if law in self.warmed:
                 continue
+            if time.monotonic() > until:
+                self.log.info(f"precompile_budget of {self.precompile_budget:g} s spent: "
+                              f"{sorted(set(self.specs) - self.warmed)} are made at their swap")
+                break
             try:
                 self._warm_up(self._make_law(law, self._law_params(law)), law)
             except CONFIGURE_ERRORS as exc:  # its parameters need setting first: at its swap
