@@ -139,6 +139,12 @@ def default_initial_pose(model) -> Array:
     return np.clip(np.zeros(model.nq), lo, hi)
 
 
+#: above this many joints the parameter-dependent defaults (vs3's bounds and boundary layer, the
+#: adaptation gains) are not derived — the base-parameter set they need takes minutes to find
+#: for a 1000-joint chain — and those laws keep their generic defaults
+BASIS_MAX_JOINTS = 100
+
+
 def derived_law_parameters(law, model, rate: float, q0: Array | None = None,
                            target: float = DEFAULT_BANDWIDTH, zeta: float = DEFAULT_DAMPING,
                            rotor_inertia: Array | None = None) -> dict:
@@ -159,6 +165,8 @@ def derived_law_parameters(law, model, rate: float, q0: Array | None = None,
     else:
         raise ValueError(f"{law.name}: unknown gain kind '{kind}'")
     names = {s.name for s in law.parameter_specs()}
+    if model.nq > BASIS_MAX_JOINTS:  # the base-parameter set is a QR of a stacked regressor, O(n³)
+        return out
     if "parameter_bound" in names:
         out.update(parameter_bounds(law, model))
         out["boundary_layer"] = boundary_layer(model, q0, m, omega, out["parameter_bound"])
