@@ -117,9 +117,21 @@ class LawHost:
                        MAGNITUDE_MAX if spec.upper is None else spec.upper, 0.0)
             if spec.type == "double_array" and len(value) == 0:
                 rng = None
+            if rng is not None and spec.name not in overrides:
+                value = self._within(law, spec.name, value, rng)
             self.node.declare_parameter(f"{law}.{spec.name}", _declared_value(spec, value),
                                         spec.full_description, floating_point_range=rng)
             self.specs[law][spec.name] = spec
+
+    def _within(self, law: str, name: str, value, rng: tuple):
+        """A derived default clipped into its parameter's range (a huge model's joint inertia can
+        ask more than the range allows), with a warning naming it."""
+        clipped = np.clip(np.asarray(value, dtype=float), rng[0], rng[1])
+        if np.array_equal(clipped, np.asarray(value, dtype=float)):
+            return value
+        self.log.warning(f"derived {law}.{name} clipped to [{rng[0]:g}, {rng[1]:g}] for "
+                         f"'{self.model.name}'")
+        return clipped.tolist() if np.ndim(clipped) else float(clipped)
 
     def _law_params(self, law: str, changes: dict | None = None) -> dict:
         values = self.node.get_parameters(law)
