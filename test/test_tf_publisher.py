@@ -9,8 +9,8 @@ from stack_helpers import private_domain
 from robot_control.bus import create_node
 from robot_control.dynamics.kinematics import forward_kinematics
 from robot_control.model import load_robot
-from robot_control.nodes.tf_publisher import TfPublisher, quaternion_xyzw
-from robot_control.spatial import rotation_exp
+from robot_control.nodes.tf_publisher import TfPublisher
+from robot_control.spatial import quaternion_xyzw, rotation_exp
 
 
 def matrix(t) -> np.ndarray:

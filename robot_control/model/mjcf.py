@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from robot_control.model.robot_model import Inertia, ModelError, RobotModel
+from robot_control.spatial import quaternion_xyzw
 
 log = logging.getLogger(__name__)
 Array = np.ndarray
@@ -84,29 +85,12 @@ def _num(values) -> str:
     return " ".join(f"{float(v):.17g}" for v in np.atleast_1d(values))
 
 
-def _quat(R: Array) -> Array:
-    """Unit quaternion (w, x, y, z) of a rotation matrix (Shepperd's method, largest pivot)."""
-    tr = np.trace(R)
-    cand = np.array([tr, R[0, 0], R[1, 1], R[2, 2]])
-    k = int(np.argmax(cand))
-    if k == 0:
-        s = 2.0 * np.sqrt(1.0 + tr)
-        q = [0.25 * s, (R[2, 1] - R[1, 2]) / s, (R[0, 2] - R[2, 0]) / s, (R[1, 0] - R[0, 1]) / s]
-    else:
-        i, j, m = k - 1, k % 3, (k + 1) % 3
-        s = 2.0 * np.sqrt(1.0 + R[i, i] - R[j, j] - R[m, m])
-        q = np.zeros(4)
-        q[0] = (R[m, j] - R[j, m]) / s
-        q[1 + i] = 0.25 * s
-        q[1 + j] = (R[j, i] + R[i, j]) / s
-        q[1 + m] = (R[m, i] + R[i, m]) / s
-    q = np.asarray(q, dtype=float)
-    return q / np.linalg.norm(q)
 
 
 def _place(element: ET.Element, T: Array) -> None:
     element.set("pos", _num(T[:3, 3]))
-    element.set("quat", _num(_quat(T[:3, :3])))
+    x, y, z, w = quaternion_xyzw(T[:3, :3])
+    element.set("quat", _num((w, x, y, z)))  # MuJoCo: w first
 
 
 def joint_axis(joint) -> tuple[Array, Array]:

@@ -14,28 +14,11 @@ from __future__ import annotations
 import numpy as np
 
 from robot_control.dynamics.kinematics import forward_kinematics
+from robot_control.spatial import quaternion_xyzw
 
 NS = 1_000_000_000
 
 
-def quaternion_xyzw(R: np.ndarray) -> tuple[float, float, float, float]:
-    """Unit quaternion (x, y, z, w) of a rotation matrix (Shepperd 1978: largest pivot first)."""
-    t = np.trace(R)
-    pivots = (t, R[0, 0], R[1, 1], R[2, 2])
-    k = int(np.argmax(pivots))
-    if k == 0:
-        s = 2.0 * np.sqrt(1.0 + t)
-        q = (R[2, 1] - R[1, 2]) / s, (R[0, 2] - R[2, 0]) / s, (R[1, 0] - R[0, 1]) / s, s / 4
-    elif k == 1:
-        s = 2.0 * np.sqrt(1.0 + R[0, 0] - R[1, 1] - R[2, 2])
-        q = s / 4, (R[0, 1] + R[1, 0]) / s, (R[0, 2] + R[2, 0]) / s, (R[2, 1] - R[1, 2]) / s
-    elif k == 2:
-        s = 2.0 * np.sqrt(1.0 - R[0, 0] + R[1, 1] - R[2, 2])
-        q = (R[0, 1] + R[1, 0]) / s, s / 4, (R[1, 2] + R[2, 1]) / s, (R[0, 2] - R[2, 0]) / s
-    else:
-        s = 2.0 * np.sqrt(1.0 - R[0, 0] - R[1, 1] + R[2, 2])
-        q = (R[0, 2] + R[2, 0]) / s, (R[1, 2] + R[2, 1]) / s, s / 4, (R[1, 0] - R[0, 1]) / s
-    return tuple(float(x) for x in q)
 
 
 class TfPublisher:
