@@ -45,6 +45,9 @@ def test_goals_over_the_dds_action_protocol():
              "trajectory_generator": [*COMMON, "default_motion:=hold"]}
     with Stack(env, nodes) as stack, BusClient(discovery_s=0.5) as client:
         assert wait_for_server(client, 120), stack.stop()
+        # the controller is up once it commands (a cold compile cache takes it tens of seconds,
+        # and a goal sent before would run on a plant nobody drives, and abort)
+        assert client.topic_echo("/joint_command", timeout_s=120), stack.stop()
         deadline = time.monotonic() + 60
         while True:  # until the generator anchored its hold at the first joint state
             feedback = []

@@ -8,8 +8,9 @@ parameters (``constraints.<joint>.trajectory`` / ``.goal``, ``constraints.stoppe
 (``max_trajectory_points``, ``max_trajectory_duration``). ``/trajectory_generator/goal`` is kept
 as an alias of the topic.
 
-While active the node reads /joint_states: a running goal's tolerances are checked at every
-state, and feedback goes out at ``action_monitor_rate``. Goals are rejected only while the node is not active.
+While active the node hands each /joint_states sample to ``on_state``: a running goal's
+tolerances are checked at every state, and feedback goes out at ``action_monitor_rate``. Goals
+are rejected only while the node is not active.
 """
 
 from __future__ import annotations
@@ -17,9 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from robot_control.bus.node import ActionHandler
-from robot_control.nodes.convert import stamp_ns
 from robot_control.nodes.follow_joint_trajectory import Feedback, TrajectoryFollower
-from robot_control.nodes.validation import JointVectors, Rejected
 from robot_control.trajectory.jtc_goal import GoalRules
 from robot_control.trajectory.tolerances import Tolerances
 
@@ -90,7 +89,6 @@ class TrajectoryActions(ActionHandler):
         self.rate = declare_jtc_parameters(node, model)
         rules, defaults = jtc_settings(node, model)
         node.add_parameter_listener(self._changed)
-        self.joints = JointVectors(model)
         self.follower = TrajectoryFollower(rules, defaults, reference, self._finish, self.log,
                                            self.rate)
         self.refused_topic = 0
@@ -101,7 +99,6 @@ class TrajectoryActions(ActionHandler):
             self.log.warn(f"no ~/follow_joint_trajectory action: {exc}")
         for topic in ("~/joint_trajectory", TOPIC_ALIAS):
             node.create_subscription("trajectory_msgs/msg/JointTrajectory", topic, self._on_topic)
-        self.states = None
         self.timer = None
 
     def _changed(self, new: dict, old: dict) -> None:
@@ -110,18 +107,14 @@ class TrajectoryActions(ActionHandler):
 
     # -------------------------------------------------------------- lifecycle
     def activate(self) -> None:
-        """Feedback timer; joint states from now on (a subscription made at a goal's arrival
-        could still be matching the plant's publisher when the goal needs its states)."""
+        """Feedback timer (the node's /joint_states arrive through ``on_state``)."""
         self.timer = self.node.create_timer(1.0 / self.rate, self._monitor)
-        self._watch_states()
 
     def deactivate(self) -> None:
         self.follower.stop("the trajectory generator was deactivated")
-        for handle, destroy in ((self.timer, lambda t: t.cancel()),
-                                (self.states, self.node.destroy_subscription)):
-            if handle is not None:
-                destroy(handle)
-        self.timer = self.states = None
+        if self.timer is not None:
+            self.timer.cancel()
+        self.timer = None
 
     # ----------------------------------------------------------------- action
     def accept(self, goal) -> str | None:
@@ -149,17 +142,9 @@ class TrajectoryActions(ActionHandler):
             self.refused_topic += 1
             self.log.error(f"refused trajectory: {reason}", throttle_duration_sec=1.0)
 
-    def _watch_states(self) -> None:
-        if self.states is None:
-            self.states = self.node.create_subscription("sensor_msgs/msg/JointState",
-                                                        "joint_states", self._on_state)
-
-    def _on_state(self, msg) -> None:
-        try:
-            q, qd = self.joints.state(msg)
-        except Rejected:
-            return  # the plant's own checks count it; a goal's deadline still runs
-        self.follower.on_state(stamp_ns(msg.header.stamp), q, qd)
+    def on_state(self, ns: int, q: np.ndarray, qd: np.ndarray) -> None:
+        """A measured state (stamp ``ns``): a running goal's tolerances are checked against it."""
+        self.follower.on_state(ns, q, qd)
 
     def _monitor(self) -> None:
         now = self.now_ns()

@@ -96,10 +96,12 @@ class TrajectoryNode(LoopTimerHooks):
                                                    "joint_reference")
         self.pub_motion = node.create_lifecycle_publisher(
             "trajectory_msgs/msg/JointTrajectory", TRAJECTORY_TOPIC, qos="transient_local")
-        self.state_sub = None  # /joint_states, while a state is awaited (lockstep: always)
+        # /joint_states while active (lockstep: always), for the anchor, the lockstep reference
+        # and a goal's tolerances: one subscription, so a lockstep plant counting its
+        # listeners counts this node once
+        self.state_sub = None
         if self.lockstep:
-            self.state_sub = node.create_subscription("sensor_msgs/msg/JointState",
-                                                      "joint_states", self._on_state)
+            self._watch_states()
         self.trajectory = None  # the motion, on its own clock (seconds since start_ns)
         self.knots = None  # its knots, as sent
         self.start_ns = 0  # when the motion (its current cycle) started
@@ -143,9 +145,7 @@ class TrajectoryNode(LoopTimerHooks):
         self.trajectory, self.looping = None, False
         if self.scenario is not None:
             self._start(self.scenario.trajectory, 0 if self.lockstep else self._now_ns())
-        elif self.state_sub is None:
-            self.state_sub = self.node.create_subscription(
-                "sensor_msgs/msg/JointState", "joint_states", self._on_state)
+        self._watch_states()
         if not self.lockstep:
             self.timer = self.node.create_timer(self._monitor_period(), self._monitor)
         self.actions.activate()
@@ -206,24 +206,27 @@ class TrajectoryNode(LoopTimerHooks):
         return self.trajectory.sample(self.trajectory.start_time + seconds(ns - self.start_ns))
 
     # ----------------------------------------------------------------- inputs
+    def _watch_states(self) -> None:
+        if self.state_sub is None:
+            self.state_sub = self.node.create_subscription(
+                "sensor_msgs/msg/JointState", "joint_states", self._on_state)
+
     def _on_state(self, msg) -> None:
-        if not self.node.is_active or (self.trajectory is not None and not self.lockstep):
-            return  # real time: only the first state after activation matters (the anchor)
+        if not self.node.is_active:
+            return
         try:
-            q, _ = self.joints.state(msg)
+            q, qd = self.joints.state(msg)
         except Rejected as exc:
             self.drops.drop("/joint_states", str(exc))
-            return
+            return  # a goal's deadline still runs
         ns = stamp_ns(msg.header.stamp)
-        if self.trajectory is None:
+        if self.trajectory is None:  # real time: the first state after activation anchors it
             loops = self.motion == "sweep" and self.loop
             self._start(self._default_trajectory(q), 0 if self.lockstep else ns, loops)
             self.log.info(f"reference starts from the measured position ({self.motion})")
-            if not self.lockstep:  # anchored: the states are the controller's business now
-                self.node.destroy_subscription(self.state_sub)
-                self.state_sub = None
         if self.lockstep:
             self._publish(ns)
+        self.actions.on_state(ns, q, qd)
 
     # ------------------------------------------------ the reference, for goals
     def desired(self, ns: int) -> np.ndarray:
