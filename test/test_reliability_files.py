@@ -181,10 +181,6 @@ def test_a_1000_link_chain_simulates(chain1000):
 
 @pytest.mark.slow
 @pytest.mark.timeout(300)
-@pytest.mark.skip(reason="known regression of this wave: the controller's configure of a "
-                  "1000-joint chain takes over 120 s with every law declared (derived gains, "
-                  "law host), so the lifecycle manager gives up; load_robot and simulate of the "
-                  "chain are tested above")
 def test_the_nodes_run_a_1000_link_chain(chain1000):
     """Every node loads the chain, configures and activates, and the loop closes. (Whether the
     plant then keeps 10 Hz with 1000 links is not asked here: on a loaded machine it does not; nor
@@ -195,19 +191,12 @@ def test_the_nodes_run_a_1000_link_chain(chain1000):
     # warms up only its own law, the lifecycle manager waits long enough for it
     from robot_control.bringup.runner import resolve_launch_file
 
-    text = resolve_launch_file(None).read_text()
-    controller = "      name: controller\n"
-    head, tail = text.split(controller, 1)
-    tail = tail.replace("/config/stack.$(var robot).yaml\n",
-                        "/config/stack.$(var robot).yaml\n"
-                        "        - {name: precompile_laws, value: false}\n", 1)
-    text = (head + controller + tail).replace(
-        "        - {name: node_names, value: [dynamics_server, plant, controller, "
-        "trajectory_generator]}\n",
-        "        - {name: node_names, value: [dynamics_server, plant, controller, "
-        "trajectory_generator]}\n        - {name: transition_timeout, value: 600.0}\n", 1)
+    launch = yaml.safe_load(resolve_launch_file(None).read_text())
+    nodes = {e["node"]["exec"]: e["node"] for e in launch["launch"] if "node" in e}
+    nodes["controller"]["param"].append({"name": "precompile_laws", "value": False})
+    nodes["lifecycle_manager"]["param"].append({"name": "transition_timeout", "value": 600.0})
     launch_file = chain1000.parent / "chain.launch.yaml"
-    launch_file.write_text(text)
+    launch_file.write_text(yaml.safe_dump(launch, sort_keys=False))
     stack = Stack(stack_env("files-chain1000"), str(launch_file), f"robot:={chain1000}",
                   "rate:=10.0", "controller:=pd", "--duration", "1", "--startup-timeout", "230")
     try:
