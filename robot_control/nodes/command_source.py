@@ -8,6 +8,9 @@ ROS graph says that node owns (ros_discovery_info; rclpy's get_publishers_info_b
 first participant seen with that node is pinned: a second node taking the controller's name
 later is refused. Where the sample carries no GID (rclpy on Jazzy, whose MessageInfo has none
 yet), commands apply only while every publisher matched on the topic is the controller's.
+A writer the graph cannot name yet (its node's discovery data trails its samples: seconds with
+DDS Security's authenticated discovery) is refused but asked about again, never written off: it
+is obeyed once the graph names it the controller's.
 
 This is defence in depth against mistakes (a second stack on the domain, a ``ros2 topic pub``,
 a bag replayed into a live stack, a probe copying stamps from /joint_states), not security: any
@@ -27,6 +30,7 @@ GRACE_S = 1.0
 #: the graph is asked again at most this often while unknown writers send, s
 REFRESH_S = 0.1
 PREFIX = 12  # bytes of a GUID that name its participant
+UNNAMED = "a publisher the ROS graph names no node for"
 
 
 def resolve_node(name: str, namespace: str) -> str:
@@ -58,7 +62,7 @@ class CommandSource:
             return self._only_controller()
         if gid in self.trusted:
             return True
-        if gid not in self.refused and time.monotonic() >= self.next_refresh:
+        if self.refused.get(gid, UNNAMED) == UNNAMED and time.monotonic() >= self.next_refresh:
             self._refresh()
             if gid in self.trusted:
                 return True
@@ -75,7 +79,10 @@ class CommandSource:
             if owner == self.controller and self.participant in (None, gid[:PREFIX]):
                 self.participant = gid[:PREFIX]
                 self.trusted.add(gid)
-            elif owner is not None and gid not in self.refused:
+                if self.refused.pop(gid, None) is not None:
+                    self.log.info(f"obeying /joint_command from {owner} (publisher {gid.hex()}) "
+                                  "from now: the graph names it late")
+            elif owner is not None and self.refused.get(gid, UNNAMED) == UNNAMED:
                 twin = " (a second node of that name)" if owner == self.controller else ""
                 self._report(gid, f"{owner}{twin}")
 
@@ -83,21 +90,24 @@ class CommandSource:
         """A writer the graph names no node for: report it once past GRACE_S."""
         first = self.first_seen.setdefault(gid, time.monotonic())
         if time.monotonic() - first > GRACE_S and gid not in self.refused:
-            self._report(gid, "a publisher the ROS graph names no node for")
+            self._report(gid, UNNAMED)
 
     def _only_controller(self) -> bool:
         """No GID with the sample: every matched publisher must be the controller's."""
         count = self.subscription.get_publisher_count()
         if count != self.matched and time.monotonic() >= self.next_refresh:
             publishers = self._publishers()
-            if len(publishers) == count:  # the graph has caught up with the matches
+            unnamed = [gid for owner, gid in publishers if owner is None]
+            if len(publishers) == count and not unnamed:  # the graph has caught up
                 self.matched = count
                 self.sole = all(owner == self.controller for owner, _ in publishers)
                 for owner, gid in publishers:
-                    if owner != self.controller and gid not in self.refused:
-                        self._report(gid, owner or "a publisher the ROS graph names no node for")
-            else:
-                self.sole = False
+                    if owner != self.controller and self.refused.get(gid, UNNAMED) == UNNAMED:
+                        self._report(gid, owner)
+            else:  # asked again at the next sample past REFRESH_S
+                self.matched, self.sole = -1, False
+                for gid in unnamed:
+                    self._unknown(gid)
         return self.sole and count == self.matched
 
     def _report(self, gid: bytes, who: str) -> None:

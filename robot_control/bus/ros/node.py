@@ -69,6 +69,7 @@ from robot_control.bus.parameters import ParameterError, coerce
 from robot_control.security.keystore import check_process
 
 BUSY_WAIT_S = 150e-6  # spin, rather than sleep, this long before a timer is due
+UNKNOWN_NODE_NAME = "_NODE_NAME_UNKNOWN_"  # rmw_dds_common's, until a node's graph data arrives
 
 
 def rclpy_qos(qos: QosSpec):
@@ -293,7 +294,9 @@ class RclpyNode(Node):
         return sub
 
     def publishers_of(self, subscription) -> list[tuple[str | None, bytes]]:
-        return [(f"{i.node_namespace.rstrip('/')}/{i.node_name}", bytes(i.endpoint_gid)[:16])
+        """The topic's publishers by owning node (None: rmw cannot name it yet) and GID."""
+        return [(None if i.node_name == UNKNOWN_NODE_NAME
+                 else f"{i.node_namespace.rstrip('/')}/{i.node_name}", bytes(i.endpoint_gid)[:16])
                 for i in self._node.get_publishers_info_by_topic(subscription.topic_name)]
 
     def destroy_subscription(self, subscription) -> None:
