@@ -17,6 +17,7 @@ and max in microseconds (environment as for any node: ROS_DOMAIN_ID, …).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -42,6 +43,25 @@ def bus_env(tag: str) -> dict[str, str]:
     """Environment of an isolated test bus: own domain, loopback discovery, DDS backend."""
     return {"ROS_DOMAIN_ID": str(domain_id(tag)), "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST",
             "ROBOT_CONTROL_BUS": "dds"}
+
+
+@contextlib.contextmanager
+def isolated_bus_env(tag: str):
+    """This process on an isolated test bus (``bus_env``) while the block runs, with no DDS
+    context left open by another test; the environment restored after."""
+    from robot_control.bus.dds import context as dds_context
+
+    assert dds_context._context is None, "a DDS context from another test is still open"
+    saved = {k: os.environ.get(k) for k in bus_env(tag)}
+    os.environ.update(bus_env(tag))
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def run_probe(argv: list[str]) -> None:

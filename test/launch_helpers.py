@@ -57,6 +57,23 @@ class Observer:
     def logged(self, node: str, text: str) -> bool:
         return any(n == node and text in m for n, m in self.logs)
 
+    def keep_joint_states(self) -> None:
+        """Keep every /joint_states position by stamp (ns) in ``states``, under ``lock``: kept
+        until taken, since the test's offline run (compiling in this process) can hold this
+        node's executor off for seconds while a lockstep stack runs on."""
+        import numpy as np
+        from sensor_msgs.msg import JointState
+
+        self.states: dict[int, np.ndarray] = {}
+        self.lock = threading.Lock()
+
+        def on_state(msg) -> None:
+            with self.lock:
+                self.states[msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec] = \
+                    np.asarray(msg.position, dtype=float)
+
+        self.node.create_subscription(JointState, "/joint_states", on_state, 1_000_000)
+
     def close(self) -> None:
         self._executor.shutdown()
         self.node.destroy_node()

@@ -12,7 +12,7 @@ import time
 
 import numpy as np
 import pytest
-from bus_probe import bus_env
+from bus_probe import bus_env, isolated_bus_env
 from ros2_env import exit_after_ctrl_c
 
 from robot_control.bus.backend import choose_backend, create_node
@@ -24,15 +24,8 @@ from robot_control.bus.node import Logger, ParameterError, resolve_topic
 
 @pytest.fixture(scope="module", autouse=True)
 def isolated_bus():
-    assert dds_context._context is None, "a DDS context from another test is still open"
-    saved = {k: os.environ.get(k) for k in bus_env("node")}
-    os.environ.update(bus_env("node"))
-    yield
-    for k, v in saved.items():
-        if v is None:
-            os.environ.pop(k, None)
-        else:
-            os.environ[k] = v
+    with isolated_bus_env("node"):
+        yield
 
 
 @pytest.fixture

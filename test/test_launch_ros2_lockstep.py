@@ -4,8 +4,6 @@ does in test_stack_lockstep.py."""
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 import pytest
 import yaml
@@ -18,7 +16,6 @@ import domains  # noqa: E402
 import launch_pytest  # noqa: E402
 from launch_helpers import Observer, stack_launch  # noqa: E402
 from launch_ros.actions import SetParameter  # noqa: E402
-from sensor_msgs.msg import JointState  # noqa: E402
 from stack_helpers import LOCKSTEP_SCENARIO as SCENARIO  # noqa: E402
 
 import launch  # noqa: E402
@@ -40,18 +37,7 @@ def scenario_file(tmp_path_factory):
 def observer():
     """Subscribes to /joint_states before the launch: the plant waits for it (below)."""
     node = Observer(DOMAIN)
-    states: dict[int, np.ndarray] = {}
-    lock = threading.Lock()
-
-    def on_state(msg) -> None:
-        with lock:
-            states[msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec] = \
-                np.asarray(msg.position, dtype=float)
-
-    # every state kept until taken: the lockstep stack does not wait for this reader, and the
-    # test's offline run (compiling in this process) can hold its executor off for seconds
-    node.node.create_subscription(JointState, "/joint_states", on_state, 1_000_000)
-    node.states, node.lock = states, lock
+    node.keep_joint_states()
     yield node
     node.close()
 

@@ -4,9 +4,6 @@ test_launch_ros2_lockstep.py."""
 
 from __future__ import annotations
 
-import threading
-
-import numpy as np
 import pytest
 import yaml
 from ros2_env import ros2_missing
@@ -19,7 +16,6 @@ import domains  # noqa: E402
 import launch_pytest  # noqa: E402
 from launch_helpers import Observer, stack_launch  # noqa: E402
 from launch_ros.actions import SetParameter  # noqa: E402
-from sensor_msgs.msg import JointState  # noqa: E402
 from stack_helpers import LOCKSTEP_SCENARIO as SCENARIO  # noqa: E402
 from test_launch_ros2_lockstep import assert_states_equal_offline  # noqa: E402
 
@@ -42,17 +38,9 @@ def scenario_files(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def observer():
+    """Subscribes to /joint_states before the launch: the plant waits for it (below)."""
     node = Observer(DOMAIN)
-    states: dict[int, np.ndarray] = {}
-    lock = threading.Lock()
-
-    def on_state(msg) -> None:
-        with lock:
-            states[msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec] = \
-                np.asarray(msg.position, dtype=float)
-
-    node.node.create_subscription(JointState, "/joint_states", on_state, 1_000_000)
-    node.states, node.lock = states, lock
+    node.keep_joint_states()
     yield node
     node.close()
 

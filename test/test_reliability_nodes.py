@@ -17,12 +17,11 @@ import time
 
 import numpy as np
 import pytest
-from bus_probe import bus_env
+from bus_probe import isolated_bus_env
 from node_harness import Answerer, managed, shut, spin
 
 from robot_control.bus import ParameterError
 from robot_control.bus.backend import create_node
-from robot_control.bus.dds import context as dds_context
 from robot_control.nodes.controller_node import ControllerNode
 from robot_control.nodes.convert import TRAJECTORY_TOPIC, Messages
 from robot_control.nodes.health import ERROR, OK, WARN
@@ -32,15 +31,8 @@ from robot_control.nodes.validation import MAX_MOTION_POINTS, MAX_MOTION_S
 
 @pytest.fixture(scope="module", autouse=True)
 def isolated_bus():
-    assert dds_context._context is None, "a DDS context from another test is still open"
-    saved = {k: os.environ.get(k) for k in bus_env("reliability-nodes")}
-    os.environ.update(bus_env("reliability-nodes"))
-    yield
-    for k, v in saved.items():
-        if v is None:
-            os.environ.pop(k, None)
-        else:
-            os.environ[k] = v
+    with isolated_bus_env("reliability-nodes"):
+        yield
 
 
 # --- item 2: never fault where a stop will do ------------------------------------------------------
