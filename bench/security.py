@@ -1,23 +1,20 @@
 """What SROS2 costs the 1 kHz loop (issue 27): secure and plain side by side in one run.
 
     python bench/security.py [--duration S] [--repeat N] [--layouts processes,composed]
-                             [--modes plain,secure,signed] [--rate HZ] [--chrt PRIO]
-                             [--json FILE] [name:=value …]
+                             [--rate HZ] [--chrt PRIO] [--json FILE] [name:=value …]
 
 Runs on the rclpy route (ROS 2 from $ROS_SETUP or /opt/ros/jazzy, sourced for the launches;
-the rclpy-free route has no DDS Security). Makes keystores with ``robot-control security init``
+the rclpy-free route has no DDS Security). Makes a keystore with ``robot-control security init``
 on a private ROS domain, then for every round and layout (four node processes and their
 lifecycle manager, or all composed in one process) runs ``robot-control launch rate:=HZ
 composed:=… --duration S`` plain, then with ``security:=true keystore:=…`` (each node in its
-enclave, authenticated discovery, encrypted data, access control), then ``signed``: the same with
-a keystore made ``--protection sign`` (joint_command and joint_states signed, not encrypted;
-everything else as secure), back to back so all see the same machine. One line per run: the
-achieved rate (plant steps per second), state→command latency p50/p99/max and missed deadlines
-(the plant's own figures, as in bench/loop.py), the CPU the node
+enclave, authenticated discovery, encrypted data, access control), back to back so both see the
+same machine. One line per run: the achieved rate (plant steps per second), state→command latency
+p50/p99/max and missed deadlines (the plant's own figures, as in bench/loop.py), the CPU the node
 processes used while the loop ran (cores: CPU seconds per wall second, from /proc, between the
 launcher's "control loop running" and "stopping" lines), the bring-up time (node processes
 started → loop closed: imports, discovery — authenticated when secure — and the lifecycle
-bring-up) and the 1-minute load average. Then secure/plain and signed/plain per round and layout, and with
+bring-up) and the 1-minute load average. Then secure/plain per round and layout, and with
 several rounds the medians of each figure per layout and mode (the machine's load moves between
 runs; medians over rounds weigh that down). Goal (issue 27):
 ≤ 10 % extra p99 at 1 kHz, missed deadlines within the loop's goal (bench/loop.py).
@@ -145,13 +142,6 @@ def ratio(secure: dict, plain: dict) -> str:
     return ", ".join(parts)
 
 
-def print_ratios(runs: dict[str, dict]) -> None:
-    """Each secured mode's figures over the plain run's, where both ran."""
-    for mode in ("secure", "signed"):
-        if mode in runs and "plain" in runs:
-            print(f"  {mode}/plain: {ratio(runs[mode], runs['plain'])}", flush=True)
-
-
 def median_run(runs: list[dict]) -> dict:
     """A run whose figures are the medians of the runs' (summary fields the table reads)."""
     def med(values):
@@ -171,10 +161,9 @@ def median_run(runs: list[dict]) -> dict:
             "load_start": med([r["load_start"] for r in runs]), "exit": 0}
 
 
-def make_keystore(env: dict[str, str], path: Path, protection: str = "encrypt") -> None:
+def make_keystore(env: dict[str, str], path: Path) -> None:
     out = subprocess.run([sys.executable, "-m", "robot_control.cli", "security", "init",
-                          str(path), "--protection", protection], env=env, capture_output=True,
-                         text=True, timeout=180)
+                          str(path)], env=env, capture_output=True, text=True, timeout=180)
     if out.returncode != 0:
         raise SystemExit(f"security init failed: {out.stderr.strip()}")
 
@@ -186,9 +175,6 @@ def main(argv: list[str] | None = None) -> int:
                         help="closed-loop seconds per run (default 10)")
     parser.add_argument("--repeat", type=int, default=1, help="rounds (default 1)")
     parser.add_argument("--layouts", default="processes,composed")
-    parser.add_argument("--modes", default="plain,secure,signed",
-                        help="plain, secure (SROS2, every topic encrypted), signed (the loop's "
-                             "two topics signed only); default all three")
     parser.add_argument("--rate", type=float, default=1000.0, help="control rate (default 1000)")
     parser.add_argument("--json", help="write every run's figures here")
     parser.add_argument("--chrt", type=int, metavar="PRIO",
@@ -206,16 +192,9 @@ def main(argv: list[str] | None = None) -> int:
     prefix = ("chrt", "-f", str(args.chrt)) if args.chrt else ()
     results = []
     with tempfile.TemporaryDirectory(prefix="robot_control_keystore_") as tmp:
-        modes = {}
-        for mode in args.modes.split(","):
-            if mode == "plain":
-                modes[mode] = []
-                continue
-            if mode not in ("secure", "signed"):
-                raise SystemExit(f"unknown mode {mode!r}: plain, secure or signed")
-            keystore = Path(tmp) / mode
-            make_keystore(env, keystore, "sign" if mode == "signed" else "encrypt")
-            modes[mode] = ["security:=true", f"keystore:={keystore}"]
+        keystore = Path(tmp) / "keystore"
+        make_keystore(env, keystore)
+        modes = {"plain": [], "secure": ["security:=true", f"keystore:={keystore}"]}
         print(f"{args.duration:g} s of closed-loop control per run at {args.rate:g} Hz, computed "
               f"torque, rclpy route, ROS domain {env['ROS_DOMAIN_ID']}; {os.cpu_count()} cores; "
               "p50/p99/max: state→command latency; CPU: cores the nodes used while the loop ran; "
@@ -234,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
                     print(row(layout, mode, run), flush=True)
                     if run["exit"] != 0:
                         print("    " + run["tail"].replace("\n", "\n    ")[-1500:], flush=True)
-                print_ratios(pair)
+                print(f"  secure/plain: {ratio(pair['secure'], pair['plain'])}", flush=True)
     if args.repeat > 1:
         print(f"\nmedians over {args.repeat} rounds:")
         print(HEADER)
@@ -244,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
                        for mode in modes}
             for mode, run in medians.items():
                 print(row(layout, mode, run))
-            print_ratios(medians)
+            print(f"  secure/plain: {ratio(medians['secure'], medians['plain'])}")
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1))
     return 0

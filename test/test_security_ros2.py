@@ -292,30 +292,3 @@ def test_robot_control_launch_refuses_a_keystore_without_a_nodes_enclave(base_en
         f"{copy} has no enclave /robot_control/container: robot-control security init {copy} "
         "makes the package's enclaves"], out.stderr
     assert "started" not in out.stdout
-
-
-def test_a_keystore_that_signs_the_loop_topics_runs_the_stack(tmp_path):
-    """``--protection sign``: the loop's topics signed, not encrypted (security/governance.py);
-    the governance, signed again, is accepted by the nodes' checks and by DDS; the stack runs.
-    Its own ROS domain: the module's stack is still up on the other."""
-    from robot_control.security.governance import LOOP_TOPICS, MARK
-
-    env = {k: v for k, v in ros_env("security-sign").items() if k not in SECURITY_VARS}
-    path = tmp_path / "keystore"
-    out = robot_control(env, "security", "init", str(path), "--protection", "sign")
-    assert out.returncode == 0 and "joint_command and joint_states signed" in out.stdout, \
-        out.stdout + out.stderr
-    governance = (path / "enclaves" / "governance.xml").read_text()
-    first = governance.index("<topic_expression>")
-    assert governance.count(MARK) == 1 and governance.index(MARK) < first
-    expressions = re.findall(r"<topic_expression>([^<]+)</topic_expression>", governance)
-    assert expressions == [*LOOP_TOPICS, "*"]  # the first matching rule wins
-    assert governance.count("<data_protection_kind>SIGN") == 2
-    run = robot_control(env, "launch", "security:=true", f"keystore:={path}", "rate:=250",
-                        "--duration", "2", timeout=300)
-    assert run.returncode == 0 and run.stdout.strip().endswith("ok: ok"), run.stdout + run.stderr
-    back = robot_control(env, "security", "init", str(path))  # encrypt again: the rules go
-    assert back.returncode == 0, back.stderr
-    assert MARK not in (path / "enclaves" / "governance.xml").read_text()
-    check = robot_control(env, "security", "check", str(path), "/robot_control/plant")
-    assert check.returncode == 0, check.stderr

@@ -1,10 +1,8 @@
-"""``robot-control security init KEYSTORE [--namespace NS] [--protection encrypt|sign]``: a
-keystore holding every enclave of the package's policy (config/security/policy.xml), made with
-sros2 for the ROS domain of the environment, the control loop's topics encrypted (default) or
-signed only (security/governance.py); it prints the environment to run the stack with. Running
-it again keeps the CA and the enclaves' keys and renews the signed permissions.
-``robot-control security check KEYSTORE ENCLAVE…`` tells whether a node in each enclave would
-start (the check every node makes).
+"""``robot-control security init KEYSTORE [--namespace NS]``: a keystore holding every enclave of
+the package's policy (config/security/policy.xml), made with sros2 for the ROS domain of the
+environment; it prints the environment to run the stack with. Running it again keeps the CA and
+the enclaves' keys and renews the signed permissions. ``robot-control security check KEYSTORE
+ENCLAVE…`` tells whether a node in each enclave would start (the check every node makes).
 
 Exit status: 0; 2 with one line on stderr when it cannot (no ROS 2 or sros2, a keystore for
 another domain or namespace, an enclave that would be refused).
@@ -26,10 +24,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     init.add_argument("keystore", help="keystore directory (created if missing)")
     init.add_argument("--namespace", default="/",
                       help="namespace of the stack the permissions are for (default /)")
-    init.add_argument("--protection", choices=("encrypt", "sign"), default="encrypt",
-                      help="joint_command and joint_states: encrypted and signed (default), or "
-                           "signed only: authenticated and access-controlled, readable by a "
-                           "capture, cheaper per sample")
     check = sub.add_parser("check", help="would a node in each enclave start securely?")
     check.add_argument("keystore", help="keystore directory")
     check.add_argument("enclaves", nargs="+", metavar="ENCLAVE",
@@ -39,19 +33,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     try:
         if args.security_command == "init":
-            return _init(Path(args.keystore), args.namespace, args.protection)
+            return _init(Path(args.keystore), args.namespace)
         return _check(Path(args.keystore), args.enclaves)
     except SecurityError as exc:
         print(f"robot-control security: {exc}", file=sys.stderr)
         return 2
 
 
-def _init(keystore: Path, namespace: str, protection: str = "encrypt") -> int:
+def _init(keystore: Path, namespace: str) -> int:
     from robot_control.security.artifacts import environment_lines, init_keystore
 
-    enclaves = init_keystore(keystore, namespace, os.environ, protection)
-    print(f"keystore {keystore.resolve()}: {len(enclaves)} enclaves ({', '.join(enclaves)}); "
-          f"joint_command and joint_states {protection}ed")
+    enclaves = init_keystore(keystore, namespace, os.environ)
+    print(f"keystore {keystore.resolve()}: {len(enclaves)} enclaves ({', '.join(enclaves)})")
     print("run the stack with:  ros2 launch robot_control control.launch.yaml security:=true "
           f"keystore:={keystore.resolve()}")
     print("environment for nodes and tools started by hand:")

@@ -87,15 +87,9 @@ def _ros2(args: list[str], env: Mapping[str, str]) -> str:
     return text
 
 
-def init_keystore(keystore: Path, namespace: str, env: Mapping[str, str],
-                  protection: str = "encrypt") -> list[str]:
+def init_keystore(keystore: Path, namespace: str, env: Mapping[str, str]) -> list[str]:
     """Create (or complete) a keystore with every enclave of the shipped policy for a stack in
-    ``namespace`` on the environment's ROS domain, its loop topics encrypted or signed
-    (security/governance.py); the enclaves it holds for it."""
-    from robot_control.security.governance import PROTECTIONS, set_loop_protection
-
-    if protection not in PROTECTIONS:
-        raise SecurityError(f"protection '{protection}': one of {', '.join(PROTECTIONS)}")
+    ``namespace`` on the environment's ROS domain; the enclaves it holds for it."""
     namespace = normalise_namespace(namespace)
     domain = domain_id(env)
     keystore = keystore.resolve()
@@ -125,7 +119,6 @@ def init_keystore(keystore: Path, namespace: str, env: Mapping[str, str],
                                            "permissions.p7s").is_file()]
     if missing:
         raise SecurityError(f"sros2 left no permissions for {', '.join(missing)} in {keystore}")
-    set_loop_protection(keystore, protection)
     return enclaves
 
 
