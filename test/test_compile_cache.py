@@ -8,6 +8,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -31,7 +32,8 @@ def test_user_cache_dir_follows_xdg_and_the_platforms():
 
 def test_numba_cache_dir_prefers_numba_cache_dir_and_needs_a_writable_place(tmp_path):
     assert cc.numba_cache_dir({"NUMBA_CACHE_DIR": "/given"}) == Path("/given")
-    assert cc.numba_cache_dir({"HOME": str(tmp_path)}) == tmp_path / ".cache/robot_control/numba"
+    assert cc.numba_cache_dir({"HOME": str(tmp_path)}) == \
+        tmp_path / ".cache/robot_control/numba" / cc.kernel_sources_key()
     locked = tmp_path / "locked"
     locked.mkdir()
     locked.chmod(stat.S_IRUSR | stat.S_IXUSR)
@@ -78,9 +80,37 @@ def test_a_read_only_install_caches_in_the_user_cache_dir(tmp_path):
     for run in runs:
         assert run.returncode == 0, run.stderr
     where = [line.split()[0] for line in (r.stdout.strip() for r in runs)]
-    assert where == [str(tmp_path / "cache/robot_control/numba")] * 2
+    # the folder of this install's kernel sources, in the user cache
+    assert [str(Path(w).parent) for w in where] == [str(tmp_path / "cache/robot_control/numba")] * 2
     assert not list(install.rglob("*.nbi"))  # nothing written into the install
     cached = list((tmp_path / "cache/robot_control/numba").rglob("*.nbi"))
     assert any("rnea" in p.name for p in cached)
     first, second = (float(r.stdout.split()[1]) for r in runs)
     assert second < first  # loaded, not compiled again (figures in bench/loop.py, not here)
+
+
+def test_a_changed_kernel_module_gets_a_fresh_cache_folder(tmp_path):
+    """numba keys a cached kernel by its own file only; a kernel it calls in another file
+    changing must not load the old compiled code: the folder follows every kernel module."""
+    package = tmp_path / "pkg"
+    for room in cc.KERNEL_ROOMS:
+        (package / room).mkdir(parents=True)
+        (package / room / "kernels.py").write_text("x = 1\n")
+    (package / "cli").mkdir()
+    before = cc.kernel_sources_key(package)
+    (package / "cli" / "main.py").write_text("changed = True\n")  # not a kernel room
+    assert cc.kernel_sources_key(package) == before
+    (package / "sim" / "kernels.py").write_text("x = 2\n")
+    assert cc.kernel_sources_key(package) != before
+
+
+def test_cache_folders_unused_for_two_weeks_are_pruned(tmp_path):
+    old, recent, keep = (tmp_path / name for name in ("old", "recent", "keep"))
+    for folder in (old, recent, keep):
+        folder.mkdir()
+        (folder / "entry.nbi").write_text("")
+    weeks_ago = time.time() - (cc.PRUNE_DAYS + 1) * 86400
+    os.utime(old, (weeks_ago, weeks_ago))
+    os.utime(keep, (weeks_ago, weeks_ago))
+    cc.prune(tmp_path, keep=keep)
+    assert not old.exists() and recent.exists() and keep.exists()

@@ -5,7 +5,11 @@ By default numba caches next to the source (``__pycache__``), which a read-only 
 compiles again. This package's kernels are cached in a user cache directory instead —
 ``$XDG_CACHE_HOME/robot_control/numba`` (``~/.cache/robot_control/numba``; the platform's cache
 directory elsewhere, as platformdirs places it) — unless ``NUMBA_CACHE_DIR`` names one. numba
-keys each entry by the source file's path and stamp, so checkouts and versions do not collide.
+keys each entry by the path and stamp of the file that defines the kernel only, but a compiled
+kernel holds the code of every kernel it calls in other files: after one of those changes (an
+upgrade, an edit) numba would load the old code without a word. So the user cache has one
+folder per state of the kernel sources (:func:`kernel_sources_key`: every module of the kernel
+rooms, by path, size and stamp); folders unused for PRUNE_DAYS are removed.
 
 :func:`compiling` serialises the first call of a kernel across processes with a file lock: when
 the four nodes of a stack start together, one compiles and writes the cache while the others
@@ -19,9 +23,12 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import os
+import shutil
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -30,6 +37,8 @@ import numba.core.config
 from numba.core.runtime import rtsys
 
 APP = "robot_control"
+KERNEL_ROOMS = ("dynamics", "control", "sim", "trajectory", "identification")
+PRUNE_DAYS = 14
 
 
 def user_cache_dir(env: dict[str, str] | None = None, platform: str = sys.platform) -> Path:
@@ -46,18 +55,46 @@ def user_cache_dir(env: dict[str, str] | None = None, platform: str = sys.platfo
     return base / APP
 
 
+def kernel_sources_key(package: Path | None = None) -> str:
+    """A short digest of the kernel rooms' modules (relative path, size, stamp of each .py)."""
+    package = Path(__file__).resolve().parent.parent if package is None else package
+    digest = hashlib.sha1()
+    for room in KERNEL_ROOMS:
+        for path in sorted((package / room).rglob("*.py")):
+            st = path.stat()
+            digest.update(f"{path.relative_to(package)}:{st.st_size}:{st.st_mtime_ns};".encode())
+    return digest.hexdigest()[:16]
+
+
 def numba_cache_dir(env: dict[str, str] | None = None) -> Path | None:
-    """Where the kernels are cached: ``NUMBA_CACHE_DIR`` if set, else the user cache directory
-    (None when it cannot be created or written: numba then falls back to its own places)."""
+    """Where the kernels are cached: ``NUMBA_CACHE_DIR`` if set (as given), else the user cache
+    directory's folder for the current kernel sources (None when it cannot be created or
+    written: numba then falls back to its own places)."""
     env = os.environ if env is None else env
     if env.get("NUMBA_CACHE_DIR"):
         return Path(env["NUMBA_CACHE_DIR"])
-    path = user_cache_dir(env) / "numba"
+    root = user_cache_dir(env) / "numba"
+    path = root / kernel_sources_key()
     try:
         path.mkdir(parents=True, exist_ok=True)
+        os.utime(path)  # in use: not pruned
     except OSError:
         return None
-    return path if os.access(path, os.W_OK | os.X_OK) else None
+    if not os.access(path, os.W_OK | os.X_OK):
+        return None
+    prune(root, keep=path)
+    return path
+
+
+def prune(root: Path, keep: Path, days: float = PRUNE_DAYS) -> None:
+    """Remove the folders of kernel sources no process used for ``days``."""
+    cutoff = time.time() - days * 86400
+    for folder in root.iterdir():
+        try:
+            if folder != keep and folder.is_dir() and folder.stat().st_mtime < cutoff:
+                shutil.rmtree(folder, ignore_errors=True)
+        except OSError:
+            continue  # another process removed it meanwhile
 
 
 def configure() -> Path | None:
