@@ -172,15 +172,6 @@ def test_bad_engine_settings_are_refused_by_name():
         make_plant(model, {"engine": "mujoco", "integrator": "huo_2_107"}, 1e-3)
     with pytest.raises(ValueError, match="plant.engine must be one of"):
         make_plant(model, {"engine": "bullet"}, 1e-3)
-    with pytest.raises(ValueError, match="engine 'mujoco' does not simulate cells"):
-        run_cell_on_mujoco()
-
-
-def run_cell_on_mujoco():
-    from robot_control.model.cell import load_cell
-    from robot_control.sim.cell import CellPlant
-
-    return CellPlant(load_cell("two_puma560"), {"engine": "mujoco"}, 1e-3)
 
 
 def test_lockstep_bus_run_on_mujoco_equals_offline_simulation(tmp_path):
