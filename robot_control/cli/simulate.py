@@ -23,8 +23,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from robot_control.sim import report
-    from robot_control.sim.cell_simulate import is_cell_scenario, load_cell_scenario, run_cell
-    from robot_control.sim.engine import with_engine
+    from robot_control.sim.cell_simulate import (
+        is_cell_scenario,
+        load_cell_scenario,
+        run_cell,
+        scenario_engine,
+    )
+    from robot_control.sim.engine import preload, with_engine
     from robot_control.sim.scenario import ScenarioError, load_scenario
     from robot_control.sim.simulate import run as simulate
 
@@ -38,6 +43,8 @@ def run(args: argparse.Namespace) -> int:
         print("robot-control simulate: --record writes single-arm runs; a cell scenario has no "
               "bus topics yet", file=sys.stderr)
         return 2
+    # an engine's imports are the interpreter's, not the run's (realtime_factor counts the run)
+    preload(args.engine or scenario_engine(args.scenario))
     progress = not args.quiet and sys.stderr.isatty()
     try:
         if cell:

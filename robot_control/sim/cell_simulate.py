@@ -106,6 +106,17 @@ def is_cell_scenario(source) -> bool:
     return "cell" in doc
 
 
+def scenario_engine(source) -> str | None:
+    """``plant.engine`` of a scenario (file, bundled name or mapping); None if it names none or
+    cannot be read (loading it reports why)."""
+    try:
+        doc, _ = _read(source)
+    except (ScenarioError, OSError):
+        return None
+    plant = doc.get("plant")
+    return str(plant["engine"]) if isinstance(plant, dict) and "engine" in plant else None
+
+
 def load_cell_scenario(source) -> CellScenario:
     """Read and validate a cell scenario; errors name the key at fault."""
     doc, name = _read(source)
