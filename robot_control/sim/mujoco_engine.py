@@ -29,7 +29,6 @@ import logging
 import numpy as np
 from numba import typeof
 
-from robot_control.dynamics.packing import kernel_data
 from robot_control.model.mjcf import compile_mjcf, require_mujoco, to_mjcf
 from robot_control.model.robot_model import RobotModel
 from robot_control.sim import mujoco_contact as MC
@@ -81,7 +80,6 @@ class MujocoPlant(PlantBase):
         MK.load_library(mujoco)
         self._J, self._S = self._packed_settings()
         self._X = np.zeros((PK.XROWS, self.n))  # the internal kernels' scratch: unused by MuJoCo
-        self._D = kernel_data(self.model).D
         self._steps: dict[float, int] = {}
         # the compiled hold, loaded by the first step (the offline loop's compiled route has its own)
         self._step_kernel = self._load_step_kernel

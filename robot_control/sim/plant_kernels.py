@@ -209,8 +209,8 @@ def _mujoco(integrator, D, J, S, X, Mbuf, t, steps, q, qd, qdd, tau):
 @njit(cache=True)
 def hold_mujoco_at(S, t, steps, q, qd, qdd, tau):
     """mujoco_kernels.hold_mujoco on the MuJoCo model and data whose addresses S holds."""
-    return hold_mujoco(np.int64(S[S_MJ_MODEL]), np.int64(S[S_MJ_DATA]), np.int64(S[S_MJ_QPOS]),
-                       np.int64(S[S_MJ_QVEL]), np.int64(S[S_MJ_QACC]), np.int64(S[S_MJ_QFRC]),
+    return hold_mujoco(int(S[S_MJ_MODEL]), int(S[S_MJ_DATA]), int(S[S_MJ_QPOS]),
+                       int(S[S_MJ_QVEL]), int(S[S_MJ_QACC]), int(S[S_MJ_QFRC]),
                        S[S_DT], t, steps, q, qd, qdd, tau)
 
 
