@@ -42,25 +42,30 @@ def scenarios() -> list[str]:
     return sorted(p.stem for p in share_path("config", "scenarios").glob("*.yaml"))
 
 
+def cell_figures(result) -> dict:
+    """A cell run's figures: E's position error, the force error over the second half, and
+    each arm's share of the pressing force (Σp_i / Σλ_E)."""
+    err = np.linalg.norm(result.pose_error[:, :3], axis=1)
+    half = (result.desired_force - result.contact_force)[len(result.t) // 2:]
+    shares = {arm: s["measured_fraction_mean"]
+              for arm, s in result.summary["force_shares"].items()}
+    return {"kind": "task m", "rms": float(np.sqrt(np.mean(err**2))), "max": float(err.max()),
+            "force": float(np.sqrt(np.mean(half**2))), "shares": shares}
+
+
 def run_both(name: str) -> tuple[dict | None, dict | str]:
     """(internal figures, MuJoCo figures or why there are none)."""
-    from robot_control.sim.cell_simulate import is_cell_scenario, run_cell
+    from robot_control.sim.cell_simulate import is_cell_scenario, load_cell_scenario, run_cell
     from robot_control.sim.scenario import load_scenario
     from robot_control.sim.simulate import run
 
-    if is_cell_scenario(name):
-        cell = run_cell(name)
-        err = np.linalg.norm(cell.pose_error[:, :3], axis=1)
-        half = (cell.desired_force - cell.contact_force)[len(cell.t) // 2:]
-        internal = {"kind": "task m", "rms": float(np.sqrt(np.mean(err**2))),
-                    "max": float(err.max()), "force": float(np.sqrt(np.mean(half**2)))}
-        return internal, "not done (cells run on the internal engine only)"
+    cell = is_cell_scenario(name)
     out = []
     for engine in ("internal", "mujoco"):
-        sc = load_scenario(name)
+        sc = load_cell_scenario(name) if cell else load_scenario(name)
         sc.plant["engine"] = engine
         try:
-            out.append(figures(run(sc)))
+            out.append(cell_figures(run_cell(sc)) if cell else figures(run(sc)))
         except FloatingPointError as exc:
             out.append(f"diverged: {exc}")
     return out[0], out[1]
@@ -93,8 +98,20 @@ def table(rows: list[tuple[str, dict | None, dict | str]]) -> str:
             if key in a and _ratio(a[key], b[key]) > 2.0:
                 flagged.append(f"- {name}: {key} {a[key]:.3g} (internal) vs {b[key]:.3g} "
                                f"(mujoco), ×{_ratio(a[key], b[key]):.2g}")
-    text = "\n".join(lines) + "\n\nDifferences beyond 2×:\n\n"
+    text = "\n".join(lines) + "\n\n" + share_lines(rows) + "Differences beyond 2×:\n\n"
     return text + ("\n".join(flagged) if flagged else "- none") + "\n"
+
+
+def share_lines(rows: list[tuple[str, dict | None, dict | str]]) -> str:
+    """One line per cell scenario: each arm's share of the pressing force on both engines."""
+    out = []
+    for name, a, b in rows:
+        if a and "shares" in a and isinstance(b, dict):
+            pairs = ", ".join(f"{arm} {a['shares'][arm]:.6f} / {b['shares'][arm]:.6f} "
+                              f"({b['shares'][arm] / a['shares'][arm] - 1:+.1e} relative)"
+                              for arm in a["shares"])
+            out.append(f"- {name}: force shares Σp_i/Σλ_E internal / mujoco: {pairs}")
+    return ("Cells:\n\n" + "\n".join(out) + "\n\n") if out else ""
 
 
 def main() -> int:

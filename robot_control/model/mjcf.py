@@ -106,11 +106,13 @@ def joint_axis(joint) -> tuple[Array, Array]:
 
 def to_mjcf(model: RobotModel, timestep: float = 1e-3, integrator: str = "implicitfast",
             armature: Array | None = None, sites: list[Site] | tuple = (),
-            world: list[ET.Element] | tuple = (), quiet: bool = False) -> str:
+            world: list[ET.Element] | tuple = (), quiet: bool = False,
+            extra: list[ET.Element] | tuple = ()) -> str:
     """MJCF text of the model (after ``loadable``): bodies, inertias, joints, sites, motors.
 
     ``armature`` is the reflected rotor inertia per joint (added to M's diagonal by MuJoCo);
-    ``sites`` extra named points, ``world`` extra elements of the worldbody (environment geoms).
+    ``sites`` extra named points, ``world`` extra elements of the worldbody (environment geoms),
+    ``extra`` extra top-level elements (e.g. the ``<equality>`` welds closing a cell's loops).
     """
     if integrator not in MJ_INTEGRATORS:
         raise ModelError(f"integrator must be one of {MJ_INTEGRATORS}, got '{integrator}'")
@@ -164,6 +166,7 @@ def to_mjcf(model: RobotModel, timestep: float = 1e-3, integrator: str = "implic
         if np.isfinite(b.joint.effort_limit):
             attrs["ctrlrange"] = _num([-b.joint.effort_limit, b.joint.effort_limit])
         ET.SubElement(actuators, "motor", **attrs)
+    root.extend(extra)
     ET.indent(root)
     return ET.tostring(root, encoding="unicode") + "\n"
 

@@ -1,5 +1,5 @@
 """The ``cell_plant`` node: m arms holding one object on a table (Huo §3.13) simulated as one
-closed chain (sim/cell.py), driven like the ``plant`` node.
+closed chain (sim/cell.py; ``engine: mujoco``: sim/mujoco_cell.py), driven like the ``plant`` node.
 
 It is the ``plant`` node's drive (nodes/plant_node.py: which commands apply, lockstep, the safe
 behaviour, the safety stop, faults, its figures on /diagnostics) around a different mechanism:
@@ -46,8 +46,9 @@ from robot_control.model.cell import arms_model, augmented_arm_model, share_vect
 from robot_control.nodes.common import declare_cell_common, declare_engine, run_node, warm_up
 from robot_control.nodes.convert import period_ns, seconds
 from robot_control.nodes.plant_node import PlantNode
-from robot_control.sim.cell import CellPlant
+from robot_control.sim.cell import CellPlantBase
 from robot_control.sim.cell_simulate import pressing_forces
+from robot_control.sim.engine import make_cell_plant
 
 
 class ForceFigures:
@@ -87,7 +88,7 @@ class ForceFigures:
 
 
 class CellPlantNode(PlantNode):
-    """Wires a :class:`~robot_control.sim.cell.CellPlant` to the bus."""
+    """Wires a cell plant (sim/cell.py, or sim/mujoco_cell.py with ``engine: mujoco``) to the bus."""
 
     COMMAND_SOURCE = "cell_controller"
     LOCKSTEP_READERS = (1, "the cell controller")
@@ -119,7 +120,7 @@ class CellPlantNode(PlantNode):
         self.slices = self.cell.joint_slices()
         self.n_arms = self.cell.nq
         self.q0, self.qd0 = sc.arm_guess, None
-        self.plant_cfg = declare_engine(node, sc.plant)  # CellPlant refuses 'mujoco' by name
+        self.plant_cfg = declare_engine(node, sc.plant)
         arms = self.cell.arm_names
         self.arm_joints = [arm.model.joint_names for arm in self.cell.arms]
         publisher = node.create_lifecycle_publisher
@@ -131,8 +132,8 @@ class CellPlantNode(PlantNode):
         self.pub_pose = publisher("geometry_msgs/msg/PoseStamped", "object/pose")
         self.pub_accel = publisher("geometry_msgs/msg/AccelStamped", "object/accel")
 
-    def _new_plant(self) -> CellPlant:
-        plant = CellPlant(self.cell, self.plant_cfg, self.dt)
+    def _new_plant(self) -> CellPlantBase:
+        plant = make_cell_plant(self.cell, self.plant_cfg, self.dt)
         plant.reset(self.scenario.arm_guess, self.scenario.object_pose)
         return plant
 

@@ -30,13 +30,19 @@ Array = np.ndarray
 _KEYS = {"environment", "noise", "saturate"}
 
 
-class CellPlant:
-    """Integrates the cell (RK4 at ``physics_dt``) under held arm torques; reports λ."""
+class CellPlantBase:
+    """What every cell engine shares: configuration, the closed-chain model (its kinematics),
+    the initial grasp, the arms' sensors and saturation; an engine adds the dynamics."""
+
+    #: the ``engine`` a configuration must name (or leave out) for this class
+    ENGINE = "internal"
 
     def __init__(self, cell: Cell, config: dict | None = None, physics_dt: float = 1e-3) -> None:
         cfg = dict(config or {})
-        if cfg.pop("engine", "internal") != "internal":  # sim/mujoco_engine.py: one arm only
-            raise ValueError("engine 'mujoco' does not simulate cells yet (engine 'internal' does)")
+        engine = cfg.pop("engine", self.ENGINE)
+        if engine != self.ENGINE:  # sim.engine.make_cell_plant picks the class of the engine
+            raise ValueError(f"{type(self).__name__} is engine '{self.ENGINE}', the "
+                             f"configuration asks for '{engine}'")
         unknown = set(cfg) - _KEYS
         if unknown:
             raise ValueError(f"plant: unknown keys {sorted(unknown)} for a cell "
@@ -51,15 +57,11 @@ class CellPlant:
         env = environment_from_config(cfg.get("environment"))
         if not isinstance(env, RigidSurface):
             raise ValueError("plant.environment: a cell needs a rigid plane (type: rigid) under E")
+        if env.friction > 0.0:  # neither engine's cell models it: refused, not ignored
+            raise ValueError("plant.environment.friction: a cell's table is smooth (friction 0)")
+        self.environment = env
         self.plane = env.plane
-        grasps = grasp_constraints(cell, self.model)
-        self._surface = dyn.surface_contact(self.model, "contact", self.plane.normal,
-                                            self.plane.offset)
-        self._free = dyn.ConstraintSet(grasps)
-        self._touching = dyn.ConstraintSet([*grasps, self._surface])
-        self._surface_only = dyn.ConstraintSet([self._surface])
-        gain = 1.0 / (20.0 * self.dt) ** 0.5  # critically damped, fast against the period
-        self._baumgarte = (gain, gain)
+        self._free = dyn.ConstraintSet(grasp_constraints(cell, self.model))
         noise = dict(cfg.get("noise") or {})
         bad = set(noise) - {"position", "velocity", "seed"}
         if bad:
@@ -74,7 +76,6 @@ class CellPlant:
         self._lower = self.model.lower[: self.n_arms]
         self._upper = self.model.upper[: self.n_arms]
         self.in_contact = False
-        self.lam = np.zeros(self._touching.m)
 
     # ------------------------------------------------------------------ state
     def assemble(self, q_arms_guess, object_pose) -> Array:
@@ -89,14 +90,12 @@ class CellPlant:
         self.q = self.assemble(q_arms_guess, object_pose)
         self.qd = np.zeros(self.n)
         self.t = float(t)
-        depth = -float(dyn.constraint_terms(self.model, self.q, self.qd,
-                                            self._surface_only)[2][0])
+        depth = self.plane.penetration(self.frame_pose("contact")[:3, 3])
         if depth > 1e-6:
             raise ValueError(f"the object's contact point starts {depth:.3g} m inside the plane")
         self.in_contact = depth > -1e-9
         self.applied = np.zeros(self.n_arms)
         self.saturated = np.zeros(self.n_arms, dtype=bool)
-        self.lam[:] = 0.0
         self.qdd = np.zeros(self.n)
         self._rng = np.random.default_rng(self.noise_seed)
 
@@ -122,6 +121,42 @@ class CellPlant:
         self.saturated = np.abs(tau) > self._effort
         return np.clip(tau, -self._effort, self._effort)
 
+    # ------------------------------------------------------------- kinematics
+    def frame_pose(self, frame: str) -> Array:
+        """World placement of a frame of the closed-chain model (``object``, ``contact``, …)."""
+        return dyn.frame_placement(self.model, self.q, frame)
+
+    def object_acceleration(self) -> Array:
+        """Classical acceleration of the object's centre of mass at the last evaluated q̈."""
+        return self.object_accelerations()[1]
+
+    def object_accelerations(self) -> tuple[Array, Array]:
+        """(angular acceleration of the object, classical acceleration of its centre of mass),
+        world axes, at the last evaluated q̈: the rows of J q̈ + J̇q̇ of frame object_com."""
+        J = dyn.jacobian(self.model, self.q, "object_com")
+        Jd_qd = dyn.jacobian_dot_qd(self.model, self.q, self.qd, "object_com")
+        return J[:3] @ self.qdd + Jd_qd[:3], J[3:] @ self.qdd + Jd_qd[3:]
+
+
+class CellPlant(CellPlantBase):
+    """Integrates the cell (RK4 at ``physics_dt``) under held arm torques; reports λ."""
+
+    def __init__(self, cell: Cell, config: dict | None = None, physics_dt: float = 1e-3) -> None:
+        super().__init__(cell, config, physics_dt)
+        grasps = list(self._free.constraints)
+        self._surface = dyn.surface_contact(self.model, "contact", self.plane.normal,
+                                            self.plane.offset)
+        self._touching = dyn.ConstraintSet([*grasps, self._surface])
+        self._surface_only = dyn.ConstraintSet([self._surface])
+        gain = 1.0 / (20.0 * self.dt) ** 0.5  # critically damped, fast against the period
+        self._baumgarte = (gain, gain)
+        self.lam = np.zeros(self._touching.m)
+
+    def reset(self, q_arms_guess, object_pose, t: float = 0.0) -> None:
+        """Grasp the object at rest at ``object_pose``; no constraint force yet."""
+        super().reset(q_arms_guess, object_pose, t)
+        self.lam[:] = 0.0
+
     # --------------------------------------------------------------- dynamics
     def acceleration(self, q: Array, qd: Array, tau_arms: Array) -> Array:
         """q̈ of the closed chain for held arm torques; λ (grasps, then contact) into ``self.lam``."""
@@ -141,21 +176,6 @@ class CellPlant:
     def grasp_wrenches(self) -> Array:
         """(m, 6): wrench (n, f) each arm exerts on the object at its grasp point, world axes."""
         return -self.lam[: 6 * self.cell.m].reshape(self.cell.m, 6)
-
-    def frame_pose(self, frame: str) -> Array:
-        """World placement of a frame of the closed-chain model (``object``, ``contact``, …)."""
-        return dyn.frame_placement(self.model, self.q, frame)
-
-    def object_acceleration(self) -> Array:
-        """Classical acceleration of the object's centre of mass at the last evaluated q̈."""
-        return self.object_accelerations()[1]
-
-    def object_accelerations(self) -> tuple[Array, Array]:
-        """(angular acceleration of the object, classical acceleration of its centre of mass),
-        world axes, at the last evaluated q̈: the rows of J q̈ + J̇q̇ of frame object_com."""
-        J = dyn.jacobian(self.model, self.q, "object_com")
-        Jd_qd = dyn.jacobian_dot_qd(self.model, self.q, self.qd, "object_com")
-        return J[:3] @ self.qdd + Jd_qd[:3], J[3:] @ self.qdd + Jd_qd[3:]
 
     def evaluate(self, tau_arms) -> None:
         """q̈ and λ at the current state under ``tau_arms`` (what a torque does right away)."""
@@ -200,4 +220,4 @@ class CellPlant:
             self.in_contact = False
 
 
-__all__ = ["OBJECT_JOINTS", "CellPlant"]
+__all__ = ["OBJECT_JOINTS", "CellPlant", "CellPlantBase"]

@@ -49,8 +49,9 @@ from robot_control.model.dh import _placement
 from robot_control.model.expressions import read_constants
 from robot_control.model.robot_model import ModelError
 from robot_control.safe_yaml import load_file
-from robot_control.sim.cell import CellPlant
+from robot_control.sim.cell import CellPlantBase
 from robot_control.sim.clock import period_ns, seconds
+from robot_control.sim.engine import make_cell_plant
 from robot_control.sim.scenario import (
     CartesianPath,
     ScenarioError,
@@ -103,6 +104,17 @@ def is_cell_scenario(source) -> bool:
     except (ScenarioError, OSError):
         return False
     return "cell" in doc
+
+
+def scenario_engine(source) -> str | None:
+    """``plant.engine`` of a scenario (file, bundled name or mapping); None if it names none or
+    cannot be read (loading it reports why)."""
+    try:
+        doc, _ = _read(source)
+    except (ScenarioError, OSError):
+        return None
+    plant = doc.get("plant")
+    return str(plant["engine"]) if isinstance(plant, dict) and "engine" in plant else None
 
 
 def load_cell_scenario(source) -> CellScenario:
@@ -190,7 +202,7 @@ def pressing_forces(grasp_forces: Array, mass: float, accel_com: Array, gravity:
     return -(grasp_forces - shares[:, None] * inertial) @ normal
 
 
-def pressing_shares(plant: CellPlant, shares: Array) -> Array:
+def pressing_shares(plant: CellPlantBase, shares: Array) -> Array:
     """p_i of the plant's last evaluated state (``pressing_forces``)."""
     return pressing_forces(plant.grasp_wrenches()[:, 3:], plant.cell.object_inertia.mass,
                            plant.object_acceleration(), plant.cell.gravity, plant.plane.normal,
@@ -235,7 +247,7 @@ def run_cell(scenario: CellScenario | str, progress: bool = False) -> CellResult
     """Simulate a cell scenario and summarise pose, force and force shares."""
     sc = scenario if isinstance(scenario, CellScenario) else load_cell_scenario(scenario)
     try:
-        plant = CellPlant(sc.cell, sc.plant, sc.physics_dt)
+        plant = make_cell_plant(sc.cell, sc.plant, sc.physics_dt)
         plant.reset(sc.arm_guess, sc.object_pose)
     except ValueError as exc:
         raise ScenarioError(f"plant: {exc}") from exc

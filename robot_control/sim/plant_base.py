@@ -34,6 +34,7 @@ class PlantBase:
         self.model = plant_model(model, self.config)
         self.dt = float(physics_dt)
         self.n = model.nq
+        self._shape = (self.n,)
         self.environment = environment_from_config(self.config.environment)
         self.contact_frame = self.config.contact_frame or model.end_effector
         self.in_contact = False
@@ -91,7 +92,7 @@ class PlantBase:
     def _joint_vector(self, x) -> Array:
         """x as a contiguous float vector of length n (what the compiled plant indexes)."""
         a = np.ascontiguousarray(x, dtype=np.float64)
-        if a.shape != (self.n,):
+        if a.shape != self._shape:
             raise ValueError(f"joint vectors of the plant have length {self.n}, got shape {a.shape}")
         return a
 

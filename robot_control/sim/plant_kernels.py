@@ -15,6 +15,7 @@ from numba.extending import overload
 
 from robot_control.dynamics import kernels as K
 from robot_control.dynamics.cholesky import cholesky_in_place, solve_factored
+from robot_control.sim.mujoco_kernels import hold_mujoco
 
 # Per-joint columns of J: actuator inertia, effort limit, position limits, Schilling's friction
 # (viscous, Coulomb, static, Stribeck velocity), disturbance amplitude and phase.
@@ -27,9 +28,12 @@ JCOLS = 10
 # mass-matrix branch for a plant that does not need it.
 S_DT, S_INTEGRATOR, S_FRICTION, S_LIMITS, S_STIFFNESS, S_DAMPING = 0, 1, 2, 3, 4, 5
 S_DISTURBANCE, S_FREQUENCY, S_SATURATE = 6, 7, 8
-SCOLS = 9
-#: integrator codes, in the order of plant_config.INTEGRATORS
-RK4, SEMI_IMPLICIT_EULER, HUO_2_107 = 0, 1, 2
+# engine 'mujoco' (integrator code MUJOCO): addresses of its MjModel, MjData and of the MjData
+# arrays qpos, qvel, qacc, qfrc_applied (exact in a float64: user-space addresses are < 2⁵³)
+S_MJ_MODEL, S_MJ_DATA, S_MJ_QPOS, S_MJ_QVEL, S_MJ_QACC, S_MJ_QFRC = 9, 10, 11, 12, 13, 14
+SCOLS = 15
+#: integrator codes, in the order of plant_config.INTEGRATORS; MUJOCO: MuJoCo's mj_step holds
+RK4, SEMI_IMPLICIT_EULER, HUO_2_107, MUJOCO = 0, 1, 2, 3
 # Rows of the scratch X (n columns each): applied torque, RK4 stages, bias torque, zeros.
 X_TOTAL, X_Q2, X_V2, X_Q3, X_V3, X_Q4, X_V4, X_A2, X_A3, X_A4, X_BIAS, X_ZERO = range(12)
 XROWS = 12
@@ -198,11 +202,38 @@ def _huo(integrator, D, J, S, X, Mbuf, t, steps, q, qd, qdd, tau):
     return hold_huo(D, J, S, X, Mbuf, t, steps, q, qd, qdd, tau)
 
 
+def _mujoco(integrator, D, J, S, X, Mbuf, t, steps, q, qd, qdd, tau):
+    return hold_mujoco_at(S, t, steps, q, qd, qdd, tau)
+
+
+@njit(cache=True)
+def hold_mujoco_at(S, t, steps, q, qd, qdd, tau):
+    """mujoco_kernels.hold_mujoco on the MuJoCo model and data whose addresses S holds."""
+    return hold_mujoco(int(S[S_MJ_MODEL]), int(S[S_MJ_DATA]), int(S[S_MJ_QPOS]),
+                       int(S[S_MJ_QVEL]), int(S[S_MJ_QACC]), int(S[S_MJ_QFRC]),
+                       S[S_DT], t, steps, q, qd, qdd, tau)
+
+
 @overload(hold, jit_options={"cache": True})
 def _hold(integrator, D, J, S, X, Mbuf, t, steps, q, qd, qdd, tau):
     if not isinstance(integrator, types.IntegerLiteral):
         raise errors.TypingError("hold needs a literal integrator code (numba.literally)")
-    return (_rk4, _semi_implicit_euler, _huo)[integrator.literal_value]
+    return (_rk4, _semi_implicit_euler, _huo, _mujoco)[integrator.literal_value]
+
+
+@njit(cache=True)
+def step_mujoco(J, S, t, steps, tau, out, saturated):
+    """One hold of MujocoPlant.step: τ saturated into ``out[3]``, held by MuJoCo, q, q̇, q̈ into
+    ``out[0:3]``; returns the new time, or NaN when τ or the new state is not finite (τ: nothing
+    stepped)."""
+    applied = out[3]
+    saturate(J, S, tau, applied, saturated)
+    if not all_finite(applied):
+        return np.nan
+    t = hold_mujoco_at(S, t, steps, out[0], out[1], out[2], applied)
+    if not (all_finite(out[0]) and all_finite(out[1])):
+        return np.nan
+    return t
 
 
 @njit(cache=True)
