@@ -229,3 +229,22 @@ def test_compiled_surface_pushes_like_the_environment_model():
         assert np.allclose(wrench, np.concatenate([np.zeros(3), f]), rtol=1e-12, atol=1e-9)
         assert np.allclose(tau, J[3:].T @ f, rtol=1e-12, atol=1e-9)
     assert 0 < pressed < 20  # both sides of the surface were tried
+
+
+@pytest.mark.parametrize("shape", [(6, 3), (6, 2), (3, 6), (3, 4), (6, 5)])
+def test_pseudo_inverse_times_is_numpys_pinv(shape):
+    """QR for full rank (tall: least squares, wide: minimum norm), the SVD near rank deficiency."""
+    m, n = shape
+    rng = np.random.default_rng(11)
+    A = np.zeros(KT.task_shape(n))
+    out = np.empty(n)
+    for trial in range(6):
+        J = rng.uniform(-1, 1, shape)
+        if trial == 1:
+            J[2] = 0.0  # a zero row: still full rank when m > n … or rank m − 1 when wide
+        if trial >= 4:
+            J[:, 0] = J[:, 1] if m > n else J[:, 0]
+            J[0] = J[1]  # rank deficient: the SVD's cut-off decides
+        a = rng.uniform(-1, 1, m)
+        KT.pseudo_inverse_times(A, J, a, out)
+        assert np.allclose(out, np.linalg.pinv(J) @ a, rtol=1e-9, atol=1e-9), trial

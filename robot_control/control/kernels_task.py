@@ -43,7 +43,9 @@ TK_ZERO = 31  # zeros: q̈ and gravity of the J̇q̇ recursion
 TK_TMP = 32  # scratch (0:n)
 TK_J6 = 33  # 6 × n geometric Jacobian (ω; v)
 TK_J = 39  # m × n task Jacobian
-TK_LU = 45  # n × (n + 1): [J | a] of the square solve
+TK_QR = 45  # 6 × n: Householder QR of a tall J (m > n)
+TK_HOUSE = 51  # the Householder reflectors' scalars (0:6), right-hand side (6:16)
+TK_LU = 52  # n × (n + 1): [J | a] of the square solve; n × m: QR of Jᵀ for a wide J (m < n)
 
 # slots of row TK_SCALAR
 TS_BODY, TS_M, TS_NULL = 0, 1, 2
@@ -166,16 +168,105 @@ def task_state(D, A, q, qd, q_d, qd_d, qdd_d):
 
 
 @njit(cache=True)
-def pseudo_inverse_times(J, a, out):
+def svd_pseudo_inverse_times(J, a, out):
     """out = J⁺a (Moore–Penrose, SVD with numpy's cut-off 1e-15 σ_max)."""
     Jp = np.linalg.pinv(np.ascontiguousarray(J))
     L.mat_vec(Jp, a, out)
 
 
 @njit(cache=True)
+def householder_qr(Q, beta):
+    """Q ← Householder QR of a tall Q (rows ≥ columns): R on and above the diagonal, the
+    reflectors v_k (v_k[k] = 1 implied) below it, β_k = 2/(v_kᵀv_k) (Golub–Van Loan Alg. 5.2.1).
+    Returns min |R_kk| / max |R_kk| (0 for a zero matrix): how far from rank deficient."""
+    rows, cols = Q.shape[0], Q.shape[1]
+    small, large = np.inf, 0.0
+    for k in range(cols):
+        norm2 = 0.0
+        for i in range(k, rows):
+            norm2 += Q[i, k] * Q[i, k]
+        alpha = -np.sqrt(norm2) if Q[k, k] >= 0.0 else np.sqrt(norm2)
+        v0 = Q[k, k] - alpha
+        beta[k] = 0.0
+        if v0 != 0.0:
+            vv = 1.0
+            for i in range(k + 1, rows):
+                Q[i, k] = Q[i, k] / v0
+                vv += Q[i, k] * Q[i, k]
+            beta[k] = 2.0 / vv
+            for j in range(k + 1, cols):
+                acc = Q[k, j]
+                for i in range(k + 1, rows):
+                    acc += Q[i, k] * Q[i, j]
+                acc *= beta[k]
+                Q[k, j] -= acc
+                for i in range(k + 1, rows):
+                    Q[i, j] -= acc * Q[i, k]
+        Q[k, k] = alpha
+        small, large = min(small, abs(alpha)), max(large, abs(alpha))
+    return small / large if large > 0.0 else 0.0
+
+
+@njit(cache=True)
+def apply_reflectors(Q, beta, x, transpose):
+    """x ← Qᵀx (transpose) or Qx with Q = H_0 H_1 … of ``householder_qr``."""
+    rows, cols = Q.shape[0], Q.shape[1]
+    for step in range(cols):
+        k = step if transpose else cols - 1 - step
+        acc = x[k]
+        for i in range(k + 1, rows):
+            acc += Q[i, k] * x[i]
+        acc *= beta[k]
+        x[k] -= acc
+        for i in range(k + 1, rows):
+            x[i] -= acc * Q[i, k]
+
+
+#: below this min/max |R_kk| the QR of J is too close to rank deficient: the SVD decides
+QR_RANK_RATIO = 1e-10
+
+
+@njit(cache=True)
+def pseudo_inverse_times(A, J, a, out):
+    """out = J⁺a: for a tall J of full column rank R⁻¹Qᵀa (J = QR, the least-squares solution),
+    for a wide J of full row rank Q R⁻ᵀa (Jᵀ = QR, the minimum-norm one); the SVD otherwise."""
+    m, n = J.shape[0], J.shape[1]
+    beta, x = A[TK_HOUSE, :6], A[TK_HOUSE, 6:16]
+    if m > n:
+        Q = A[TK_QR : TK_QR + m, :n]
+        Q[:, :] = J
+        if householder_qr(Q, beta) > QR_RANK_RATIO:
+            for i in range(m):
+                x[i] = a[i]
+            apply_reflectors(Q, beta, x[:m], True)
+            for i in range(n - 1, -1, -1):  # R x = (Qᵀa)[:n]
+                acc = x[i]
+                for j in range(i + 1, n):
+                    acc -= Q[i, j] * out[j]
+                out[i] = acc / Q[i, i]
+            return
+    elif m < n:
+        Q = A[TK_LU : TK_LU + n, :m]
+        for i in range(n):
+            for j in range(m):
+                Q[i, j] = J[j, i]
+        if householder_qr(Q, beta) > QR_RANK_RATIO:
+            for i in range(m):  # Rᵀy = a, then out = Q [y; 0]
+                acc = a[i]
+                for j in range(i):
+                    acc -= Q[j, i] * out[j]
+                out[i] = acc / Q[i, i]
+            for i in range(m, n):
+                out[i] = 0.0
+            apply_reflectors(Q, beta, out, False)
+            return
+    svd_pseudo_inverse_times(J, a, out)
+
+
+@njit(cache=True)
 def resolve(A, J, a, out):
     """A joint vector with J q = a: J⁻¹a (LU, partial pivoting) if J is square and regular, else
-    J⁺a (control.task_space.resolve)."""
+    J⁺a (control.task_space.resolve; the LU block is scratch for both)."""
     m, n = J.shape[0], J.shape[1]
     if m == n:
         LU = A[TK_LU : TK_LU + n, : n + 1]
@@ -187,11 +278,11 @@ def resolve(A, J, a, out):
             for i in range(n):
                 out[i] = LU[i, n]
             return
-    pseudo_inverse_times(J, a, out)
+    pseudo_inverse_times(A, J, a, out)
 
 
 @njit(cache=True)
-def null_space_damping(J, qd, k, out, tmp):
+def null_space_damping(A, J, qd, k, out, tmp):
     """(I − J⁺J)(−k q̇): damps self-motion a redundant arm's task does not see (m < n, k ≠ 0)."""
     m, n = J.shape[0], J.shape[1]
     if k == 0.0 or m >= n:
@@ -200,7 +291,7 @@ def null_space_damping(J, qd, k, out, tmp):
         return
     w = tmp[:m]
     L.mat_vec(J, qd, w)
-    pseudo_inverse_times(J, w, out)
+    pseudo_inverse_times(A, J, w, out)
     for i in range(n):
         out[i] = -k * (qd[i] - out[i])
 
@@ -224,7 +315,7 @@ def joint_acceleration(A, J, qd, a):
         rhs[i] = a[i] - jdqd[i]
     qdd, null = A[TK_QDD, :n], A[TK_NULL, :n]
     resolve(A, J, rhs[:m], qdd)
-    null_space_damping(J, qd, A[TK_SCALAR, TS_NULL], null, A[TK_TMP])
+    null_space_damping(A, J, qd, A[TK_SCALAR, TS_NULL], null, A[TK_TMP])
     for i in range(n):
         qdd[i] = qdd[i] + null[i]
 
