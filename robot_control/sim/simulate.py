@@ -194,8 +194,12 @@ def run_compiled(sc: Scenario, plant: Plant, law, spec, sampling, tick_ns: int, 
     path = sc.trajectory.table if isinstance(sc.trajectory, CartesianPath) else None
     if path is not None:
         work[5] = sc.q0  # the joint reference of a Cartesian run: hold q₀
-    # the law's Cartesian reference and wrench as at t = 0 (the loop rewrites what changes)
-    C.task_inputs(spec.task, reference_at(sc, 0.0, sc.q0), plant.wrench)
+    # which inputs the law gets (the loop writes the path's pose, twist and acceleration and the
+    # sensed wrench each period; placeholders until then, no path sampling here)
+    placeholder = (Reference(sc.q0, pose=np.eye(4), twist=np.zeros(6), accel=np.zeros(6),
+                             wrench=sc.force_reference) if path is not None
+                   else Reference(sc.q0, wrench=sc.force_reference))
+    C.task_inputs(spec.task, placeholder, plant.wrench)
     frame = task_frame(sc, plant)
     chunk = max(1, min(rows, CHUNK_PERIODS))
     periods = None
@@ -228,7 +232,7 @@ def run_compiled(sc: Scenario, plant: Plant, law, spec, sampling, tick_ns: int, 
         plant.wrench = plant.surface[PK.C_WRENCH, :6].copy()
     normal = contact_normal(sc, plant)
     if normal is not None and sc.force_reference is not None:
-        log.ref_force[:] = float(normal @ reference_at(sc, 0.0, sc.q0).wrench[3:])
+        log.ref_force[:] = float(normal @ sc.force_reference[3:])  # reference_at's wrench
     law.finish_compiled(spec, seconds(steps * tick_ns),
                         seconds((steps - 1) * tick_ns) if steps > 0 else None)
 
