@@ -248,3 +248,30 @@ def test_pseudo_inverse_times_is_numpys_pinv(shape):
         a = rng.uniform(-1, 1, m)
         KT.pseudo_inverse_times(A, J, a, out)
         assert np.allclose(out, np.linalg.pinv(J) @ a, rtol=1e-9, atol=1e-9), trial
+
+
+@pytest.mark.parametrize("law,params", [("hybrid_force", {"task": "pose", "force_kp": 1.0}),
+                                        ("impedance", {"task": "position"}),
+                                        ("resolved_acceleration", {"task": "pose"})])
+def test_external_model_terms_give_the_local_torque(law, params):
+    """dynamics_source server: the kernel's q̈* and extra torque, M, C q̇, g pushed from outside
+    (no compiled form) — the local law's torque up to the sums' rounding."""
+    from robot_control.control import create
+    from robot_control.control.model_terms import ExternalModelTerms
+
+    model = load_robot("puma560")
+    local, external = create(law), create(law)
+    local.configure(model, params)
+    terms = ExternalModelTerms(model.nq)
+    external.configure(model, params, terms=terms)
+    assert external.compiled() is None
+    rng = np.random.default_rng(5)
+    for k in range(5):
+        q, qd = rng.uniform(-1, 1, 6), rng.uniform(-1, 1, 6)
+        g = dyn.gravity_torques(model, q)
+        terms.push(dyn.mass_matrix(model, q), dyn.bias_torques(model, q, qd) - g, g)
+        ref = Reference(q + 0.01, pose=dyn.frame_placement(model, q + 0.02, None),
+                        wrench=np.array([0, 0, 0, 0, 0, -5.0]))
+        state = State(0.001 * k, q, qd, wrench=rng.uniform(-1, 1, 6))
+        assert np.allclose(external.update(0.001 * k, state, ref),
+                           local.update(0.001 * k, state, ref), rtol=1e-10, atol=1e-9)
