@@ -219,8 +219,8 @@ def hold_rk4(D, J, S, X, Mbuf, C, t, steps, q, qd, qdd, tau):
     for _ in range(steps):
         rk4_step(D, J, S, X, Mbuf, C, t, q, qd, qdd, tau)
         t += S[S_DT]
-    if C is not None:
-        acceleration(D, J, S, X, Mbuf, C, t, q, qd, tau, X[X_A2])
+    if C is not None:  # the wrench only (into scratch: no forward dynamics needed for it)
+        contact_torque(D, C, q, qd, X[X_A2])
     return t
 
 
