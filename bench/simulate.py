@@ -8,6 +8,8 @@ Default cases (1 kHz control, computed torque unless named):
 - puma560, RK4 at 0.1 ms (ten physics steps per period);
 - ddarm (Huo's examples), RK4 at 1 ms: computed torque, passivity, adaptive (Slotine–Li, Craig),
   sliding mode VS-1/2/3 and Spong's robust law;
+- puma560 resolved acceleration (pose task) on the joint quintic (the force laws run in the
+  bundled scenarios of ``--scenarios``);
 - a sweep of 4 PUMA runs through simulate_batch on every core vs one by one.
 
 For each case the compiled run and the ``compiled=False`` run are timed side by side in one
@@ -68,6 +70,8 @@ def cases(duration: float) -> dict[str, dict]:
         "puma560 computed_torque rk4 1ms": PUMA,
         "puma560 computed_torque rk4 0.1ms": puma_fine,
         "ddarm computed_torque rk4 1ms": DDARM,
+        "puma560 resolved_acceleration": copy.deepcopy(PUMA) | {"controller": {
+            "type": "resolved_acceleration", "params": {"task": "pose", "kp": 100, "kd": 20}}},
         "ddarm passivity rk4 1ms": law_case("passivity", {"lambda": [4, 4, 5],
                                                           "kd": [100, 20, 10]}),
         "ddarm adaptive (slotine-li)": law_case(

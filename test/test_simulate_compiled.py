@@ -125,10 +125,23 @@ def test_a_non_finite_estimate_recovers_alike_in_both_forms():
 
 
 def test_laws_without_a_compiled_form_run_in_python_with_the_same_results():
-    sc = doc("resolved_acceleration", {}, PERTURBED_PLANT)
-    assert make_controller(load_scenario(copy.deepcopy(sc))).compiled() is None
-    assert_same_run(run(load_scenario(copy.deepcopy(sc))),
-                    run(load_scenario(copy.deepcopy(sc)), compiled=False))
+    from robot_control.control.computed_torque import ComputedTorque
+    from robot_control.control.registry import register, unregister
+
+    class Halved(ComputedTorque):  # a plug-in law: its own compute, no compiled form
+        name = "halved_computed_torque"
+
+        def compute(self, t, state, reference):
+            return 0.5 * super().compute(t, state, reference)
+
+    register(Halved.name, Halved)
+    try:
+        sc = doc(Halved.name, LAWS[3][1], PERTURBED_PLANT)
+        assert make_controller(load_scenario(copy.deepcopy(sc))).compiled() is None
+        assert_same_run(run(load_scenario(copy.deepcopy(sc))),
+                        run(load_scenario(copy.deepcopy(sc)), compiled=False))
+    finally:
+        unregister(Halved.name)
 
 
 def test_a_subclass_that_changes_compute_is_not_compiled():

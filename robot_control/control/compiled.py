@@ -1,13 +1,15 @@
 """Compiled updates of the laws that are pure math over their own models (for the offline run).
 
 PD (Huo C1), PD + gravity (C2), PD + set-point gravity (C3), computed torque (C4/C6/C7),
-passivity (C8), the adaptive laws (C9 Craig, C10 Slotine–Li), sliding mode (C11) and Spong's
-robust law (C12) compute τ from (q, q̇, q_d, q̇_d, q̈_d), their models and their own state. Each
+passivity (C8), the adaptive laws (C9 Craig, C10 Slotine–Li), sliding mode (C11), Spong's
+robust law (C12) and the task-space laws (C5 resolved acceleration, C13 hybrid force, C14
+impedance) compute τ from (q, q̇, q_d, q̇_d, q̈_d) — the task-space laws also from the Cartesian
+reference and the sensed wrench written into their task array — their models and their own state. Each
 exposes that formula here, selected by a kind code, so ``sim.simulate`` can run whole control
 periods in one compiled call. The PD family, computed torque and passivity repeat their
 ``compute`` operation for operation; the other laws' ``compute`` call the very kernels used here
-(control.kernels_adaptive, control.kernels_robust) on the same arrays. test_simulate_compiled
-checks that both routes give the same bits.
+(control.kernels_adaptive, control.kernels_robust, control.kernels_task) on the same arrays.
+test_simulate_compiled checks that both routes give the same bits.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from numba.extending import overload
 
 from robot_control.control import kernels_adaptive as KA
 from robot_control.control import kernels_robust as KR
+from robot_control.control import kernels_task as KT
 from robot_control.control import law_kernels as L
 from robot_control.control.law_kernels import (  # noqa: F401  (the layout, re-exported)
     E_E,
@@ -41,14 +44,18 @@ from robot_control.dynamics.packing import kernel_data
 
 PD, PD_GRAVITY, PD_FIXED_GRAVITY, COMPUTED_TORQUE, PASSIVITY = 1, 2, 3, 4, 5
 ADAPTIVE, ADAPTIVE_CRAIG, SLIDING_MODE, ROBUST = 6, 7, 8, 9
+RESOLVED_ACCELERATION, HYBRID_FORCE, IMPEDANCE = (KT.RESOLVED_ACCELERATION, KT.HYBRID_FORCE,
+                                                  KT.IMPEDANCE)
 
 
 @dataclass
 class CompiledLaw:
     """A law's compiled form: kind, model data arrays, gains, per-joint and per-parameter state,
-    regressor map, scratch and scalars (layout: control.law_kernels).
+    regressor map, scratch, scalars (layout: control.law_kernels) and the task-space array
+    (control.kernels_task; unused by the joint-space laws).
 
-    ``data`` is the law's own model (its regressor), ``hat`` the model of its terms M̂, Ĉ, Ĝ.
+    ``data`` is the law's own model (its regressor, its kinematics), ``hat`` the model of its
+    terms M̂, Ĉ, Ĝ.
     """
 
     kind: int
@@ -61,12 +68,13 @@ class CompiledLaw:
     scratch: np.ndarray
     regressor: np.ndarray
     scalars: np.ndarray
+    task: np.ndarray
 
     @property
     def arrays(self) -> tuple:
         """The arrays in the order ``law_torque`` and ``law_update`` take them."""
         return (self.data, self.hat, self.gains, self.errors, self.vectors, self.basis,
-                self.scratch, self.regressor, self.scalars)
+                self.scratch, self.regressor, self.scalars, self.task)
 
 
 def vector(x) -> np.ndarray:
@@ -87,7 +95,27 @@ def law_arrays(kind: int, model, hat=None, basis=None) -> CompiledLaw:
     s[L.S_TPREV] = math.nan
     return CompiledLaw(kind, kernel_data(model).D, kernel_data(model if hat is None else hat).D,
                        np.zeros((GROWS, n)), np.zeros((EROWS, n)), np.zeros((L.VROWS, m)), B,
-                       np.zeros(L.scratch_shape(n, m)), np.zeros((n, 10 * n)), s)
+                       np.zeros(L.scratch_shape(n, m)), np.zeros((n, 10 * n)), s,
+                       np.zeros(KT.task_shape(n)))
+
+
+def task_inputs(A: np.ndarray, reference, wrench) -> None:
+    """Write a task-space law's inputs into its task array: the Cartesian reference (pose,
+    twist, acceleration, each optional), the desired wrench and the sensed ``wrench`` (or None)."""
+    s = A[KT.TK_SCALAR]
+    s[KT.TS_HAS_POSE] = reference.pose is not None
+    if reference.pose is not None:
+        A[KT.TK_POSE : KT.TK_POSE + 4, :4] = reference.pose
+    for slot, value, cols in ((KT.TS_HAS_TWIST, reference.twist, slice(0, 6)),
+                              (KT.TS_HAS_ACCEL, reference.accel, slice(6, 12))):
+        s[slot] = value is not None
+        if value is not None:
+            A[KT.TK_RATES, cols] = value
+    s[KT.TS_HAS_DESIRED] = reference.wrench is not None
+    if reference.wrench is not None:
+        A[KT.TK_WRENCH, 6:12] = reference.wrench
+    s[KT.TS_HAS_WRENCH] = wrench is not None
+    A[KT.TK_WRENCH, :6] = 0.0 if wrench is None else wrench
 
 
 def gain_block(law: CompiledLaw) -> np.ndarray:
@@ -158,25 +186,30 @@ def law_torque(kind, law, q, qd, qr, qdr, qddr, tau):
 
 
 def _adaptive(kind, law, q, qd, qr, qdr, qddr, tau):
-    D, Dh, G, E, V, B, Z, Y, s = law
+    D, Dh, G, E, V, B, Z, Y, s, A = law
     KA.slotine_li(D, G, E, V, B, Z, Y, s, q, qd, qr, qdr, qddr, tau)
 
 
 def _adaptive_craig(kind, law, q, qd, qr, qdr, qddr, tau):
-    D, Dh, G, E, V, B, Z, Y, s = law
+    D, Dh, G, E, V, B, Z, Y, s, A = law
     KA.craig(D, G, E, V, B, Z, Y, s, q, qd, qr, qdr, qddr, tau)
 
 
 def _sliding_mode(kind, law, q, qd, qr, qdr, qddr, tau):
-    D, Dh, G, E, V, B, Z, Y, s = law
+    D, Dh, G, E, V, B, Z, Y, s, A = law
     KR.sliding_mode(D, Dh, G, E, V, B, Z, Y, s, q, qd, qr, qdr, qddr, tau)
 
 
 def _robust(kind, law, q, qd, qr, qdr, qddr, tau):
-    D, Dh, G, E, V, B, Z, Y, s = law
+    D, Dh, G, E, V, B, Z, Y, s, A = law
     v = E[L.E_V]
     KR.robust_acceleration(D, G, E, V, B, Z, Y, s, q, qd, qr, qdr, qddr, v)
     K.inverse_dynamics_kernel(Dh, q, qd, v, None, tau)  # Ĥv + Ĉq̇ + Ĝ
+
+
+def _task_space(kind, law, q, qd, qr, qdr, qddr, tau):
+    D, Dh, G, E, V, B, Z, Y, s, A = law
+    KT.task_torque(kind, D, Dh, A, q, qd, qr, qdr, qddr, s[L.S_DT], tau)
 
 
 def _pd_family(kind, law, q, qd, qr, qdr, qddr, tau):
@@ -195,7 +228,9 @@ def _passivity(kind, law, q, qd, qr, qdr, qddr, tau):
 _IMPLEMENTATIONS = {PD: _pd_family, PD_GRAVITY: _pd_family, PD_FIXED_GRAVITY: _pd_family,
                     COMPUTED_TORQUE: _computed_torque, PASSIVITY: _passivity,
                     ADAPTIVE: _adaptive, ADAPTIVE_CRAIG: _adaptive_craig,
-                    SLIDING_MODE: _sliding_mode, ROBUST: _robust}
+                    SLIDING_MODE: _sliding_mode, ROBUST: _robust,
+                    RESOLVED_ACCELERATION: _task_space, HYBRID_FORCE: _task_space,
+                    IMPEDANCE: _task_space}
 
 
 @overload(law_torque, jit_options={"cache": True})
@@ -207,8 +242,9 @@ def _law_torque(kind, law, q, qd, qr, qdr, qddr, tau):
 
 @njit(cache=True)
 def law_reset(kind, law):
-    """The law's safe initial state (``Controller.reset``): p̂ = p̂(0), rates, filters, gains zero."""
-    E, V, s = law[3], law[4], law[8]
+    """The law's safe initial state (``Controller.reset``): p̂ = p̂(0), rates, filters, gains zero,
+    force integral zero and no task outputs yet."""
+    E, V, s, A = law[3], law[4], law[8], law[9]
     if kind == ADAPTIVE or kind == ADAPTIVE_CRAIG:
         for j in range(V.shape[1]):
             V[L.V_P, j] = V[L.V_P0, j]
@@ -220,11 +256,17 @@ def law_reset(kind, law):
     elif kind == SLIDING_MODE or kind == ROBUST:
         E[L.E_GAIN, :] = 0.0
         s[L.S_RHO] = 0.0
+    elif kind >= RESOLVED_ACCELERATION:
+        A[KT.TK_OUT, :] = 0.0
+        A[KT.TK_SCALAR, KT.TS_INTEGRAL] = 0.0
+        A[KT.TK_SCALAR, KT.TS_NORMAL_FORCE] = 0.0
+        A[KT.TK_SCALAR, KT.TS_MEASURED_FORCE] = np.nan
 
 
 @njit(cache=True)
 def non_finite(kind, law, tau):
-    """Which quantity is non-finite: −1 none, 0 τ, then the law's STATE in order (p̂, p̂̇)."""
+    """Which quantity is non-finite: −1 none, 0 τ, then the law's STATE in order (p̂, p̂̇; the
+    hybrid law's force integral)."""
     if not L.all_finite(tau):
         return 0
     if kind == ADAPTIVE or kind == ADAPTIVE_CRAIG:
@@ -233,6 +275,8 @@ def non_finite(kind, law, tau):
             return 1
         if not L.all_finite(V[L.V_RATE]):
             return 2
+    if kind == HYBRID_FORCE and not math.isfinite(law[9][KT.TK_SCALAR, KT.TS_INTEGRAL]):
+        return 1
     return -1
 
 

@@ -12,7 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from robot_control.control.base import Config, Reference, State, refuse
+from robot_control.control import kernels_task as KT
+from robot_control.control.base import Config, State, refuse
 from robot_control.control.parameters import KD_MAX, KP_MAX, ParamSpec
 from robot_control.control.resolved_acceleration import TASK_PARAMETERS, TaskSpaceController
 from robot_control.control.task_space import resolve
@@ -99,51 +100,43 @@ class HybridForce(TaskSpaceController):
                   lower=0.0),
     )
 
+    STATE = ("force_integral",)
+    KIND = KT.HYBRID_FORCE
+
     def _prepare(self, model, values) -> Config:
         cfg = super()._prepare(model, values)
         cfg.normal = unit_normal(values["plane_normal"])
-        cfg.tangent_projector = tangent_projector(cfg.normal, cfg.space.m)
         return cfg
 
-    STATE = ("force_integral",)
+    def _pack(self, cfg: Config, A) -> None:
+        super()._pack(cfg, A)
+        A[KT.TK_STIFF, 6:9] = cfg.normal
+        s = A[KT.TK_SCALAR]
+        s[KT.TS_FORCE_KP], s[KT.TS_FORCE_KI] = cfg.force_kp, cfg.force_ki
+        s[KT.TS_FORCE_DAMPING], s[KT.TS_FORCE_SETPOINT] = cfg.force_damping, cfg.force_setpoint
 
-    def _reset(self, state) -> None:
-        self.force_integral = 0.0
-        self.normal_force = 0.0
-        self.measured_force = float("nan")
-        self.task_error = np.zeros(self.cfg.space.m)
-
-    def desired_normal_force(self, reference: Reference) -> float:
-        """f_nᵈ: pressing force from the reference wrench if any, else the set point."""
-        if reference.wrench is not None:
-            return -float(self.cfg.normal @ np.asarray(reference.wrench, dtype=float)[3:])
-        return self.params["force_setpoint"]
-
-    def commanded_normal_force(self, state: State, f_d: float, normal_speed: float) -> float:
-        """f_n with the optional feedback on the measured normal force and normal velocity."""
+    def _check_inputs(self, state: State) -> None:
         p = self.params
-        f = f_d + p["force_damping"] * normal_speed
-        if p["force_kp"] == 0.0 and p["force_ki"] == 0.0:
-            return f
-        if state.wrench is None:
+        if (p["force_kp"] != 0.0 or p["force_ki"] != 0.0) and state.wrench is None:
             raise ValueError("hybrid_force with force feedback needs State.wrench (F/T sensor)")
-        f_m = float(self.cfg.normal @ np.asarray(state.wrench, dtype=float)[3:])
-        self.measured_force = f_m
-        if f_m > 0.0:
-            self.force_integral += self.dt * (f_d - f_m)
-        return f + p["force_kp"] * (f_d - f_m) + p["force_ki"] * self.force_integral
 
-    def compute(self, t: float, state: State, reference: Reference) -> Array:
-        cfg, space = self.cfg, self.cfg.space
-        T, J, xd, Jd_qd = space.kinematics(state.q, state.qd)
-        T_d, xd_d, xdd_d = space.desired(reference)
-        self.task_error = space.error(T, T_d)
-        a = xdd_d + cfg.kd * (xd_d - xd) + cfg.kp * self.task_error
-        f_n = self.commanded_normal_force(state, self.desired_normal_force(reference),
-                                          float(cfg.normal @ xd[:3]))
-        self.normal_force = f_n
-        return hybrid_torque(self.terms, state.q, state.qd, J, Jd_qd, cfg.tangent_projector @ a,
-                             cfg.normal, f_n, self.null_space_damping(J, state.qd))
+    def _scalar(self, slot: int) -> float:
+        return float(self._k.task[KT.TK_SCALAR, slot])
+
+    @property
+    def force_integral(self) -> float:
+        """∫(f_nᵈ − f_m) dt while in contact."""
+        return self._scalar(KT.TS_INTEGRAL)
+
+    @property
+    def normal_force(self) -> float:
+        """The commanded pressing force f_n of the last period."""
+        return self._scalar(KT.TS_NORMAL_FORCE)
+
+    @property
+    def measured_force(self) -> float:
+        """The measured normal force f_m of the last period (NaN without force feedback)."""
+        return self._scalar(KT.TS_MEASURED_FORCE)
 
     def _diagnostics(self) -> dict[str, Any]:
         return {"commanded_normal_force": self.normal_force,
@@ -178,26 +171,23 @@ class Impedance(TaskSpaceController):
                   lower=0.0),
     )
 
-    def _reset(self, state) -> None:
-        self.contact_force = np.zeros(self.cfg.space.m)
-        self.task_error = np.zeros(self.cfg.space.m)
+    KIND = KT.IMPEDANCE
 
-    def compute(self, t: float, state: State, reference: Reference) -> Array:
+    def _pack(self, cfg: Config, A) -> None:
+        super()._pack(cfg, A)
+        m = cfg.space.m
+        A[KT.TK_TARGET, :m], A[KT.TK_TARGET, 6 : 6 + m] = cfg.inertia, cfg.damping
+        A[KT.TK_STIFF, :m] = cfg.stiffness
+
+    def _check_inputs(self, state: State) -> None:
         if state.wrench is None:
             raise ValueError("impedance control needs the measured wrench (State.wrench)")
-        cfg, space = self.cfg, self.cfg.space
-        T, J, xd, Jd_qd = space.kinematics(state.q, state.qd)
-        T_d, xd_d, xdd_d = space.desired(reference)
-        self.task_error = space.error(T, T_d)  # = −x̃
-        f_e = -space.to_task(state.wrench)  # robot on environment
-        f_ed = np.zeros(space.m) if reference.wrench is None else space.to_task(reference.wrench)
-        self.contact_force = f_e
-        xdd_cmd = xdd_d - (cfg.damping * (xd - xd_d) - cfg.stiffness * self.task_error
-                           + f_e - f_ed) / cfg.inertia
-        qdd = resolve(J, xdd_cmd - Jd_qd) + self.null_space_damping(J, state.qd)
-        return self.terms.inverse_dynamics(state.q, state.qd, qdd) + J.T @ f_e
+
+    @property
+    def contact_force(self) -> Array:
+        """f_e, the force the robot exerted on the environment in the last period (task rows)."""
+        return self._k.task[KT.TK_OUT, 6 : 6 + self.cfg.space.m].copy()
 
     def _diagnostics(self) -> dict[str, Any]:
         return {"contact_force": self.contact_force.tolist(),
                 "task_error": self.task_error.tolist()}
-

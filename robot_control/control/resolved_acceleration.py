@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
+from robot_control.control import compiled as C
+from robot_control.control import kernels_task as KT
 from robot_control.control.base import Config, Controller, Reference, State, refuse
+from robot_control.control.model_terms import LocalModelTerms
 from robot_control.control.parameters import KD_MAX, KP_MAX, ParamSpec
-from robot_control.control.task_space import TASKS, TaskSpace, resolve
+from robot_control.control.task_space import TASKS, TaskSpace
 
 Array = np.ndarray
 
@@ -20,9 +23,16 @@ TASK_PARAMETERS = (
 
 
 class TaskSpaceController(Controller):
-    """Common configuration of the task-space laws: the frame, the task and its kinematics."""
+    """Common configuration of the task-space laws: the frame, the task and its kinematics.
+
+    The arithmetic is compiled (control.kernels_task): ``compute`` writes the Cartesian reference
+    and the sensed wrench into the law's task array and calls the kernel of its ``KIND``; the
+    offline loop runs the same kernel many periods a call.
+    """
 
     USES_MODEL_TERMS = True
+    #: the law's kind code in control.compiled
+    KIND: ClassVar[int] = 0
 
     def task_dimension(self, values: dict[str, Any]) -> int | None:
         return len(TASKS[values["task"]])
@@ -35,13 +45,60 @@ class TaskSpaceController(Controller):
             raise refuse("frame", str(exc.args[0])) from None
         return cfg
 
-    def null_space_damping(self, J: Array, qd: Array) -> Array:
-        """(I − J⁺J)(−k_null q̇): damps self-motion a redundant arm's task does not see."""
-        k = self.params.get("null_damping", 0.0)
-        if k == 0.0 or J.shape[0] >= J.shape[1]:
-            return np.zeros(self.n)
-        Jp = np.linalg.pinv(J)
-        return -k * (qd - Jp @ (J @ qd))
+    def _commit(self, cfg, changed, first) -> None:
+        if first:
+            local = isinstance(self.terms, LocalModelTerms)
+            self._k = C.law_arrays(self.KIND, self.model, self.terms.model if local else None)
+        A, space = self._k.task, cfg.space
+        body, X = self.model.frame_placement(space.frame)
+        A[KT.TK_FRAME : KT.TK_FRAME + 4, :4] = X
+        s = A[KT.TK_SCALAR]
+        s[KT.TS_BODY], s[KT.TS_M] = body, space.m
+        A[KT.TK_ROWS, : space.m] = space.rows
+        self._pack(cfg, A)
+
+    def _pack(self, cfg: Config, A: Array) -> None:
+        """Copy the law's gains into its task array (control.kernels_task layout)."""
+        s = A[KT.TK_SCALAR]
+        s[KT.TS_NULL] = cfg.null_damping
+        m = cfg.space.m
+        if hasattr(cfg, "kp"):
+            A[KT.TK_GAIN, :m], A[KT.TK_GAIN, 6 : 6 + m] = cfg.kp, cfg.kd
+
+    def _reset(self, state) -> None:
+        C.law_reset(self.KIND, self._k.arrays)
+
+    def _check_inputs(self, state: State) -> None:
+        """Refuse a state the law cannot work with (e.g. no wrench for a force law)."""
+        return None
+
+    def compute(self, t: float, state: State, reference: Reference) -> Array:
+        self._check_inputs(state)
+        k = self._k
+        C.task_inputs(k.task, reference, state.wrench)
+        q, qd = C.vector(state.q), C.vector(state.qd)
+        qr, qdr, qddr = C.vector(reference.q), C.vector(reference.qd), C.vector(reference.qdd)
+        if isinstance(self.terms, LocalModelTerms):
+            tau = np.empty(self.n)
+            KT.task_torque(self.KIND, k.data, k.hat, k.task, q, qd, qr, qdr, qddr, self.dt, tau)
+            return tau
+        KT.task_acceleration(self.KIND, k.data, k.task, q, qd, qr, qdr, qddr, self.dt)
+        n = self.n
+        return (self.terms.inverse_dynamics(q, qd, k.task[KT.TK_QDD, :n].copy())
+                + k.task[KT.TK_EXTRA, :n])
+
+    def _compiled(self):
+        if not isinstance(self.terms, LocalModelTerms):
+            return None
+        return self._k
+
+    @property
+    def task_error(self) -> Array:
+        """[e_p; e_o] of the last period (p_d − p first)."""
+        return self._k.task[KT.TK_OUT, : self.cfg.space.m].copy()
+
+    def _diagnostics(self) -> dict[str, Any]:
+        return {"task_error": self.task_error.tolist()}
 
 
 class ResolvedAcceleration(TaskSpaceController):
@@ -65,17 +122,4 @@ class ResolvedAcceleration(TaskSpaceController):
                   lower=0.0),
     )
 
-    def compute(self, t: float, state: State, reference: Reference) -> Array:
-        space = self.cfg.space
-        T, J, xd, Jd_qd = space.kinematics(state.q, state.qd)
-        T_d, xd_d, xdd_d = space.desired(reference)
-        self.task_error = space.error(T, T_d)
-        a = xdd_d + self.cfg.kd * (xd_d - xd) + self.cfg.kp * self.task_error - Jd_qd
-        qdd = resolve(J, a) + self.null_space_damping(J, state.qd)
-        return self.terms.inverse_dynamics(state.q, state.qd, qdd)
-
-    def _reset(self, state) -> None:
-        self.task_error = np.zeros(self.cfg.space.m)
-
-    def _diagnostics(self) -> dict[str, Any]:
-        return {"task_error": self.task_error.tolist()}
+    KIND = KT.RESOLVED_ACCELERATION

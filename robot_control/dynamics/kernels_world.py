@@ -30,6 +30,9 @@ O_R, O_P, O_S, O_SD, O_V, O_M, O_H, O_J, O_B, O_U, O_TMP = (
     ROW_PACKED + c for c in (0, 9, 12, 18, 24, 30, 31, 34, 43, 52, 55)
 )
 
+#: row 0 columns where ``frame_jacobian_world`` leaves the frame origin o in base coordinates
+FRAME_ORIGIN = W_TMP + 12
+
 _CACHE = True
 
 
@@ -265,20 +268,26 @@ def coriolis_world(P, q, qd, W, C):
 
 
 @njit(cache=_CACHE)
-def frame_jacobian_world(P, q, body, X, W, J):
-    """Geometric Jacobian of a frame X on ``body`` in base axes: J_j = (S_ω, S_v − p × S_ω)."""
-    n = P.shape[0]
-    check_length(q, n)
-    J[:, :] = 0.0
+def frame_origin_world(P, q, body, X, W, o):
+    """Origin o of a frame X on ``body`` in base coordinates: T_{0,b}(q) X's translation (Kim 2.8);
+    the world poses of bodies 0 … body stay in W (columns O_R, O_P)."""
+    check_length(q, P.shape[0])
     R = W[0, W_TMP : W_TMP + 9]
     p = W[0, W_TMP + 9 : W_TMP + 12]
     for i in range(body + 1):
         world_pose(P, i, q, W, R, p)
     Rb = W[body, O_R : O_R + 9]
     pb = W[body, O_P : O_P + 3]
-    o = W[0, W_TMP + 12 : W_TMP + 15]
     for r in range(3):
         o[r] = Rb[3 * r] * X[0, 3] + Rb[3 * r + 1] * X[1, 3] + Rb[3 * r + 2] * X[2, 3] + pb[r]
+
+
+@njit(cache=_CACHE)
+def frame_jacobian_world(P, q, body, X, W, J):
+    """Geometric Jacobian of a frame X on ``body`` in base axes: J_j = (S_ω, S_v − p × S_ω)."""
+    J[:, :] = 0.0
+    o = W[0, FRAME_ORIGIN : FRAME_ORIGIN + 3]
+    frame_origin_world(P, q, body, X, W, o)
     j = body
     while j >= 0:
         world_screw(P, j, W)

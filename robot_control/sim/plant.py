@@ -48,6 +48,7 @@ class Plant(PlantBase):
         self._hold = PK.HOLDS[int(self._S[PK.S_INTEGRATOR])]  # its integrator's compiled hold
         self._X = np.zeros((PK.XROWS, self.n))
         self._M = np.zeros((self.n, self.n))
+        self._C = self._packed_surface()
         self.reset(np.zeros(self.n))
 
     def _packed_settings(self) -> tuple[Array, Array]:
@@ -72,6 +73,25 @@ class Plant(PlantBase):
         S[PK.S_SATURATE] = cfg.saturate
         return J, S
 
+    def _packed_surface(self) -> Array | None:
+        """The compliant surface as plant_kernels' array C (None in free space or on a rigid one)."""
+        env = self.environment
+        if not isinstance(env, CompliantSurface):
+            return None
+        C = np.zeros(PK.contact_shape(self.n))
+        row = C[0]
+        row[PK.C_BODY] = self._contact_body
+        row[PK.C_NORMAL : PK.C_NORMAL + 3], row[PK.C_OFFSET] = env.plane.normal, env.plane.offset
+        row[PK.C_STIFFNESS], row[PK.C_DAMPING] = env.stiffness, env.damping
+        row[PK.C_FRICTION], row[PK.C_SLIP] = env.friction, env.slip_velocity
+        C[PK.C_FRAME : PK.C_FRAME + 4, :4] = self._contact_X
+        return C
+
+    @property
+    def surface(self) -> Array | None:
+        """The compliant surface for the compiled kernels (plant_kernels' C), None without one."""
+        return self._C
+
     @property
     def mass_buffer(self) -> Array | None:
         """Scratch for M + J_m in the compiled plant; None without actuator inertia (no M needed)."""
@@ -79,8 +99,9 @@ class Plant(PlantBase):
 
     @property
     def compiled(self) -> bool:  # type: ignore[override]
-        """Free space: ``step`` runs the whole hold in one compiled call (plant_kernels.hold_*)."""
-        return self.environment is None
+        """Free space or a compliant surface: ``step`` runs the whole hold in one compiled call
+        (plant_kernels.hold_*); a rigid surface's contact modes run in Python."""
+        return self.environment is None or self._C is not None
 
     # ------------------------------------------------------------------ state
     def reset(self, q, qd=None, t: float = 0.0) -> None:
@@ -101,24 +122,22 @@ class Plant(PlantBase):
 
     def contact(self, q: Array, qd: Array) -> tuple[Array, Array]:
         """(joint torque Jᵀ F, world wrench (n, f) about the contact point) of a compliant surface."""
-        env = self.environment
-        if not isinstance(env, CompliantSurface):
+        if self._C is None:
             return np.zeros(self.n), np.zeros(6)
-        T = dyn.frame_placement(self.model, q, self.contact_frame)
-        J = dyn.jacobian(self.model, q, self.contact_frame, "world")
-        v = J[3:] @ qd
-        f = env.force(T[:3, 3], v)
-        if not np.any(f):
-            return np.zeros(self.n), np.zeros(6)
-        return J[3:].T @ f, np.concatenate([np.zeros(3), f])
+        tau = np.zeros(self.n)
+        PK.contact_torque(kernel_data(self.model).D, self._C, self._joint_vector(q),
+                          self._joint_vector(qd), tau)
+        return tau, self._C[PK.C_WRENCH, :6].copy()
 
     def acceleration(self, t: float, q: Array, qd: Array, tau: Array) -> Array:
         """q̈ of the plant's full model for a held (already saturated) torque."""
         if self.compiled:
             out = np.empty(self.n)
-            PK.acceleration(kernel_data(self.model).D, self._J, self._S, self._X, self.mass_buffer, t,
-                            self._joint_vector(q), self._joint_vector(qd),
+            PK.acceleration(kernel_data(self.model).D, self._J, self._S, self._X, self.mass_buffer,
+                            self._C, t, self._joint_vector(q), self._joint_vector(qd),
                             self._joint_vector(tau), out)
+            if self._C is not None:
+                self.wrench = self._C[PK.C_WRENCH, :6].copy()
             return out
         total = tau + self.disturbance(t) if self.config.disturbance_amplitude is not None else tau
         if self._friction_on:
@@ -132,9 +151,6 @@ class Plant(PlantBase):
             self.wrench = np.concatenate([np.zeros(3), self._lambda
                                           * self.environment.plane.normal])
             return qdd
-        if self.environment is not None and self._rigid is None:
-            tau_env, self.wrench = self.contact(q, qd)
-            total = total + tau_env
         if self._armature is None:
             return dyn.forward_dynamics(self.model, q, qd, total)
         M = dyn.mass_matrix(self.model, q) + self._armature
@@ -147,9 +163,11 @@ class Plant(PlantBase):
         steps = max(1, int(round(duration / self.dt)))
         if self.compiled:
             q, qd, qdd = self.q.copy(), self.qd.copy(), np.empty(self.n)
-            self.t = self._hold(kernel_data(self.model).D, self._J, self._S, self._X, self.mass_buffer,
-                          self.t, steps, q, qd, qdd, tau)
+            self.t = self._hold(kernel_data(self.model).D, self._J, self._S, self._X,
+                                self.mass_buffer, self._C, self.t, steps, q, qd, qdd, tau)
             self.q, self.qd, self.qdd = q, qd, qdd
+            if self._C is not None:
+                self.wrench = self._C[PK.C_WRENCH, :6].copy()
         else:
             integrate = _INTEGRATORS[self.config.integrator]
             for _ in range(steps):

@@ -1,9 +1,10 @@
 """The plant's free-space dynamics and integrators, compiled: one call holds τ over a control period.
 
 ``Plant`` packs its settings once (``pack_settings``) into a per-joint table ``J`` and a scalar
-row ``S``; ``hold`` then runs every physics sub-step of a zero-order hold — disturbance, friction,
-joint-limit stops, forward dynamics (ABA, or M + J_m and a Cholesky solve with actuator
-inertia) and the integrator — without returning to Python. The arithmetic follows plant.py's
+row ``S`` (and a compliant surface into ``C``, None in free space); ``hold`` then runs every
+physics sub-step of a zero-order hold — disturbance, friction, joint-limit stops, the surface's
+push, forward dynamics (ABA, or M + J_m and a Cholesky solve with actuator inertia) and the
+integrator — without returning to Python. The arithmetic follows plant.py's
 equations term by term (Huo 2.6, Schilling 6-3-3, Huo 2-107).
 """
 
@@ -14,6 +15,7 @@ from numba import errors, njit, types
 from numba.extending import overload
 
 from robot_control.dynamics import kernels as K
+from robot_control.dynamics import kernels_world as KW
 from robot_control.dynamics.cholesky import cholesky_in_place, solve_factored
 from robot_control.sim.mujoco_kernels import hold_mujoco
 
@@ -37,6 +39,17 @@ RK4, SEMI_IMPLICIT_EULER, HUO_2_107, MUJOCO = 0, 1, 2, 3
 # Rows of the scratch X (n columns each): applied torque, RK4 stages, bias torque, zeros.
 X_TOTAL, X_Q2, X_V2, X_Q3, X_V3, X_Q4, X_V4, X_A2, X_A3, X_A4, X_BIAS, X_ZERO = range(12)
 XROWS = 12
+# The compliant surface C: row 0 its settings, rows 1–4 the contact frame X on its body (4 × 4),
+# row 5 the wrench (n, f) the surface exerts (base axes, about the contact point), then the
+# contact frame's 6 × n Jacobian.
+C_BODY, C_NORMAL, C_OFFSET, C_STIFFNESS, C_DAMPING, C_FRICTION, C_SLIP = 0, 1, 4, 5, 6, 7, 8
+C_FRAME, C_WRENCH, C_JACOBIAN = 1, 5, 6
+CROWS = 12
+
+
+def contact_shape(n: int) -> tuple[int, int]:
+    """Shape of C for an n-joint plant."""
+    return CROWS, max(9, n)
 
 
 @njit(cache=True, inline="always")
@@ -60,8 +73,61 @@ def stop_torque(J, S, i, qi, vi):
 
 
 @njit(cache=True)
-def acceleration(D, J, S, X, Mbuf, t, q, qd, tau, out):
-    """q̈ of (M + J_m) q̈ = τ + d(t) − b(q̇) + τ_stop − C q̇ − g in free space (Huo 2.6)."""
+def surface_force(C, p, v, f):
+    """f = f_n n − μ f_n tanh(|v_t|/v_s) v_t/|v_t|, f_n = max(0, kδ − b v_n), δ = offset − n·p:
+    the push of a Kelvin–Voigt plane with smoothed Coulomb friction (environment.CompliantSurface)."""
+    s = C[0]
+    n0, n1, n2 = s[C_NORMAL], s[C_NORMAL + 1], s[C_NORMAL + 2]
+    f[0] = f[1] = f[2] = 0.0
+    depth = s[C_OFFSET] - (n0 * p[0] + n1 * p[1] + n2 * p[2])
+    if depth <= 0.0:
+        return
+    vn = n0 * v[0] + n1 * v[1] + n2 * v[2]
+    fn = max(0.0, s[C_STIFFNESS] * depth - s[C_DAMPING] * vn)
+    f[0], f[1], f[2] = fn * n0, fn * n1, fn * n2
+    mu = s[C_FRICTION]
+    if mu > 0.0 and fn > 0.0:
+        t0, t1, t2 = v[0] - vn * n0, v[1] - vn * n1, v[2] - vn * n2
+        speed = np.sqrt(t0 * t0 + t1 * t1 + t2 * t2)
+        if speed > 0.0:
+            drag = mu * fn * np.tanh(speed / s[C_SLIP])
+            f[0] -= drag * t0 / speed
+            f[1] -= drag * t1 / speed
+            f[2] -= drag * t2 / speed
+
+
+@njit(cache=True)
+def contact_torque(D, C, q, qd, total):
+    """total += J_vᵀ f for the surface's push f on the contact point (Huo 2.6's Jᵀ F_env); the
+    wrench (0, f) goes to C[C_WRENCH]."""
+    n = q.shape[0]
+    body = int(C[0, C_BODY])
+    X = C[C_FRAME : C_FRAME + 4, :4]
+    Jc = C[C_JACOBIAN : C_JACOBIAN + 6, :n]
+    w = C[C_WRENCH]
+    if body < 0:  # a contact frame fixed to the base: it does not move
+        Jc[:, :] = 0.0
+        p = X[:3, 3]
+    else:
+        KW.frame_jacobian_world(D, q, body, X, D, Jc)
+        p = D[0, KW.FRAME_ORIGIN : KW.FRAME_ORIGIN + 3]
+    v = w[:3]  # the contact point's velocity J_v q̇, then the force in the same slots
+    for i in range(3):
+        acc = 0.0
+        for j in range(n):
+            acc += Jc[3 + i, j] * qd[j]
+        v[i] = acc
+    f = w[3:6]
+    surface_force(C, p, v, f)
+    w[0] = w[1] = w[2] = 0.0
+    for j in range(n):
+        total[j] = total[j] + (Jc[3, j] * f[0] + Jc[4, j] * f[1] + Jc[5, j] * f[2])
+
+
+@njit(cache=True)
+def acceleration(D, J, S, X, Mbuf, C, t, q, qd, tau, out):
+    """q̈ of (M + J_m) q̈ = τ + d(t) − b(q̇) + τ_stop + J_vᵀf − C q̇ − g (Huo 2.6); free space
+    when C is None."""
     n = q.shape[0]
     total = X[X_TOTAL]
     for i in range(n):
@@ -76,6 +142,8 @@ def acceleration(D, J, S, X, Mbuf, t, q, qd, tau, out):
     if S[S_LIMITS] > 0.0:
         for i in range(n):
             total[i] = total[i] + stop_torque(J, S, i, q[i], qd[i])
+    if C is not None:
+        contact_torque(D, C, q, qd, total)
     if Mbuf is None:
         K.forward_dynamics_kernel(D, q, qd, total, None, out)
     else:
@@ -90,45 +158,45 @@ def acceleration(D, J, S, X, Mbuf, t, q, qd, tau, out):
 
 
 @njit(cache=True)
-def rk4_step(D, J, S, X, Mbuf, t, q, qd, qdd, tau):
+def rk4_step(D, J, S, X, Mbuf, C, t, q, qd, qdd, tau):
     """Classical fourth-order Runge–Kutta on x = (q, q̇) (the integrator Huo recommends)."""
     n = q.shape[0]
     h = S[S_DT]
     q2, v2, q3, v3, q4, v4 = X[X_Q2], X[X_V2], X[X_Q3], X[X_V3], X[X_Q4], X[X_V4]
     a2, a3, a4 = X[X_A2], X[X_A3], X[X_A4]
-    acceleration(D, J, S, X, Mbuf, t, q, qd, tau, qdd)  # a1
+    acceleration(D, J, S, X, Mbuf, C, t, q, qd, tau, qdd)  # a1
     for i in range(n):
         q2[i] = q[i] + 0.5 * h * qd[i]
         v2[i] = qd[i] + 0.5 * h * qdd[i]
-    acceleration(D, J, S, X, Mbuf, t + 0.5 * h, q2, v2, tau, a2)
+    acceleration(D, J, S, X, Mbuf, C, t + 0.5 * h, q2, v2, tau, a2)
     for i in range(n):
         q3[i] = q[i] + 0.5 * h * v2[i]
         v3[i] = qd[i] + 0.5 * h * a2[i]
-    acceleration(D, J, S, X, Mbuf, t + 0.5 * h, q3, v3, tau, a3)
+    acceleration(D, J, S, X, Mbuf, C, t + 0.5 * h, q3, v3, tau, a3)
     for i in range(n):
         q4[i] = q[i] + h * v3[i]
         v4[i] = qd[i] + h * a3[i]
-    acceleration(D, J, S, X, Mbuf, t + h, q4, v4, tau, a4)
+    acceleration(D, J, S, X, Mbuf, C, t + h, q4, v4, tau, a4)
     for i in range(n):
         q[i] = q[i] + h / 6.0 * (qd[i] + 2.0 * v2[i] + 2.0 * v3[i] + v4[i])
         qd[i] = qd[i] + h / 6.0 * (qdd[i] + 2.0 * a2[i] + 2.0 * a3[i] + a4[i])
 
 
 @njit(cache=True)
-def semi_implicit_euler_step(D, J, S, X, Mbuf, t, q, qd, qdd, tau):
+def semi_implicit_euler_step(D, J, S, X, Mbuf, C, t, q, qd, qdd, tau):
     """Symplectic Euler: q̇⁺ = q̇ + q̈h, q⁺ = q + q̇⁺h."""
     h = S[S_DT]
-    acceleration(D, J, S, X, Mbuf, t, q, qd, tau, qdd)
+    acceleration(D, J, S, X, Mbuf, C, t, q, qd, tau, qdd)
     for i in range(q.shape[0]):
         qd[i] = qd[i] + h * qdd[i]
         q[i] = q[i] + h * qd[i]
 
 
 @njit(cache=True)
-def huo_step(D, J, S, X, Mbuf, t, q, qd, qdd, tau):
+def huo_step(D, J, S, X, Mbuf, C, t, q, qd, qdd, tau):
     """Huo's step (2-107): q̇⁺ = q̇ + q̈Δt, q⁺ = q + q̇Δt + ½q̈Δt²."""
     h = S[S_DT]
-    acceleration(D, J, S, X, Mbuf, t, q, qd, tau, qdd)
+    acceleration(D, J, S, X, Mbuf, C, t, q, qd, tau, qdd)
     for i in range(q.shape[0]):
         q[i] = q[i] + h * qd[i] + 0.5 * h * h * qdd[i]
         qd[i] = qd[i] + h * qdd[i]
@@ -149,28 +217,31 @@ def saturate(J, S, tau, applied, saturated):
 
 
 @njit(cache=True)
-def hold_rk4(D, J, S, X, Mbuf, t, steps, q, qd, qdd, tau):
-    """``steps`` RK4 steps under the held τ; returns the new time (see ``hold``)."""
+def hold_rk4(D, J, S, X, Mbuf, C, t, steps, q, qd, qdd, tau):
+    """``steps`` RK4 steps under the held τ; returns the new time (see ``hold``). On a surface
+    the wrench reported is the one at the final state (RK4's stages leave an intermediate one)."""
     for _ in range(steps):
-        rk4_step(D, J, S, X, Mbuf, t, q, qd, qdd, tau)
+        rk4_step(D, J, S, X, Mbuf, C, t, q, qd, qdd, tau)
         t += S[S_DT]
+    if C is not None:  # the wrench only (into scratch: no forward dynamics needed for it)
+        contact_torque(D, C, q, qd, X[X_A2])
     return t
 
 
 @njit(cache=True)
-def hold_semi_implicit_euler(D, J, S, X, Mbuf, t, steps, q, qd, qdd, tau):
+def hold_semi_implicit_euler(D, J, S, X, Mbuf, C, t, steps, q, qd, qdd, tau):
     """``steps`` semi-implicit Euler steps under the held τ; returns the new time (see ``hold``)."""
     for _ in range(steps):
-        semi_implicit_euler_step(D, J, S, X, Mbuf, t, q, qd, qdd, tau)
+        semi_implicit_euler_step(D, J, S, X, Mbuf, C, t, q, qd, qdd, tau)
         t += S[S_DT]
     return t
 
 
 @njit(cache=True)
-def hold_huo(D, J, S, X, Mbuf, t, steps, q, qd, qdd, tau):
+def hold_huo(D, J, S, X, Mbuf, C, t, steps, q, qd, qdd, tau):
     """``steps`` of Huo's step (2-107) under the held τ; returns the new time (see ``hold``)."""
     for _ in range(steps):
-        huo_step(D, J, S, X, Mbuf, t, q, qd, qdd, tau)
+        huo_step(D, J, S, X, Mbuf, C, t, q, qd, qdd, tau)
         t += S[S_DT]
     return t
 
@@ -179,7 +250,7 @@ def hold_huo(D, J, S, X, Mbuf, t, steps, q, qd, qdd, tau):
 HOLDS = (hold_rk4, hold_semi_implicit_euler, hold_huo)
 
 
-def hold(integrator, D, J, S, X, Mbuf, t, steps, q, qd, qdd, tau):
+def hold(integrator, D, J, S, X, Mbuf, C, t, steps, q, qd, qdd, tau):
     """Integrate ``steps`` physics steps under the held torque τ; returns the new time.
 
     q, q̇ are advanced in place and q̈ holds the last step's acceleration (RK4: its first stage).
@@ -190,16 +261,16 @@ def hold(integrator, D, J, S, X, Mbuf, t, steps, q, qd, qdd, tau):
     raise TypeError("hold runs inside compiled code; Plant.step holds from Python")
 
 
-def _rk4(integrator, D, J, S, X, Mbuf, t, steps, q, qd, qdd, tau):
-    return hold_rk4(D, J, S, X, Mbuf, t, steps, q, qd, qdd, tau)
+def _rk4(integrator, D, J, S, X, Mbuf, C, t, steps, q, qd, qdd, tau):
+    return hold_rk4(D, J, S, X, Mbuf, C, t, steps, q, qd, qdd, tau)
 
 
-def _semi_implicit_euler(integrator, D, J, S, X, Mbuf, t, steps, q, qd, qdd, tau):
-    return hold_semi_implicit_euler(D, J, S, X, Mbuf, t, steps, q, qd, qdd, tau)
+def _semi_implicit_euler(integrator, D, J, S, X, Mbuf, C, t, steps, q, qd, qdd, tau):
+    return hold_semi_implicit_euler(D, J, S, X, Mbuf, C, t, steps, q, qd, qdd, tau)
 
 
-def _huo(integrator, D, J, S, X, Mbuf, t, steps, q, qd, qdd, tau):
-    return hold_huo(D, J, S, X, Mbuf, t, steps, q, qd, qdd, tau)
+def _huo(integrator, D, J, S, X, Mbuf, C, t, steps, q, qd, qdd, tau):
+    return hold_huo(D, J, S, X, Mbuf, C, t, steps, q, qd, qdd, tau)
 
 
 def _mujoco(integrator, D, J, S, X, Mbuf, t, steps, q, qd, qdd, tau):
@@ -215,7 +286,7 @@ def hold_mujoco_at(S, t, steps, q, qd, qdd, tau):
 
 
 @overload(hold, jit_options={"cache": True})
-def _hold(integrator, D, J, S, X, Mbuf, t, steps, q, qd, qdd, tau):
+def _hold(integrator, D, J, S, X, Mbuf, C, t, steps, q, qd, qdd, tau):
     if not isinstance(integrator, types.IntegerLiteral):
         raise errors.TypingError("hold needs a literal integrator code (numba.literally)")
     return (_rk4, _semi_implicit_euler, _huo, _mujoco)[integrator.literal_value]

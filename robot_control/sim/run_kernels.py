@@ -1,29 +1,38 @@
 """The offline control loop compiled: many control periods in one call (sim.simulate).
 
 Each period k does what ``simulate.run``'s Python loop does — sense (q, q̇) with the seeded
-noise, sample the reference at t_k, compute τ_k with a compiled law (control.compiled), log,
-saturate and hold τ_k over the period (plant_kernels.hold) — in the same order and arithmetic.
+noise and the wrench of a compliant surface, sample the joint or Cartesian reference at t_k,
+compute τ_k with a compiled law (control.compiled), log, saturate and hold τ_k over the period
+(plant_kernels.hold) — in the same order and arithmetic.
 """
 
 from __future__ import annotations
 
 from numba import literally, njit, typeof, types
 
+from robot_control.control import kernels_task as KT
 from robot_control.control.compiled import law_update
+from robot_control.dynamics import kernels_world as KW
 from robot_control.sim import plant_kernels as PK
+from robot_control.trajectory.cartesian import path_sample_into
 from robot_control.trajectory.sampling import sample_into
 
 
 @njit(cache=True)
 def run_periods(k0, k1, steps, tick_ns, substeps, D, J, S, X, Mbuf, state, clock, noise, sigma,
                 kind, integrator, law, knots, rows, first, last, work, t_log, q_log, qd_log, ref_log,
-                tau_log, qm_log, qdm_log, cmd_log):
+                tau_log, qm_log, qdm_log, cmd_log, C, path, frame, wrench_log, task_log):
     """Control periods k0 … k1−1; returns −1, the period k whose hold made the state non-finite,
     or −2 − k when the law's torque at period k is non-finite even from its reset state.
 
     ``state`` rows are the plant's q, q̇, q̈ and ``clock[0]`` its time, both advanced in place;
     ``noise`` holds the standard-normal draws of these periods (position first, then velocity,
-    for those with σ > 0) and ``work`` the measured state, reference, torques and flags.
+    for those with σ > 0) and ``work`` the measured state, reference, torques and flags. ``C`` is
+    the plant's compliant surface (None: free space). With a Cartesian ``path``
+    (trajectory.cartesian.path_table; None: the joint reference of ``knots`` …) the task-space law
+    gets its pose, twist and acceleration, ``work`` row 5 holds q₀ as its joint reference, and
+    ``task_log`` the position error p_d − p of the frame ``frame`` (4 × 4 X, its body index in
+    frame[3, 0]) on the plant.
     """
     # compiled (and cached) per law kind and integrator: only the code of the run
     kind = literally(kind)
@@ -32,6 +41,8 @@ def run_periods(k0, k1, steps, tick_ns, substeps, D, J, S, X, Mbuf, state, clock
     q, qd, qdd = state[0], state[1], state[2]
     qm, qdm, tau, applied, sat = work[0], work[1], work[2], work[3], work[4]
     ref = work[5:8]
+    A = law[9]
+    pose = A[KT.TK_POSE : KT.TK_POSE + 4, :4]
     for k in range(k0, k1):
         t = k * tick_ns * 1e-9
         z = 0
@@ -45,7 +56,14 @@ def run_periods(k0, k1, steps, tick_ns, substeps, D, J, S, X, Mbuf, state, clock
         if sigma[1] > 0.0:
             for i in range(n):
                 qdm[i] = qdm[i] + (0.0 + sigma[1] * noise[k - k0, z, i])
-        sample_into(knots, rows, first, last, t, ref)
+        if path is None:
+            sample_into(knots, rows, first, last, t, ref)
+        else:
+            path_sample_into(path, t, pose, A[KT.TK_RATES])
+        if C is not None:
+            for i in range(6):
+                A[KT.TK_WRENCH, i] = C[PK.C_WRENCH, i]
+                wrench_log[k, i] = C[PK.C_WRENCH, i]
         if not law_update(kind, law, t, qm, qdm, ref[0], ref[1], ref[2], tau):
             return -2 - k
         t_log[k] = t
@@ -56,14 +74,30 @@ def run_periods(k0, k1, steps, tick_ns, substeps, D, J, S, X, Mbuf, state, clock
             qm_log[k, i] = qm[i]
             qdm_log[k, i] = qdm[i]
             cmd_log[k, i] = tau[i]
+        if path is not None:
+            frame_error(D, frame, q, pose, task_log[k])
         PK.saturate(J, S, tau, applied, sat)
         for i in range(n):
             tau_log[k, i] = applied[i]
         if k < steps:
-            clock[0] = PK.hold(integrator, D, J, S, X, Mbuf, clock[0], substeps, q, qd, qdd, applied)
+            clock[0] = PK.hold(integrator, D, J, S, X, Mbuf, C, clock[0], substeps, q, qd, qdd,
+                               applied)
             if not (PK.all_finite(q) and PK.all_finite(qd)):
                 return k
     return -1
+
+
+@njit(cache=True)
+def frame_error(D, frame, q, pose, out):
+    """p_d − p of the frame X = frame (body index in frame[3, 0]) at q: p = T_{0,b}(q) X's origin."""
+    body = int(frame[3, 0])
+    if body < 0:
+        for i in range(3):
+            out[i] = pose[i, 3] - frame[i, 3]
+        return
+    KW.frame_origin_world(D, q, body, frame, D, out)
+    for i in range(3):
+        out[i] = pose[i, 3] - out[i]
 
 
 #: positions of ``kind`` and ``integrator`` among run_periods' arguments

@@ -17,6 +17,7 @@ from robot_control.model.resources import share_path
 from robot_control.model.robot_model import RobotModel
 from robot_control.safe_yaml import load_file
 from robot_control.trajectory import CartesianQuintic, Hold, JointTrajectory, named_trajectory
+from robot_control.trajectory.cartesian import path_sample_into, path_table
 from robot_control.trajectory.excitation import EXCITATION_KEYS, excitation_from_config
 
 TOP_KEYS = {"robot", "duration", "rate", "physics_dt", "initial", "trajectory", "controller",
@@ -250,10 +251,11 @@ class CartesianPath:
             self.segments.append(CartesianQuintic(pose, goal, float(T), start_time=t0))
             t0, pose = t0 + float(T), goal
         self.end_time = t0
+        #: the segments packed for compiled sampling (the offline loop samples the same table)
+        self.table = path_table(self.segments)
 
     def sample(self, t: float):
         """(pose, twist, acceleration) of the segment active at t; the last pose is held."""
-        for seg in self.segments:
-            if t < seg.end_time:
-                return seg.sample(t)
-        return self.segments[-1].sample(t)
+        T, rates = np.empty((4, 4)), np.empty(12)
+        path_sample_into(self.table, float(t), T, rates)
+        return T, rates[:6], rates[6:]

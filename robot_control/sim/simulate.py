@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robot_control import dynamics as dyn
+from robot_control.control import compiled as C
 from robot_control.control.base import NonFiniteOutput, Reference, State
 from robot_control.control.registry import create
 from robot_control.dynamics.compile_cache import notice_if_slow
@@ -86,9 +86,10 @@ def run(scenario: Scenario | str, progress: bool = False, compiled: bool = True,
     """Simulate a scenario and summarise how well it tracked (design.md simulate keys).
 
     With a compiled law (``Controller.compiled``), a joint-space reference that samples through
-    ``trajectory.sampling`` and the plant in free space, whole chunks of control periods run in
-    one compiled call (sim.run_kernels); otherwise Python runs each period and the plant holds τ
-    in one compiled call. Both give the same numbers; ``compiled=False`` forces the second.
+    ``trajectory.sampling`` or a Cartesian path, and a compiled plant (free space or a compliant
+    surface), whole chunks of control periods run in one compiled call (sim.run_kernels);
+    otherwise Python runs each period and the plant holds τ in one compiled call. Both give the
+    same numbers; ``compiled=False`` forces the second.
     ``progress`` shows a bar on stderr (tqdm) for runs that last more than a moment. The wall time
     (and ``realtime_factor``) counts model load, compiled-code cache load and first call: from
     entry, or from ``started`` (a ``time.perf_counter()`` reading, e.g. before the caller loaded
@@ -105,10 +106,13 @@ def run(scenario: Scenario | str, progress: bool = False, compiled: bool = True,
     rows = steps + 1
     log = RunLog(rows, n, isinstance(sc.trajectory, CartesianPath))
     spec = law.compiled() if compiled else None
-    sampling = getattr(sc.trajectory, "sampling_arrays", None)
+    if isinstance(sc.trajectory, CartesianPath):
+        sampling = dummy_sampling(n)  # unused: the path is sampled instead
+    else:
+        sampling = getattr(sc.trajectory, "sampling_arrays", lambda: None)()
     with progress_bar(progress, sc.duration) as bar:
         if spec is not None and sampling is not None and plant.compiled:
-            run_compiled(sc, plant, law, spec, sampling(), tick_ns, log, bar)
+            run_compiled(sc, plant, law, spec, sampling, tick_ns, log, bar)
         else:
             run_stepwise(sc, plant, law, tick_ns, log, bar)
     wall = time.perf_counter() - started
@@ -128,11 +132,28 @@ class RunLog:
         self.ref_force = np.zeros(rows)
 
 
+def dummy_sampling(n: int) -> tuple:
+    """Joint-sampling arrays of the right types for a run whose reference is a Cartesian path."""
+    return np.zeros(1), np.zeros((0, 3, 6, n)), np.zeros((3, n)), np.zeros(n)
+
+
+def task_frame(sc: Scenario, plant: Plant) -> Array | None:
+    """The Cartesian path's frame on the plant for run_kernels.frame_error (X, body in [3, 0])."""
+    if not isinstance(sc.trajectory, CartesianPath):
+        return None
+    body, X = plant.model.frame_placement(sc.trajectory.frame or plant.model.end_effector)
+    frame = np.array(X, dtype=float)
+    frame[3, 0] = body
+    return frame
+
+
 def run_stepwise(sc: Scenario, plant: Plant, law, tick_ns: int, log: RunLog, bar) -> None:
     """Python once per control period: sense, reference, law, log, then one compiled hold."""
     steps = sc.steps
     period = seconds(tick_ns)
     cartesian = log.task is not None
+    frame = task_frame(sc, plant)
+    D = kernel_data(plant.model).D
     normal = contact_normal(sc, plant)
     for k in range(steps + 1):
         t = seconds(k * tick_ns)
@@ -145,8 +166,7 @@ def run_stepwise(sc: Scenario, plant: Plant, law, tick_ns: int, log: RunLog, bar
         log.ref[k] = ref.q
         log.q_measured[k], log.qd_measured[k], log.tau_command[k] = q_meas, qd_meas, tau
         if cartesian:  # position error of the task frame, p_d − p
-            p = dyn.frame_placement(plant.model, plant.q, sc.trajectory.frame)[:3, 3]
-            log.task[k] = ref.pose[:3, 3] - p
+            RK.frame_error(D, frame, plant.q, ref.pose, log.task[k])
         log.wrench[k] = plant.wrench
         if normal is not None and ref.wrench is not None:
             log.ref_force[k] = float(normal @ ref.wrench[3:])
@@ -171,6 +191,16 @@ def run_compiled(sc: Scenario, plant: Plant, law, spec, sampling, tick_ns: int, 
     work = np.zeros((8, n))
     knots, seg_rows, first, last = sampling
     D = kernel_data(plant.model).D
+    path = sc.trajectory.table if isinstance(sc.trajectory, CartesianPath) else None
+    if path is not None:
+        work[5] = sc.q0  # the joint reference of a Cartesian run: hold q₀
+    # which inputs the law gets (the loop writes the path's pose, twist and acceleration and the
+    # sensed wrench each period; placeholders until then, no path sampling here)
+    placeholder = (Reference(sc.q0, pose=np.eye(4), twist=np.zeros(6), accel=np.zeros(6),
+                             wrench=sc.force_reference) if path is not None
+                   else Reference(sc.q0, wrench=sc.force_reference))
+    C.task_inputs(spec.task, placeholder, plant.wrench)
+    frame = task_frame(sc, plant)
     chunk = max(1, min(rows, CHUNK_PERIODS))
     periods = None
     for k0 in range(0, rows, chunk):
@@ -181,7 +211,8 @@ def run_compiled(sc: Scenario, plant: Plant, law, spec, sampling, tick_ns: int, 
                 plant.mass_buffer, state, clock, noise, sigma, spec.kind,
                 int(plant._S[PK.S_INTEGRATOR]), spec.arrays, knots,
                 seg_rows, first, last, work, log.t, log.q, log.qd, log.ref, log.tau,
-                log.q_measured, log.qd_measured, log.tau_command)
+                log.q_measured, log.qd_measured, log.tau_command, plant.surface, path, frame,
+                log.wrench, log.task)
         if periods is None:
             with notice_if_slow(f"the offline loop of {law.name}"):
                 periods = RK.compiled_periods(*args)
@@ -197,6 +228,11 @@ def run_compiled(sc: Scenario, plant: Plant, law, spec, sampling, tick_ns: int, 
     plant.t = float(clock[0])
     plant.applied = work[3].copy()
     plant.saturated = work[4] > 0.0
+    if plant.surface is not None:
+        plant.wrench = plant.surface[PK.C_WRENCH, :6].copy()
+    normal = contact_normal(sc, plant)
+    if normal is not None and sc.force_reference is not None:
+        log.ref_force[:] = float(normal @ sc.force_reference[3:])  # reference_at's wrench
     law.finish_compiled(spec, seconds(steps * tick_ns),
                         seconds((steps - 1) * tick_ns) if steps > 0 else None)
 

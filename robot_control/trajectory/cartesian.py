@@ -11,7 +11,10 @@ w fixed), v = (p₁ − p₀) ṡ, and the classical accelerations ω̇ = R₀ w
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+from numba import njit
 from numpy.typing import ArrayLike, NDArray
 
 from robot_control.spatial import rotation_log, skew
@@ -82,3 +85,64 @@ class CartesianQuintic:
         twist = np.hstack((sd[:, None] * self._omega_dir, sd[:, None] * self._dp))
         acc = np.hstack((sdd[:, None] * self._omega_dir, sdd[:, None] * self._dp))
         return T, twist, acc
+
+
+# A path of consecutive CartesianQuintic segments packed one row per segment for compiled
+# sampling: start, end, duration, the profile's final s, the angle |w|, the profile's
+# derivative rows (3 × 6), then R₀, R₀K, R₀K² (row-major), ω direction R₀w, p₀ and p₁ − p₀.
+P_START, P_END, P_DURATION, P_FINAL, P_ANGLE, P_ROWS = 0, 1, 2, 3, 4, 5
+P_R0, P_R0K, P_R0K2, P_OMEGA, P_P0, P_DP = 23, 32, 41, 50, 53, 56
+PCOLS = 59
+
+
+def path_table(segments: list[CartesianQuintic]) -> Array:
+    """The (segments, PCOLS) table ``path_sample_into`` reads."""
+    table = np.zeros((len(segments), PCOLS))
+    for row, seg in zip(table, segments):
+        row[P_START], row[P_END], row[P_DURATION] = seg.start_time, seg.end_time, seg.duration
+        row[P_FINAL], row[P_ANGLE] = seg.profile._final[0], seg.angle
+        row[P_ROWS : P_ROWS + 18] = seg.profile._rows[:, :, 0].ravel()
+        for col, value in ((P_R0, seg._R0), (P_R0K, seg._R0K), (P_R0K2, seg._R0K2)):
+            row[col : col + 9] = value.ravel()
+        row[P_OMEGA : P_OMEGA + 3], row[P_P0 : P_P0 + 3] = seg._omega_dir, seg._p0
+        row[P_DP : P_DP + 3] = seg._dp
+    return table
+
+
+@njit(cache=True)
+def path_sample_into(table, t, T, rates):
+    """(pose, twist, acceleration) of the segment active at t (the first with t < end, else the
+    last): s(τ) = Σ τᵏ a_k clamped to [0, T], R = R₀ + sin(sθ)R₀K + (1 − cos(sθ))R₀K²,
+    p = p₀ + s Δp, (ω; v) = ṡ(R₀w; Δp), (ω̇; a) = s̈(R₀w; Δp) (module docstring, Huo Ex. 3-7)."""
+    k = table.shape[0] - 1
+    for i in range(table.shape[0]):
+        if t < table[i, P_END]:
+            k = i
+            break
+    row = table[k]
+    tau = t - row[P_START]
+    if tau > row[P_DURATION]:
+        s, sd, sdd = row[P_FINAL], 0.0, 0.0
+    else:
+        tau = tau if tau > 0.0 else 0.0
+        t2 = tau * tau
+        t3 = t2 * tau
+        powers = (1.0, tau, t2, t3, t3 * tau, t3 * t2)
+        s, sd, sdd = 0.0, 0.0, 0.0
+        for j in range(6):
+            s += powers[j] * row[P_ROWS + j]
+            sd += powers[j] * row[P_ROWS + 6 + j]
+            sdd += powers[j] * row[P_ROWS + 12 + j]
+    phi = s * row[P_ANGLE]
+    sin, versine = math.sin(phi), 1.0 - math.cos(phi)
+    for r in range(3):
+        for c in range(3):
+            T[r, c] = (row[P_R0 + 3 * r + c] + sin * row[P_R0K + 3 * r + c]
+                       + versine * row[P_R0K2 + 3 * r + c])
+        T[r, 3] = row[P_P0 + r] + s * row[P_DP + r]
+        T[3, r] = 0.0
+        rates[r] = sd * row[P_OMEGA + r]
+        rates[3 + r] = sd * row[P_DP + r]
+        rates[6 + r] = sdd * row[P_OMEGA + r]
+        rates[9 + r] = sdd * row[P_DP + r]
+    T[3, 3] = 1.0
