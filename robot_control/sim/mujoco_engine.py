@@ -108,6 +108,11 @@ class MujocoPlant(PlantBase):
         return self.environment is None and not self._disturbed
 
     @property
+    def surface(self) -> None:
+        """The internal kernels' compliant surface: none (MuJoCo's contact runs per period)."""
+        return None
+
+    @property
     def mass_buffer(self) -> None:
         """The internal kernels' mass-matrix scratch: MuJoCo needs none."""
         return None

@@ -273,7 +273,7 @@ def _huo(integrator, D, J, S, X, Mbuf, C, t, steps, q, qd, qdd, tau):
     return hold_huo(D, J, S, X, Mbuf, C, t, steps, q, qd, qdd, tau)
 
 
-def _mujoco(integrator, D, J, S, X, Mbuf, t, steps, q, qd, qdd, tau):
+def _mujoco(integrator, D, J, S, X, Mbuf, C, t, steps, q, qd, qdd, tau):
     return hold_mujoco_at(S, t, steps, q, qd, qdd, tau)
 
 
