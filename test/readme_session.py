@@ -32,13 +32,14 @@ from ros2_env import Watched
 @dataclass(frozen=True)
 class Endless:
     """A kind of command that runs until stopped: the regex naming it, the regex of the output line
-    that is its first result, how long it then runs on, and the regex its output must match
-    once SIGINT stopped it (its exit status must be 0)."""
+    that is its first result, how long it then runs on, the regex its output must match once
+    SIGINT stopped it, and the exit statuses that mean it stopped as asked."""
 
     pattern: str
     first: str
     settle_s: float = 0.0
     after_stop: str = ""
+    stopped_codes: tuple[int, ...] = (0,)  # its exit status after SIGINT
 
 
 @dataclass
@@ -53,7 +54,11 @@ class Suite:
     endless: list[Endless]
     checks: list[tuple[str, str]] = field(default_factory=list)  # (command regex, stdout regex)
     placeholders: dict[str, str] = field(default_factory=dict)
-    follow_ups: list[tuple[str, str]] = field(default_factory=list)  # (command regex, command)
+    # (regex, replacement): a command it matches is followed by the command re.sub makes of it
+    follow_ups: list[tuple[str, str]] = field(default_factory=list)
+    # a section's first endless command matching this is the stack its bus commands talk to (as
+    # the README's "in a second terminal"); else `stack`
+    section_stack: str | None = None
 
 
 class Session:
@@ -64,14 +69,27 @@ class Session:
         self.prefix: list[str] = []
         self.stack: Watched | None = None
         self.stack_domain: int | None = None
+        self.stack_text: str | None = None  # the section's own stack command (section_stack)
+        self.used_domains: set[int] = set()  # (a ros2 command may leave a daemon on each)
         self.previous: str = ""  # the README's command before: a trailing `…` repeats its arguments
 
     # --- the shell ---------------------------------------------------------------------------
     def argv(self, text: str, exec_last: bool = False) -> list[str]:
-        return ["bash", "-c", "\n".join([*self.prefix, ("exec " if exec_last else "") + text])]
+        """bash running the section's set-up lines, then the command (``exec``'d: the signals
+        a test sends reach it, as Ctrl-C in a terminal does)."""
+        if exec_last:  # `exec` after the command's variable assignments: `A=1 exec cmd`
+            text = re.sub(r"^((?:\w+=\S*\s+)*)", r"\1exec ", text, count=1)
+        return ["bash", "-c", "\n".join([*self.prefix, text])]
 
     def environment(self, domain: int) -> dict[str, str]:
+        self.used_domains.add(domain)
         return {**self.env, "ROS_DOMAIN_ID": str(domain)}
+
+    def filled(self, text: str) -> str:
+        """The text with the suite's placeholders replaced by their values."""
+        for placeholder, value in self.suite.placeholders.items():
+            text = re.sub(rf"(?<![\w/]){re.escape(placeholder)}(?![\w])", value, text)
+        return text
 
     def prepared(self, text: str) -> str:
         """The command with its placeholders filled in and a long --duration shortened."""
@@ -80,9 +98,7 @@ class Session:
             before = self.previous.split(" ", 1)[-1]
             if before.startswith(shown):
                 text = text[:-1] + before[len(shown):].strip()
-        for placeholder, value in self.suite.placeholders.items():
-            text = re.sub(rf"(?<![\w/]){re.escape(placeholder)}(?![\w])", value, text)
-        return shortened(text)
+        return shortened(self.filled(text))
 
     # --- running -----------------------------------------------------------------------------
     def run_line(self, command: Command) -> list[Ran]:
@@ -104,7 +120,7 @@ class Session:
             self.prefix.append(f"cd {cd.group(1)}")
             text = cd.group(2)
         if is_setup(text) and not command.inline:
-            self.prefix.append(text)
+            self.prefix.append(self.filled(text))
             return [Ran(text, 0, "", "")]
         parts = split_line(text)
         if any(self.suite.needs_stack(p) for p, _ in parts):
@@ -119,6 +135,9 @@ class Session:
                 prepared = self.prepared(part)
                 domain = self.stack_domain if self.suite.needs_stack(part) else own
                 endless = self.endless(prepared)
+                pattern = self.suite.section_stack
+                if endless and pattern and self.stack_text is None and re.search(pattern, prepared):
+                    self.stack_text = prepared
                 if endless or sep == "&":
                     background.append((prepared, self.start(prepared, domain)))
                     if sep != "&":
@@ -154,8 +173,8 @@ class Session:
             code = stop(proc)
             kind = self.endless(text)
             problem = problems.get(text, "")
-            if not problem and code != 0:
-                problem = "exit status not 0 after SIGINT"
+            if not problem and code not in kind.stopped_codes:
+                problem = f"exit status not {' or '.join(map(str, kind.stopped_codes))} after SIGINT"
             if not problem and kind.after_stop and not re.search(kind.after_stop,
                                                                   proc.output.rstrip(), re.M):
                 problem = f"after SIGINT its output lacks {kind.after_stop!r}"
@@ -178,8 +197,9 @@ class Session:
             if not problem and re.search(pattern, text) and not re.search(
                     expected, proc.stdout.rstrip(), re.M):
                 problem = f"its standard output lacks {expected!r}"
-        for pattern, follow_up in self.suite.follow_ups:
+        for pattern, replacement in self.suite.follow_ups:
             if not problem and re.search(pattern, text):
+                follow_up = re.sub(pattern, replacement, text)
                 after = self.once(follow_up, domain)
                 problem = after.problem and f"the follow-up {follow_up!r}: {after.problem}"
         return Ran(text, proc.returncode, output, problem)
@@ -192,18 +212,19 @@ class Session:
         if self.stack is not None:
             return "the background stack ended"
         self.stack_domain = domains.claim(f"readme-stack-{id(self)}")
-        self.stack = self.start(self.suite.stack, self.stack_domain)
+        self.stack = self.start(self.stack_text or self.suite.stack, self.stack_domain)
         if self.stack.wait_for_line(self.suite.stack_ready, FIRST_RESULT_TIMEOUT_S) is None:
-            return f"the background stack ({self.suite.stack}) did not start"
+            return f"the background stack ({self.stack_text or self.suite.stack}) did not start"
         return ""
 
     def close(self) -> Ran | None:
         """Stop the background stack (SIGINT); what it did, None if there was none."""
-        if self.stack is None:
+        if self.stack is None or self.stack_domain is None:
             return None
         code = stop(self.stack)
         domains.release(self.stack_domain)
-        return Ran(self.suite.stack, code, self.stack.output,
+        self.stack_domain = None
+        return Ran(self.stack_text or self.suite.stack, code, self.stack.output,
                    "" if code == 0 else "the background stack did not end cleanly on SIGINT")
 
 

@@ -53,8 +53,7 @@ MAIN = Suite(
     # a bag the test records for the README's BAG and DIR (see bag_for_placeholders)
     placeholders={"BAG": "recorded_run", "DIR": "recorded_run"},
     # the README deactivates the controller; `activate` resumes (the later commands need it)
-    follow_ups=[(r"lifecycle set /controller deactivate",
-                 "robot-control lifecycle set /controller activate")],
+    follow_ups=[(r"(lifecycle set /controller )deactivate", r"\1activate")],
 )
 
 
