@@ -10,6 +10,9 @@ if [ ! -x "$venv/bin/python" ]; then
   "$venv/bin/python" -m pip install --quiet --upgrade pip
 fi
 stamp="$venv/.installed${extras:+-$extras}"
+if [ -z "$extras" ]; then  # an install with extras (scripts/test.sh's) holds the package too
+  for any in "$venv"/.installed-*; do [ -f "$any" ] && [ ! -f "$stamp" ] && stamp="$any"; done
+fi
 if [ ! -f "$stamp" ] || [ "$root/setup.py" -nt "$stamp" ]; then
   "$venv/bin/python" -m pip install --quiet -e "$root${extras:+[$extras]}"
   touch "$stamp"

@@ -141,8 +141,8 @@ def _plot_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a rosbag2 directory, or the JSON of `simulate --out`")
     parser.add_argument("-o", "--output", metavar="FILE",
                         help="image to write (PNG, PDF or SVG; default <source>.png)")
-    parser.add_argument("--robot", help="robot for the effort limits when the bag has no "
-                        "/robot_description (bundled name or model file)")
+    parser.add_argument("--robot", help="robot for the effort limits and joint units when the "
+                        "bag has no /robot_description (bundled name or model file)")
     parser.set_defaults(_handler=_plot)
 
 

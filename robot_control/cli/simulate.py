@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
         if cell:
             report.plot_cell_result(result, args.plot)
         else:
-            report.plot_result(result, args.plot, scenario.robot.effort_limit)
+            report.plot_result(result, args.plot, **report.scenario_context(scenario))
     if args.record:
         from robot_control.recording.bag import BagError
         from robot_control.recording.offline import write_run

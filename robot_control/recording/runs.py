@@ -3,8 +3,10 @@ the topics of the bus contract) or from the JSON ``simulate --out`` writes.
 
 From a bag: q and q̇ from /joint_states (effort: the applied τ), q_d from /joint_reference, e and
 the commanded τ from /controller/state (else τ from /joint_command, e from q_d interpolated at the
-state stamps), the contact force from /wrench and the effort limits from the URDF on
-/robot_description. Times are header stamps, relative to the earliest one.
+state stamps; without /joint_reference, q_d = q + e at the controller's stamps), the contact force
+from /wrench, the effort limits and joint types from the URDF on /robot_description, and the
+controller's law (each one it ran, in order) from its /diagnostics heartbeat. Times are header
+stamps, relative to the earliest one.
 """
 
 from __future__ import annotations
@@ -16,12 +18,13 @@ from pathlib import Path
 import numpy as np
 
 from robot_control.model import load_robot
-from robot_control.model.robot_model import ModelError
+from robot_control.model.robot_model import PRISMATIC, ModelError
 from robot_control.recording import bag
 from robot_control.sim.report import Run, run_from_series
 
 TOPICS = ("/joint_states", "/joint_reference", "/joint_command", "/controller/state", "/wrench",
-          "/robot_description")
+          "/robot_description", "/diagnostics")
+CONTROLLER_ROLE = ": controller"  # the controller node's DiagnosticStatus is "<fqn>: controller"
 
 
 def load_run(source: str | Path, robot: str | None = None) -> Run:
@@ -64,6 +67,26 @@ def _effort_limit(model, joints: list[str]) -> np.ndarray | None:
     return np.array([limits.get(name, np.inf) for name in joints])
 
 
+def _prismatic(model, joints: list[str]) -> list[bool] | None:
+    """Which of the joints are prismatic (None without a model, or if it lacks one of them)."""
+    if model is None or not set(joints) <= set(model.joint_names):
+        return None
+    kind = dict(zip(model.joint_names, (int(c) == PRISMATIC for c in model.joint_type)))
+    return [kind[name] for name in joints]
+
+
+def _laws(diagnostics: list) -> list[str]:
+    """The laws the controller reported running, in order, each once per stretch."""
+    out: list[str] = []
+    for msg in diagnostics:
+        for status in msg.status:
+            if status.name.endswith(CONTROLLER_ROLE):
+                law = next((kv.value for kv in status.values if kv.key == "law"), None)
+                if law and (not out or out[-1] != law):
+                    out.append(law)
+    return out
+
+
 def _decoded(path: Path) -> dict[str, list]:
     out: dict[str, list] = {topic: [] for topic in TOPICS}
     for msg in bag.read_messages(path, TOPICS):
@@ -86,12 +109,19 @@ def run_from_bag(path: str | Path, robot: str | None = None) -> Run:
     if states:
         series["position"] = _joint_series(states, "position")
         series["applied"] = _joint_series(states, "effort")
+    if states:
+        series["velocity"] = _joint_series(states, "velocity")
     if refs:
         series["reference"] = (np.array([_stamp(m) for m in refs]),
                                np.array([m.points[0].positions for m in refs if m.points]))
     if ctrl:
         series["error"] = _joint_series(ctrl, "position")
         series["command"] = _joint_series(ctrl, "effort")
+        if states and not refs and len(series["error"][0]) and len(series["position"][0]):
+            t, q = series["position"]
+            te, e = series["error"]
+            series["reference"] = (te, e + np.column_stack([np.interp(te, t, q[:, j])
+                                                            for j in range(q.shape[1])]))
     elif states and refs:
         t, q = series["position"]
         tr, qr = series["reference"]
@@ -106,6 +136,7 @@ def run_from_bag(path: str | Path, robot: str | None = None) -> Run:
     series = {k: v for k, v in series.items() if len(v[0])}
     _warn_non_finite(series, {"position": "/joint_states position",
                               "applied": "/joint_states effort",
+                              "velocity": "/joint_states velocity",
                               "reference": "/joint_reference positions",
                               "command": "/controller/state effort" if ctrl
                               else "/joint_command effort",
@@ -115,8 +146,11 @@ def run_from_bag(path: str | Path, robot: str | None = None) -> Run:
     description = topics["/robot_description"]
     model = _model(robot or (description[-1].data if description else None))
     span = max(v[0][-1] for v in series.values()) - t0
-    title = f"{path.name}: {model.name + ', ' if model else ''}{span:.2f} s recorded"
+    laws = _laws(topics["/diagnostics"])
+    ran = " on ".join(part for part in (" → ".join(laws), model.name if model else "") if part)
+    title = f"{path.name}: {ran + ', ' if ran else ''}{span:.2f} s recorded"
     return Run(title=title, joints=joints, effort_limit=_effort_limit(model, joints),
+               prismatic=_prismatic(model, joints),
                **{k: (t - t0, v) for k, (t, v) in series.items()})
 
 
@@ -141,5 +175,19 @@ def run_from_json(path: str | Path, robot: str | None = None) -> Run:
         raise bag.BagError(f"{path} has no time series (write one with simulate --out, or "
                            "record a bag)")
     summary = doc["summary"]
-    limit = _effort_limit(_model(robot or summary["robot"]), list(summary["joints"]))
-    return run_from_series(summary, doc["series"], limit)
+    joints = list(summary["joints"])
+    model = _model(robot or summary["robot"])
+    return run_from_series(summary, doc["series"], _effort_limit(model, joints),
+                           _prismatic(model, joints), _surface_normal(summary))
+
+
+def _surface_normal(summary: dict) -> np.ndarray | None:
+    """The contact surface's unit normal of a bundled scenario (None: free space, or a scenario
+    file this installation does not hold)."""
+    from robot_control.sim.report import scenario_context
+    from robot_control.sim.scenario import load_scenario, resolve_scenario_path
+
+    try:
+        return scenario_context(load_scenario(resolve_scenario_path(summary["scenario"])))["normal"]
+    except (OSError, ValueError, KeyError):
+        return None
