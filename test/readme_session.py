@@ -228,6 +228,22 @@ class Session:
                    "" if code == 0 else "the background stack did not end cleanly on SIGINT")
 
 
+def check_section(session: Session, section: str, commands: list, suites: dict,
+                  run_here: tuple[str, ...], ran: list | None = None) -> None:
+    """Run a section's commands whose suite is in ``run_here`` (passing over the others), stop
+    the background stack they used, and fail with every command that went wrong."""
+    ran = list(ran or [])
+    for command in commands:
+        if suites[command] in run_here:
+            ran += session.run_line(command)
+        else:
+            session.passed_over(command)
+    stack = session.close()
+    ran += [stack] if stack else []
+    failed = [r.report() for r in ran if r.problem]
+    assert not failed, f"README.md, section {section!r}:\n\n" + "\n\n".join(failed)
+
+
 def stop(proc: Watched, timeout_s: float = 30.0) -> int:
     """SIGINT to the command's process group (as Ctrl-C in a terminal), SIGKILL after timeout_s."""
     if proc.proc.poll() is None:

@@ -67,22 +67,18 @@ class Recorder:
         self.client.close()
 
 
-def test_lockstep_cell_stack_equals_the_offline_run(monkeypatch):
-    sc = load_cell_scenario(SCENARIO)
-    offline = run_cell(sc)
-    steps = offline.summary["steps"]
-    env = stack_env("cell-lockstep")
-    for key in ("ROS_DOMAIN_ID", "ROS_AUTOMATIC_DISCOVERY_RANGE"):
-        monkeypatch.setenv(key, env[key])
-    period = 1_000_000_000 // int(sc.rate)
-    stamps = [k * period for k in range(steps + 1)]
+def lockstep_cell_samples(env: dict[str, str], stamps: list[int], timeout_s: float,
+                          *launch_args: str) -> dict:
+    """``cell.launch.yaml lockstep:=true`` until every topic's sample of every stamp arrived
+    (asserted, as the launch's clean exit); the samples by topic and stamp. The plant's first
+    state waits for two readers of /joint_states: the cell controller and this recorder
+    (created before the nodes, so matched by then)."""
     rec = Recorder()
     try:
-        # the plant's first state waits for two readers of /joint_states: the cell controller
-        # and this test's recorder (created before the nodes, so matched by then)
-        stack = Stack(env, "cell.launch.yaml", "lockstep:=true", "start_subscribers:=2")
+        stack = Stack(env, "cell.launch.yaml", "lockstep:=true", "start_subscribers:=2",
+                      *launch_args)
         try:
-            deadline = time.monotonic() + 240.0
+            deadline = time.monotonic() + timeout_s
             while not rec.has(stamps) and time.monotonic() < deadline \
                     and stack.proc.poll() is None:
                 time.sleep(0.2)
@@ -91,12 +87,24 @@ def test_lockstep_cell_stack_equals_the_offline_run(monkeypatch):
         done = {t: sum(k in got for k in stamps) for t, got in rec.samples.items()}
         assert rec.has(stamps), f"{done} of {len(stamps)}:\n" + "\n".join(stack.lines[-30:])
         assert code == 0, "\n".join(stack.lines[-30:])
-        names = list(rec.samples["/joint_states"][0].name)
-        arm1 = rec.samples["/arm1/joint_states"][period]
-        whole = rec.samples["/joint_states"][period]
-        check_equals_offline(rec.samples, sc, offline)
+        return rec.samples
     finally:
         rec.close()
+
+
+def test_lockstep_cell_stack_equals_the_offline_run(monkeypatch):
+    sc = load_cell_scenario(SCENARIO)
+    offline = run_cell(sc)
+    steps = offline.summary["steps"]
+    env = stack_env("cell-lockstep")
+    for key in ("ROS_DOMAIN_ID", "ROS_AUTOMATIC_DISCOVERY_RANGE"):
+        monkeypatch.setenv(key, env[key])
+    period = 1_000_000_000 // int(sc.rate)
+    samples = lockstep_cell_samples(env, [k * period for k in range(steps + 1)], 240.0)
+    names = list(samples["/joint_states"][0].name)
+    arm1 = samples["/arm1/joint_states"][period]
+    whole = samples["/joint_states"][period]
+    check_equals_offline(samples, sc, offline)
     assert names == [f"{a}_joint{i}" for a in ARMS for i in range(1, 7)]
     assert list(arm1.name) == [f"joint{i}" for i in range(1, 7)]  # the arm's own names
     assert list(arm1.position) == list(whole.position)[:6]  # the same sample, split per arm

@@ -14,7 +14,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -174,8 +173,8 @@ def test_lockstep_cell_stack_on_mujoco_equals_the_offline_run(tmp_path, monkeypa
     """``cell.launch.yaml engine:=mujoco lockstep:=true``: the cell plant node on MuJoCo gives the
     offline MuJoCo run to the bit (commands, contact force, pressing forces, errors)."""
     from cell_helpers import check_equals_offline
-    from test_cell_stack import Recorder
-    from test_launch_runner import Stack, stack_env
+    from test_cell_stack import lockstep_cell_samples
+    from test_launch_runner import stack_env
 
     doc = scenario_doc("internal", duration=0.3)
     path = tmp_path / "cell_short.yaml"
@@ -187,21 +186,6 @@ def test_lockstep_cell_stack_on_mujoco_equals_the_offline_run(tmp_path, monkeypa
     for key in ("ROS_DOMAIN_ID", "ROS_AUTOMATIC_DISCOVERY_RANGE"):
         monkeypatch.setenv(key, env[key])
     period = 1_000_000_000 // int(sc.rate)
-    stamps = [k * period for k in range(offline.summary["steps"] + 1)]
-    rec = Recorder()
-    try:
-        stack = Stack(env, "cell.launch.yaml", "lockstep:=true", "start_subscribers:=2",
-                      f"scenario:={path}", "engine:=mujoco")
-        try:
-            deadline = time.monotonic() + 180.0
-            while not rec.has(stamps) and time.monotonic() < deadline \
-                    and stack.proc.poll() is None:
-                time.sleep(0.2)
-        finally:
-            code = stack.stop()
-        done = {t: sum(k in got for k in stamps) for t, got in rec.samples.items()}
-        assert rec.has(stamps), f"{done} of {len(stamps)}:\n" + "\n".join(stack.lines[-30:])
-        assert code == 0, "\n".join(stack.lines[-30:])
-        check_equals_offline(rec.samples, sc, offline)
-    finally:
-        rec.close()
+    samples = lockstep_cell_samples(env, [k * period for k in range(offline.summary["steps"] + 1)],
+                                    180.0, f"scenario:={path}", "engine:=mujoco")
+    check_equals_offline(samples, sc, offline)

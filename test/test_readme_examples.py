@@ -26,7 +26,7 @@ from readme_commands import (
     readme_commands,
     suites,
 )
-from readme_session import Endless, Session, Suite
+from readme_session import Endless, Session, Suite, check_section
 
 pytestmark = pytest.mark.slow
 
@@ -110,13 +110,5 @@ def bag_for_placeholders(session: Session, commands) -> list:
 @pytest.mark.parametrize("section", sections())
 def test_the_readme_commands_of_a_section_work_as_written(session, section):
     commands = [c for c in COMMANDS if c.section == section]
-    ran = bag_for_placeholders(session, commands)
-    for command in commands:
-        if SUITES[command] in ("main", "setup"):
-            ran += session.run_line(command)
-        else:
-            session.passed_over(command)
-    stack = session.close()
-    ran += [stack] if stack else []
-    failed = [r.report() for r in ran if r.problem]
-    assert not failed, f"README.md, section {section!r}:\n\n" + "\n\n".join(failed)
+    check_section(session, section, commands, SUITES, ("main", "setup"),
+                  bag_for_placeholders(session, commands))

@@ -21,7 +21,7 @@ from pathlib import Path
 import domains
 import pytest
 from readme_commands import LAUNCH_OK, readme_commands, suites
-from readme_session import Endless, Session, Suite
+from readme_session import Endless, Session, Suite, check_section
 from ros2_env import dds_python, dds_python_missing, ros2_missing, stop_daemon
 
 pytestmark = [pytest.mark.ros2, pytest.mark.slow, pytest.mark.skipif(
@@ -100,13 +100,5 @@ def session(tmp_path, checkout):
 @pytest.mark.timeout(1800)
 @pytest.mark.parametrize("section", sections())
 def test_the_readme_ros2_commands_of_a_section_work_as_written(session, section):
-    ran = []
-    for command in [c for c in COMMANDS if c.section == section]:
-        if SUITES[command] in ("ros2", "ros2 setup", "setup"):
-            ran += session.run_line(command)
-        else:
-            session.passed_over(command)
-    stack = session.close()
-    ran += [stack] if stack else []
-    failed = [r.report() for r in ran if r.problem]
-    assert not failed, f"README.md, section {section!r}:\n\n" + "\n\n".join(failed)
+    check_section(session, section, [c for c in COMMANDS if c.section == section], SUITES,
+                  ("ros2", "ros2 setup", "setup"))
