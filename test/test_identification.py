@@ -344,3 +344,14 @@ def test_a_recording_with_late_and_lost_samples_is_resampled_from_its_stamps():
     gap = np.concatenate([np.arange(1000), np.arange(1100, n)])  # 0.2 s lost in one piece
     with pytest.raises(ValueError, match="gap of 0.202 s"):
         identification_samples(t[gap], q[gap], qd[gap], tau[gap], valid[gap], FilterSpec())
+
+
+def test_identify_reads_a_namespaced_stack_s_bag_with_its_namespace(bag_dir, tmp_path):
+    from test_plot_figures import namespaced_copy
+
+    left = namespaced_copy(recorded("ddarm", False, False, bag_dir), tmp_path / "left", "left")
+    found = identify_command(str(left), "--robot", "ddarm", "--namespace", "left",
+                             "--params", str(tmp_path / "p.yaml"))
+    assert found.returncode == 0 and "condition number" in found.stdout, found.stderr
+    missing = identify_command(str(left), "--robot", "ddarm")  # the root namespace's topics
+    assert missing.returncode == 2 and "/joint_states" in missing.stderr, missing.stderr

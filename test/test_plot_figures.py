@@ -169,3 +169,32 @@ def heartbeat(stamp_ns: int, law: str) -> bytes:
         frame_id="")
     msg = t["diagnostic_msgs/msg/DiagnosticArray"](header=header, status=[status])
     return bytes(ts.serialize_cdr(msg, "diagnostic_msgs/msg/DiagnosticArray"))
+
+
+def namespaced_copy(source, target, namespace: str):
+    """The bag at ``source`` as a stack in ``/namespace`` records it (every topic under it)."""
+    writer = BagWriter(target)
+    conns = {c.topic: writer.add_topic(f"/{namespace}{c.topic}", c.msgtype,
+                                       c.ext.offered_qos_profiles)
+             for c in bag.bag_connections(source)}
+    for msg in bag.read_messages(source):
+        writer.write(conns[msg.topic], msg.timestamp_ns, msg.data)
+    writer.close()
+    return target
+
+
+def test_a_namespaced_stack_s_bag_plots_with_its_namespace(pd_run, tmp_path):
+    from robot_control.bus.ros_args import RosArgsError
+
+    sc, result = pd_run
+    write_run(result, sc, tmp_path / "root")
+    left = namespaced_copy(tmp_path / "root", tmp_path / "left", "left")
+    plain, named = load_run(tmp_path / "root"), load_run(left, namespace="left")
+    for field in ("position", "velocity", "reference", "error", "command", "applied"):
+        np.testing.assert_array_equal(getattr(named, field)[1], getattr(plain, field)[1])
+    assert named.prismatic == plain.prismatic == [False] * 3  # /left/robot_description read
+    np.testing.assert_array_equal(named.effort_limit, plain.effort_limit)
+    with pytest.raises(bag.BagError, match="holds none of /joint_states"):
+        load_run(left)  # the root namespace's topics are not in it
+    with pytest.raises(RosArgsError, match="invalid namespace '1left'"):
+        load_run(left, namespace="1left")

@@ -180,3 +180,10 @@ def check_namespace(namespace: str) -> str:
     if problem is not None:
         raise RosArgsError(f"invalid namespace '{namespace}': {problem}")
     return absolute
+
+
+def namespace_prefix(namespace: str) -> str:
+    """What a stack in ``namespace`` puts before its topics (``left`` → ``/left``; ``/`` → ``''``);
+    RosArgsError naming the rule a bad namespace breaks."""
+    absolute = check_namespace(namespace)
+    return "" if absolute == "/" else absolute.rstrip("/")

@@ -24,6 +24,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("bag", help="rosbag2 directory (MCAP or SQLite 3) with /joint_states "
                         "and /joint_command")
     parser.add_argument("--robot", required=True, help="bundled robot name or .urdf / D-H .yaml")
+    parser.add_argument("--namespace", default="/", metavar="NS",
+                        help="the recorded stack's namespace: /NS/joint_states, /NS/joint_command "
+                             "(default /)")
     parser.add_argument("--basis", default="base",
                         help="'base' (minimal parameters) or a group set of the robot (e.g. huo_p)")
     parser.add_argument("--friction", action="store_true",
@@ -45,6 +48,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from robot_control.bus.ros_args import namespace_prefix
     from robot_control.identification import (
         FilterSpec,
         RecordingError,
@@ -53,11 +57,14 @@ def run(args: argparse.Namespace) -> int:
         identify,
         read_joint_bag,
     )
+    from robot_control.identification.recording import COMMAND_TOPIC, STATE_TOPIC
     from robot_control.model import load_robot
 
     try:
         model = load_robot(args.robot)
-        rec = read_joint_bag(args.bag, model.joint_names)
+        prefix = namespace_prefix(args.namespace)
+        rec = read_joint_bag(args.bag, model.joint_names, prefix + STATE_TOPIC,
+                             prefix + COMMAND_TOPIC)
         valid, tau, source = centred_torque(rec, args.torque)
         spec = FilterSpec(args.cutoff, args.order, args.decimate, args.trim)
         samples = identification_samples(rec.t, rec.q, rec.qd, tau, valid, spec)

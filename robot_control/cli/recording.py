@@ -143,6 +143,9 @@ def _plot_arguments(parser: argparse.ArgumentParser) -> None:
                         help="image to write (PNG, PDF or SVG; default <source>.png)")
     parser.add_argument("--robot", help="robot for the effort limits and joint units when the "
                         "bag has no /robot_description (bundled name or model file)")
+    parser.add_argument("--namespace", default="/", metavar="NS",
+                        help="the recorded stack's namespace: its topics are /NS/joint_states … "
+                             "(default /)")
     parser.set_defaults(_handler=_plot)
 
 
@@ -150,7 +153,7 @@ def _plot(args: argparse.Namespace) -> int:
     from robot_control.recording.runs import load_run
     from robot_control.sim.report import plot_run
 
-    run = load_run(args.source, robot=args.robot)
+    run = load_run(args.source, robot=args.robot, namespace=args.namespace)
     output = args.output or str(args.source).rstrip("/") + ".png"
     plot_run(run, output)
     print(f"wrote {output}", file=sys.stderr)

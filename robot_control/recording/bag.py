@@ -170,6 +170,8 @@ def read_messages(path: str | Path, topics: Sequence[str] | None = None
     last = "before the first message"
     try:
         connections = [c for c in reader.connections if topics is None or c.topic in topics]
+        if not connections:
+            return  # (rosbags reads every connection when given none)
         for connection, timestamp, data in reader.messages(connections=connections):
             last = f"after {connection.topic} at {stamp_text(timestamp)}"
             yield RecordedMessage(connection.topic, connection.msgtype, timestamp, bytes(data),

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from robot_control.bus.ros_args import namespace_prefix
 from robot_control.model import load_robot
 from robot_control.model.robot_model import PRISMATIC, ModelError
 from robot_control.recording import bag
@@ -27,11 +28,12 @@ TOPICS = ("/joint_states", "/joint_reference", "/joint_command", "/controller/st
 CONTROLLER_ROLE = ": controller"  # the controller node's DiagnosticStatus is "<fqn>: controller"
 
 
-def load_run(source: str | Path, robot: str | None = None) -> Run:
-    """A Run from a rosbag2 directory or a ``simulate --out`` JSON file."""
+def load_run(source: str | Path, robot: str | None = None, namespace: str = "/") -> Run:
+    """A Run from a rosbag2 directory (of the stack in ``namespace``) or a ``simulate --out``
+    JSON file."""
     source = Path(source)
     if source.is_dir():
-        return run_from_bag(source, robot)
+        return run_from_bag(source, robot, namespace)
     if source.suffix == ".json" and source.is_file():
         return run_from_json(source, robot)
     raise bag.BagError(f"{source} is neither a rosbag2 directory nor a simulate --out JSON file")
@@ -87,23 +89,26 @@ def _laws(diagnostics: list) -> list[str]:
     return out
 
 
-def _decoded(path: Path) -> dict[str, list]:
+def _decoded(path: Path, prefix: str = "") -> dict[str, list]:
+    """The contract topics' messages by their names without the stack's namespace ``prefix``."""
     out: dict[str, list] = {topic: [] for topic in TOPICS}
-    for msg in bag.read_messages(path, TOPICS):
-        out[msg.topic].append(bag.decode(msg))
+    for msg in bag.read_messages(path, [prefix + topic for topic in TOPICS]):
+        out[msg.topic[len(prefix):]].append(bag.decode(msg))
     return out
 
 
-def run_from_bag(path: str | Path, robot: str | None = None) -> Run:
-    """A Run from the contract topics of a bag (see the module docstring)."""
+def run_from_bag(path: str | Path, robot: str | None = None, namespace: str = "/") -> Run:
+    """A Run from the contract topics of a bag (see the module docstring), those of the stack
+    in ``namespace``."""
     path = Path(path)
-    topics = _decoded(path)
+    prefix = namespace_prefix(namespace)
+    topics = _decoded(path, prefix)
     states, refs = topics["/joint_states"], topics["/joint_reference"]
     ctrl, cmds, wrenches = topics["/controller/state"], topics["/joint_command"], topics["/wrench"]
     named = states or ctrl or cmds
     if not named and not refs:
-        raise bag.BagError(f"{path} holds none of /joint_states, /joint_reference, "
-                           "/controller/state, /joint_command: nothing to plot")
+        raise bag.BagError(f"{path} holds none of {prefix}/joint_states, {prefix}/joint_reference, "
+                           f"{prefix}/controller/state, {prefix}/joint_command: nothing to plot")
     joints = list(named[0].name) if named else list(refs[0].joint_names)
     series = {}
     if states:
