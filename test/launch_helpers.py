@@ -79,3 +79,29 @@ class Observer:
         self.node.destroy_node()
         rclpy.try_shutdown(context=self.context)
         self._thread.join(5)
+
+
+def joint_state_observer(domain: int):
+    """A module fixture's body: an Observer keeping /joint_states, made before the launch (a
+    lockstep plant waits for it: ``lockstep_launch``), closed after."""
+    node = Observer(domain)
+    node.keep_joint_states()
+    yield node
+    node.close()
+
+
+def lockstep_launch(domain: int, scenario: str, rate: float, controller: str, **arguments: str):
+    """The launch file in lockstep on a scenario, its plant starting once controller,
+    trajectory generator and the test's observer are subscribed, so no state is lost (the
+    dynamics server listens to states only while a controller subscribes to its terms)."""
+    import launch_pytest
+    from launch_ros.actions import SetParameter
+
+    import launch
+
+    return launch.LaunchDescription([
+        SetParameter(name="lockstep_start_subscribers", value=3),
+        *stack_launch(domain, scenario=scenario, lockstep="true", rate=str(float(rate)),
+                      controller=controller, **arguments),
+        launch_pytest.actions.ReadyToTest(),
+    ])

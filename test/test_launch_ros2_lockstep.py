@@ -14,11 +14,8 @@ if ros2_missing():
 
 import domains  # noqa: E402
 import launch_pytest  # noqa: E402
-from launch_helpers import Observer, stack_launch  # noqa: E402
-from launch_ros.actions import SetParameter  # noqa: E402
+from launch_helpers import joint_state_observer, lockstep_launch  # noqa: E402
 from stack_helpers import LOCKSTEP_SCENARIO as SCENARIO  # noqa: E402
-
-import launch  # noqa: E402
 
 pytestmark = pytest.mark.ros2
 DOMAIN = domains.claim("launch-lockstep")
@@ -35,24 +32,13 @@ def scenario_file(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def observer():
-    """Subscribes to /joint_states before the launch: the plant waits for it (below)."""
-    node = Observer(DOMAIN)
-    node.keep_joint_states()
-    yield node
-    node.close()
+    yield from joint_state_observer(DOMAIN)
 
 
 @launch_pytest.fixture(scope="module")
 def lockstep_stack(scenario_file, observer):
-    return launch.LaunchDescription([
-        # the plant starts once controller, trajectory generator and this test's reader are
-        # subscribed, so no state is lost (the dynamics server listens to states only while a
-        # controller subscribes to its terms)
-        SetParameter(name="lockstep_start_subscribers", value=3),
-        *stack_launch(DOMAIN, scenario=str(scenario_file), lockstep="true",
-                      rate=str(float(SCENARIO["rate"])), controller=SCENARIO["controller"]["type"]),
-        launch_pytest.actions.ReadyToTest(),
-    ])
+    return lockstep_launch(DOMAIN, str(scenario_file), SCENARIO["rate"],
+                           SCENARIO["controller"]["type"])
 
 
 @pytest.mark.launch(fixture=lockstep_stack)

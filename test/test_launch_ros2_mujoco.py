@@ -14,12 +14,9 @@ pytest.importorskip("mujoco")
 
 import domains  # noqa: E402
 import launch_pytest  # noqa: E402
-from launch_helpers import Observer, stack_launch  # noqa: E402
-from launch_ros.actions import SetParameter  # noqa: E402
+from launch_helpers import joint_state_observer, lockstep_launch  # noqa: E402
 from stack_helpers import LOCKSTEP_SCENARIO as SCENARIO  # noqa: E402
 from test_launch_ros2_lockstep import assert_states_equal_offline  # noqa: E402
-
-import launch  # noqa: E402
 
 pytestmark = pytest.mark.ros2
 DOMAIN = domains.claim("launch-mujoco")
@@ -38,21 +35,13 @@ def scenario_files(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def observer():
-    """Subscribes to /joint_states before the launch: the plant waits for it (below)."""
-    node = Observer(DOMAIN)
-    node.keep_joint_states()
-    yield node
-    node.close()
+    yield from joint_state_observer(DOMAIN)
 
 
 @launch_pytest.fixture(scope="module")
 def mujoco_stack(scenario_files, observer):
-    return launch.LaunchDescription([
-        SetParameter(name="lockstep_start_subscribers", value=3),
-        *stack_launch(DOMAIN, scenario=str(scenario_files[0]), lockstep="true", engine="mujoco",
-                      rate=str(float(SCENARIO["rate"])), controller=SCENARIO["controller"]["type"]),
-        launch_pytest.actions.ReadyToTest(),
-    ])
+    return lockstep_launch(DOMAIN, str(scenario_files[0]), SCENARIO["rate"],
+                           SCENARIO["controller"]["type"], engine="mujoco")
 
 
 @pytest.mark.launch(fixture=mujoco_stack)
