@@ -51,21 +51,32 @@ class Arm:
         with self.lock:
             return self.q.copy()
 
+    def send_async(self, goal, feedback_callback=None):
+        """Send a goal from the node's spin thread: rclpy's ActionClient files a request's
+        future after sending it, so a response handled meanwhile by the spinning thread would
+        be dropped ("Ignoring unexpected goal response") if this thread sent it."""
+        return self.observer.in_spin_thread(self.client.send_goal_async, goal,
+                                            feedback_callback=feedback_callback)
+
     def send(self, goal, feedback: list | None = None):
         """Send a goal; its goal handle once the server answered (accepted or not)."""
         cb = (lambda fb: feedback.append((time.monotonic(), fb.feedback))) \
             if feedback is not None else None
         sent = time.perf_counter()
-        future = self.client.send_goal_async(goal, feedback_callback=cb)
+        future = self.send_async(goal, cb)
         future.add_done_callback(lambda _f: setattr(self, "answered_after_s",
                                                     time.perf_counter() - sent))
         assert wait_for(future.done, 30, every=0.005), "no answer to the goal request"
         return future.result()
 
     def result(self, handle, timeout: float = 30.0):
-        future = handle.get_result_async()
+        future = self.observer.in_spin_thread(handle.get_result_async)
         assert wait_for(future.done, timeout), "no result"
         return future.result()
+
+    def cancel(self, handle):
+        """The cancel request's future (sent from the spin thread, as goals are)."""
+        return self.observer.in_spin_thread(handle.cancel_goal_async)
 
 
 def point(t: float, q, qd=None) -> JointTrajectoryPoint:
@@ -178,7 +189,7 @@ def check_cancel_holds_the_arm_where_it_is(arm, env):
     go_home(arm)
     handle = arm.send(goal_of([point(4.0, [0.7, 0.9, 0.3])]))
     time.sleep(1.5)
-    cancel = handle.cancel_goal_async()
+    cancel = arm.cancel(handle)
     assert wait_for(cancel.done, 10) and len(cancel.result().goals_canceling) == 1
     assert arm.result(handle).status == GoalStatus.STATUS_CANCELED
     time.sleep(0.6)  # the reference comes to rest (stop_time 0.25 s), the arm settles on it
@@ -275,7 +286,7 @@ def check_a_flood_of_goals_each_preempts_the_last(arm, env):
     handles = []
     for i in range(100):
         q = [HOME[0] + 0.002 * (i % 10), HOME[1], HOME[2]]
-        future = arm.client.send_goal_async(goal_of([point(0.5, q)]))
+        future = arm.send_async(goal_of([point(0.5, q)]))
         handles.append(future)
         time.sleep(0.01)
     assert wait_for(lambda: all(f.done() for f in handles), 60)

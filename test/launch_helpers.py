@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 
 import rclpy
 from ament_index_python.packages import get_package_share_directory
@@ -49,6 +50,15 @@ class Observer:
         self._executor.add_node(self.node)
         self._thread = threading.Thread(target=self._executor.spin, daemon=True)
         self._thread.start()
+
+    def in_spin_thread(self, call, *args, timeout: float = 30.0, **kwargs):
+        """``call(*args, **kwargs)`` run by the spinning thread; its return value."""
+        task = self._executor.create_task(call, *args, **kwargs)
+        deadline = time.monotonic() + timeout
+        while not task.done():
+            assert time.monotonic() < deadline, f"the spin thread did not run {call} in {timeout} s"
+            time.sleep(0.001)
+        return task.result()
 
     def node_names(self) -> set[str]:
         return {ns.rstrip("/") + "/" + name

@@ -79,6 +79,7 @@ class ActiveGoal:
     goal_id: object
     plan: Plan
     tolerances: Tolerances
+    silent_ticks: int = 0  # ticks past the goal time with no joint state after the end
 
 
 class TrajectoryFollower:
@@ -166,10 +167,20 @@ class TrajectoryFollower:
             self._check_deadline(stamp_ns, problem)
 
     def tick(self, now_ns: int) -> None:
-        """Periodic: a goal whose joint states stopped still ends at its goal time."""
+        """Periodic: a goal whose joint states stopped still ends at its goal time — at the
+        second tick past it, so that states queued while this node was busy (an executor runs a
+        due timer before the messages that arrived meanwhile) are read first."""
         goal = self.active
-        if goal is not None and (self.state is None or self.state[0] < goal.plan.end_ns):
-            self._check_deadline(now_ns, "no joint state after the trajectory's end")
+        if goal is None or (self.state is not None and self.state[0] >= goal.plan.end_ns):
+            return
+        if self._late(goal, now_ns) <= 0.0:
+            return
+        goal.silent_ticks += 1
+        if goal.silent_ticks > 1:
+            last = "none yet" if self.state is None else (
+                f"the last one is stamped {(goal.plan.end_ns - self.state[0]) / NS:.3f} s "
+                "before it")
+            self._check_deadline(now_ns, f"no joint state after the trajectory's end ({last})")
 
     def feedback_due(self, now_ns: int) -> Feedback | None:
         """The feedback to send now, or None (no goal running, or sent within the period)."""
@@ -201,10 +212,14 @@ class TrajectoryFollower:
         self.reference.run(stop_trajectory(self.reference.desired(now_ns), r.stop_time, r.lower,
                                            r.upper), now_ns)
 
+    @staticmethod
+    def _late(goal: ActiveGoal, now_ns: int) -> float:
+        """Seconds past the goal's end plus its goal time (> 0: the goal time is over)."""
+        return (now_ns - goal.plan.end_ns) / NS - goal.tolerances.goal_time
+
     def _check_deadline(self, now_ns: int, problem: str) -> None:
         goal = self.active
-        late = (now_ns - goal.plan.end_ns) / NS - goal.tolerances.goal_time
-        if late > 0.0:
+        if self._late(goal, now_ns) > 0.0:
             self._end_active(ABORTED, GOAL_TOLERANCE_VIOLATED,
                              f"goal not reached {goal.tolerances.goal_time:g} s after the "
                              f"trajectory's end (goal_time): {problem}")

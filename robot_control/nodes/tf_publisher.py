@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from robot_control.dynamics.kinematics import forward_kinematics
-from robot_control.spatial import quaternion_xyzw
+from robot_control.spatial import inverse_transform, quaternion_xyzw
 
 NS = 1_000_000_000
 
@@ -60,7 +60,7 @@ class TfPublisher:
         T = forward_kinematics(self.model, q)
         out = []
         for i, body in enumerate(self.model.bodies):
-            local = T[i] if body.parent < 0 else np.linalg.solve(T[body.parent], T[i])
+            local = T[i] if body.parent < 0 else inverse_transform(T[body.parent]) @ T[i]
             out.append(self._transform(stamp_ns, self.parents[i], self.model.body_names[i],
                                        local))
         return self.TFMessage(transforms=out)
