@@ -45,6 +45,11 @@ def claim(tag: str = "") -> int:
     raise RuntimeError(f"every test ROS domain {FIRST}…{LAST} is in use on this machine")
 
 
+def held() -> set[int]:
+    """The ids this process holds."""
+    return set(_held)
+
+
 def release(domain: int) -> None:
     """Give a claimed id back (tags that named it forget it)."""
     fd = _held.pop(domain, None)
