@@ -1,5 +1,5 @@
 """Node and command processes run numpy's BLAS on one thread unless the user says otherwise
-(robot_control/blas_threads.py): its worker threads only spin on this package's small matrices."""
+(robot_control/bringup/blas_threads.py): its worker threads only spin on our small matrices."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-from robot_control.blas_threads import limit_blas_threads
+from robot_control.bringup.blas_threads import limit_blas_threads
 
 limit_blas_threads()  # before a command imports numpy (and for the node processes it starts)
 
