@@ -1,3 +1,2 @@
 """Bring-up without ROS 2: this package's launch files read and run (runner), their node
-processes started, watched and stopped (processes), the running stack summarised (summary);
-every node or command process on one BLAS thread (blas_threads)."""
+processes started, watched and stopped (processes), the running stack summarised (summary)."""

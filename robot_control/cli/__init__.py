@@ -9,10 +9,6 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-from robot_control.bringup.blas_threads import limit_blas_threads
-
-limit_blas_threads()  # before a command imports numpy (and for the node processes it starts)
-
 COMMANDS: dict[str, tuple[str, str]] = {
     # name: (module providing add_arguments(parser) and run(args) -> int, help)
     "demo": ("robot_control.cli.demo", "run the main demo"),
