@@ -212,6 +212,22 @@ def test_pub_sub_and_a_raising_callback_does_not_stop_spinning(make_node, capfd)
     assert node.ok
 
 
+def test_endpoints_add_no_qos_event_handlers_to_the_wait_set(make_node):
+    # each would be a waitable the executor walks at every spin (bus/ros/node.py)
+    from rclpy.event_handler import EventHandler
+
+    node = make_node("events")
+
+    def handlers() -> int:  # rclpy's own endpoints (/parameter_events) keep theirs
+        return sum(isinstance(w, EventHandler) for w in node._node.waitables)
+
+    before = handlers()
+    node.create_publisher("sensor_msgs/msg/JointState", "/a")
+    node.create_subscription("sensor_msgs/msg/JointState", "/a", lambda msg: None)
+    node.create_sender_subscription("sensor_msgs/msg/JointState", "/b", lambda msg, gid: None)
+    assert handlers() == before
+
+
 def test_timer_period_and_cancel(make_node):
     node = make_node("timer")
     ticks = []

@@ -35,6 +35,7 @@ from rcl_interfaces.msg import (
     SetParametersResult,
 )
 from rclpy.clock import Clock, ClockType
+from rclpy.event_handler import PublisherEventCallbacks, SubscriptionEventCallbacks
 from rclpy.exceptions import InvalidHandle
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node as RclNode
@@ -70,6 +71,19 @@ from robot_control.security.keystore import check_process
 
 BUSY_WAIT_S = 150e-6  # spin, rather than sleep, this long before a timer is due
 UNKNOWN_NODE_NAME = "_NODE_NAME_UNKNOWN_"  # rmw_dds_common's, until a node's graph data arrives
+
+
+def no_publisher_events() -> PublisherEventCallbacks:
+    """No QoS-event handlers for a publisher (see :func:`no_subscription_events`)."""
+    return PublisherEventCallbacks(use_default_callbacks=False)
+
+
+def no_subscription_events() -> SubscriptionEventCallbacks:
+    """No QoS-event handlers for a subscription. rclpy's default gives every endpoint one (an
+    "incompatible QoS" warning), a waitable the executor walks at every spin while it rebuilds
+    its wait set: a 1 kHz composed stack missed 25 % of its deadlines with them, 11–14 % without
+    (docs/architecture.md, "Speed discipline"). The rclpy-free route has none either."""
+    return SubscriptionEventCallbacks(use_default_callbacks=False)
 
 
 def rclpy_qos(qos: QosSpec):
@@ -262,7 +276,8 @@ class RclpyNode(Node):
         return run
 
     def create_publisher(self, ros_type: str, topic: str, qos: QosSpec = "default"):
-        pub = self._node.create_publisher(self.msg(ros_type), topic, rclpy_qos(qos))
+        pub = self._node.create_publisher(self.msg(ros_type), topic, rclpy_qos(qos),
+                                          event_callbacks=no_publisher_events())
         if self._container is not None:
             self._container.chain.published(pub.topic_name)
         return pub
@@ -271,7 +286,7 @@ class RclpyNode(Node):
                             qos: QosSpec = "default"):
         sub = self._node.create_subscription(
             self.msg(ros_type), topic, self._guarded(callback, f"callback for {topic}"),
-            rclpy_qos(qos))
+            rclpy_qos(qos), event_callbacks=no_subscription_events())
         if self._container is not None:
             self._container.chain.subscribed(sub)
         return sub
@@ -288,7 +303,8 @@ class RclpyNode(Node):
             guarded(msg, info)
 
         sub = self._node.create_subscription(self.msg(ros_type), topic, with_info,
-                                             rclpy_qos(qos))
+                                             rclpy_qos(qos),
+                                             event_callbacks=no_subscription_events())
         if self._container is not None:
             self._container.chain.subscribed(sub)
         return sub
