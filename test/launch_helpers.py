@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 
 import rclpy
 from ament_index_python.packages import get_package_share_directory
@@ -13,6 +12,7 @@ from launch.actions import IncludeLaunchDescription, SetEnvironmentVariable
 from launch.launch_description_sources import AnyLaunchDescriptionSource
 from rcl_interfaces.msg import Log
 from rclpy.executors import SingleThreadedExecutor
+from ros2_env import wait_for
 
 
 def stack_launch(domain: int, file: str = "control.launch.yaml", /, **arguments: str) -> list:
@@ -54,10 +54,8 @@ class Observer:
     def in_spin_thread(self, call, *args, timeout: float = 30.0, **kwargs):
         """``call(*args, **kwargs)`` run by the spinning thread; its return value."""
         task = self._executor.create_task(call, *args, **kwargs)
-        deadline = time.monotonic() + timeout
-        while not task.done():
-            assert time.monotonic() < deadline, f"the spin thread did not run {call} in {timeout} s"
-            time.sleep(0.001)
+        assert wait_for(task.done, timeout, every=0.001), \
+            f"the spin thread did not run {call} in {timeout} s"
         return task.result()
 
     def node_names(self) -> set[str]:

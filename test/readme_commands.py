@@ -265,5 +265,14 @@ def suites(commands: list[Command]) -> dict[Command, str]:
     return out
 
 
+def sections_of(commands: list[Command], kinds: dict[Command, str], suite: str) -> list[str]:
+    """The README sections holding commands of ``suite`` ('main' or 'ros2'), in README order."""
+    out: list[str] = []
+    for c in commands:
+        if kinds[c] == suite and c.section not in out:
+            out.append(c.section)
+    return out
+
+
 def _sources_ros(text: str) -> bool:
     return is_setup(text) and bool(re.search(r"/opt/ros/|install/setup\.", text))

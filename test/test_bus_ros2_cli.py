@@ -52,7 +52,6 @@ def probe_env():
     yield env
     probe.terminate()
     probe.wait(10)
-    stop_daemon(env)
 
 
 def test_ros2_node_list_and_info_show_our_node(probe_env):

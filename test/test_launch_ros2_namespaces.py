@@ -8,7 +8,7 @@ rules enforced by rcl for a namespace that breaks them.
 from __future__ import annotations
 
 import pytest
-from ros2_env import Watched, ros2, ros2_missing, ros_env, stop_daemon, wait_for
+from ros2_env import Watched, ros2, ros2_missing, ros_env, wait_for
 
 if ros2_missing():
     pytest.skip(ros2_missing(), allow_module_level=True)
@@ -33,7 +33,6 @@ def two_stacks():
     finally:
         right.stop(30.0)
         left.stop(30.0)
-        stop_daemon(env)
 
 
 def _param(env, node: str, name: str) -> str:

@@ -19,7 +19,6 @@ from ros2_env import (
     ros2,
     ros_env,
     start_dds_stack,
-    stop_daemon,
     wait_for,
     without_ros,
 )
@@ -32,9 +31,7 @@ PROBE = str(Path(__file__).with_name("lifecycle_probe.py"))
 def env():
     if dds_python_missing():
         pytest.skip(dds_python_missing())
-    env = ros_env("lifecycle-ros2")
-    yield env
-    stop_daemon(env)
+    return ros_env("lifecycle-ros2")  # its ros2 daemon ends with the module (conftest)
 
 
 @pytest.fixture(scope="module")

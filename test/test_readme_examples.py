@@ -24,6 +24,7 @@ from readme_commands import (
     NOT_COMMANDS,
     NOT_RUN,
     readme_commands,
+    sections_of,
     suites,
 )
 from readme_session import Endless, Session, Suite, check_section
@@ -72,14 +73,6 @@ def test_every_readme_command_is_run_or_listed_with_a_reason():
     assert any(k.startswith("ros2 action send_goal") and k.endswith("{sec: 2}}]}}\"") for k in keys)
 
 
-def sections() -> list[str]:
-    out: list[str] = []
-    for c in COMMANDS:
-        if SUITES[c] == "main" and c.section not in out:
-            out.append(c.section)
-    return out
-
-
 @pytest.fixture
 def session(tmp_path):
     if not (VENV / "bin" / "robot-control").exists():
@@ -107,7 +100,7 @@ def bag_for_placeholders(session: Session, commands) -> list:
 
 
 @pytest.mark.timeout(1200)
-@pytest.mark.parametrize("section", sections())
+@pytest.mark.parametrize("section", sections_of(COMMANDS, SUITES, "main"))
 def test_the_readme_commands_of_a_section_work_as_written(session, section):
     commands = [c for c in COMMANDS if c.section == section]
     check_section(session, section, commands, SUITES, ("main", "setup"),

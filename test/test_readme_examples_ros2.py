@@ -20,7 +20,7 @@ from pathlib import Path
 
 import domains
 import pytest
-from readme_commands import LAUNCH_OK, readme_commands, suites
+from readme_commands import LAUNCH_OK, readme_commands, sections_of, suites
 from readme_session import Endless, Session, Suite, check_section
 from ros2_env import dds_python, dds_python_missing, ros2_missing, stop_daemon
 
@@ -61,14 +61,6 @@ def ros2_suite(checkout: Path, domain: int) -> Suite:
     )
 
 
-def sections() -> list[str]:
-    out: list[str] = []
-    for c in COMMANDS:
-        if SUITES[c] == "ros2" and c.section not in out:
-            out.append(c.section)
-    return out
-
-
 @pytest.fixture(scope="module")
 def checkout(tmp_path_factory) -> Path:
     """This checkout as a reader's clone holds it (no venv, no build output)."""
@@ -98,7 +90,7 @@ def session(tmp_path, checkout):
 
 
 @pytest.mark.timeout(1800)
-@pytest.mark.parametrize("section", sections())
+@pytest.mark.parametrize("section", sections_of(COMMANDS, SUITES, "ros2"))
 def test_the_readme_ros2_commands_of_a_section_work_as_written(session, section):
     check_section(session, section, [c for c in COMMANDS if c.section == section], SUITES,
                   ("ros2", "ros2 setup", "setup"))
