@@ -5,7 +5,11 @@ rmw_cyclonedds tells other ROS 2 processes which node owns which reader and writ
 publishing ``rmw_dds_common/ParticipantEntitiesInfo`` on the DDS topic ``ros_discovery_info``
 (reliable, transient local, keep last 1): the participant's GID and, per node, its namespace,
 name and the GIDs (16-byte DDS GUIDs) of its readers and writers. ``ros2 node list`` and
-``ros2 node info`` are built from it; we republish it whenever an endpoint comes or goes.
+``ros2 node info`` are built from it. rmw_cyclonedds republishes it at every endpoint that comes
+or goes; as each message carries every GID of the process, a composed stack's start-up (≈ 150
+endpoints) then sends ≈ 300 kB to every peer that is already up (bench/fleet_hosts.py). Endpoints
+come in bursts (a node makes dozens at once), so this context announces once a burst is over:
+ANNOUNCE_DELAY_S after a change, with every change made meanwhile.
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ from robot_control.bus.dds.msg import rmw_dds_common as rmw
 from robot_control.security.keystore import check_process
 
 DISCOVERY_TYPE = "rmw_dds_common/msg/ParticipantEntitiesInfo"
+#: the graph is announced this long after a change (the rest of its burst rides along), s
+ANNOUNCE_DELAY_S = 0.02
 
 
 def gid_of(entity) -> bytes:
@@ -64,6 +70,8 @@ class DdsContext:
         self._nodes: dict[int, NodeRecord] = {}
         self._node_ids = itertools.count(1)
         self._discovery_writer: DataWriter | None = None
+        self._announcement: threading.Timer | None = None  # the pending announcement
+        self._closed = False
         self.users = 0
 
     # -- entities
@@ -157,14 +165,29 @@ class DdsContext:
         return rmw.ParticipantEntitiesInfo(gid=rmw.Gid(data=list(self.gid)), node_entities_info_seq=nodes)
 
     def _announce(self) -> None:
-        if self._discovery_writer is None:
-            self._discovery_writer = self.writer(ROS_DISCOVERY_TOPIC, DISCOVERY_TYPE,
-                                                 dds_config.DISCOVERY_INFO)
-        self._discovery_writer.write(self.entities_info())
+        """The graph changed: announce it ANNOUNCE_DELAY_S from now (called under the lock)."""
+        if self._announcement is None and not self._closed:
+            self._announcement = threading.Timer(ANNOUNCE_DELAY_S, self._publish_graph)
+            self._announcement.daemon = True
+            self._announcement.start()
+
+    def _publish_graph(self) -> None:
+        """Publish this participant's ParticipantEntitiesInfo as it is now."""
+        with self._lock:
+            self._announcement = None
+            if self._closed:
+                return
+            if self._discovery_writer is None:
+                self._discovery_writer = self.writer(ROS_DISCOVERY_TOPIC, DISCOVERY_TYPE,
+                                                     dds_config.DISCOVERY_INFO)
+            self._discovery_writer.write(self.entities_info())
 
     def close(self) -> None:
         """Delete the participant and everything on it: peers see this process leave."""
         with self._lock:
+            self._closed = True
+            if self._announcement is not None:
+                self._announcement.cancel()
             self._topics.clear()
             self._discovery_writer = None
             delete_entity(self.participant)
