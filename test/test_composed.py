@@ -120,6 +120,37 @@ def test_same_process_messages_go_by_reference_in_order_once_and_to_dds_only_for
     assert 0 < chatter.writer.written <= published
 
 
+def test_idle_work_waits_for_the_chain_it_follows_and_never_starves(container):
+    """Node.when_idle: a callback's bookkeeping runs once what it sent has been handled — after
+    the chain's next link, before the link after it — so a chain without pause (ping → pong →
+    ping …, as lockstep runs) still gets each piece done one round later."""
+    box, thread = container
+    a, b = box.create_node("pinger"), box.create_node("ponger")
+    String = a.msg("std_msgs/msg/String")
+    ping = b.create_publisher("std_msgs/msg/String", "/ping")
+    pong = a.create_publisher("std_msgs/msg/String", "/pong")
+    events: list[str] = []
+
+    def on_ping(msg) -> None:
+        n = int(msg.data)
+        events.append(f"ping {n}")
+        pong.publish(String(data=str(n)))
+        a.when_idle(lambda: events.append(f"idle {n}"))
+
+    def on_pong(msg) -> None:
+        events.append(f"pong {msg.data}")
+        if int(msg.data) < 3:
+            ping.publish(String(data=str(int(msg.data) + 1)))
+
+    a.create_subscription("std_msgs/msg/String", "/ping", on_ping, qos=10)
+    b.create_subscription("std_msgs/msg/String", "/pong", on_pong, qos=10)
+    thread.start()
+    ping.publish(String(data="1"))
+    assert wait_for(lambda: len(events) >= 9, 10), events
+    assert events == ["ping 1", "pong 1", "idle 1", "ping 2", "pong 2", "idle 2",
+                      "ping 3", "pong 3", "idle 3"]
+
+
 def test_nodes_of_a_container_keep_their_own_names_parameters_and_lifecycle(container):
     box, thread = container
     from robot_control.bus.lifecycle import CallbackReturn

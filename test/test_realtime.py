@@ -102,7 +102,8 @@ def test_invalid_realtime_parameters_are_refused_with_the_reason(node, param, re
 
 
 def test_collection_is_frozen_and_left_to_the_loop_while_one_runs(node):
-    first, second = LoopDiscipline(node()), LoopDiscipline(node())
+    looping = node()
+    first, second = LoopDiscipline(looping), LoopDiscipline(node())
     assert gc.isenabled()
     try:
         first.start()
@@ -110,7 +111,9 @@ def test_collection_is_frozen_and_left_to_the_loop_while_one_runs(node):
         assert not gc.isenabled() and gc.get_freeze_count() > 0
         garbage = [[] for _ in range(2 * YOUNG_LIMIT)]  # young objects that stay alive
         assert gc.get_count()[0] >= YOUNG_LIMIT
-        first.after_tick()  # enough piled up: collected now, after the tick's work
+        first.after_tick()  # enough piled up: collected once the tick's chain is through ...
+        assert gc.get_count()[0] >= YOUNG_LIMIT  # ... not inside the tick
+        looping.spin_once(0.0)
         assert gc.get_count()[0] < YOUNG_LIMIT
         del garbage
         first.stop()

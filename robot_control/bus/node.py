@@ -223,6 +223,12 @@ class Node(ABC):
     def create_timer(self, period_s: float, callback: Callable[[], None]):
         """A wall-clock periodic timer (``cancel()`` stops it)."""
 
+    def when_idle(self, work: Callable[[], None]) -> None:
+        """Run ``work`` after what this callback sent has been handled in this process — a
+        control chain's bookkeeping (status messages, /tf, garbage collection) off its latency;
+        a backend with no later place runs it at once."""
+        work()
+
     @abstractmethod
     def now(self) -> float:
         """ROS time in seconds: /clock time when use_sim_time is true, else wall-clock time."""

@@ -357,6 +357,15 @@ class ControllerNode(LoopTimerHooks):
         self.references.pop(ns, None)
         self.last_state = state
         self.pub_cmd.publish(self.m.joint_state(ns, self.names, tau=tau))
+        # the rest waits until the plant has the command (the chain's slack); what it needs of
+        # the reference is copied now, as a motion's samples reuse their arrays
+        ref = Reference(ref.q.copy(), ref.qd.copy(), ref.qdd.copy())
+        self.node.when_idle(lambda: self._after_command(ns, ref, q, qd, tau, tracking))
+
+    def _after_command(self, ns: int, ref: Reference, q: np.ndarray, qd: np.ndarray,
+                       tau: np.ndarray, tracking: bool) -> None:
+        """A tick's bookkeeping once its command is out: the tracking error, the status
+        topics when due, garbage collection, diagnostics."""
         e = ref.q - q
         if tracking:
             self.errors.add(self.names, e)
@@ -368,7 +377,7 @@ class ControllerNode(LoopTimerHooks):
             self.next_jtc_ns = (ns // self.jtc_period_ns + 1) * self.jtc_period_ns
             self.pub_jtc_state.publish(self.m.controller_state(ns, self.names, ref, q, qd, tau))
         self.loop.after_tick()
-        self.health.publish_if_due()  # the loop's slack: the command is out
+        self.health.publish_if_due()
 
     def _scheduled(self, ns: int) -> Reference | None:
         """The received motion at stamp ns (arrays this node reuses), None before it starts."""

@@ -220,10 +220,12 @@ class PlantNode:
         return self.plant.step(tau, steps * self.dt)
 
     def _publish_extras(self, stamp: int, q: np.ndarray, qd: np.ndarray) -> None:
-        """What is published with each state besides /joint_states: the contact wrench, /tf."""
-        self.tf.publish_if_due(stamp, q)
+        """What is published with each state besides /joint_states: the contact wrench (the
+        controller's input), then /tf once the control chain is through (nobody waits for it)."""
         if self.pub_wrench is not None:
             self.pub_wrench.publish(self.m.wrench(stamp, self.plant.wrench, "world"))
+        if self.tf.due(stamp):
+            self.node.when_idle(lambda: self.tf.publish_if_due(stamp, q))
 
     def _on_new_plant(self) -> None:
         """Make the outputs a fresh plant needs (the contact wrench) and compile (or load) its

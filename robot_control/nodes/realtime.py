@@ -4,8 +4,9 @@
   collection runs (``prepare``); when the loop starts (activation) the objects alive then are
   frozen (``gc.freeze``: later collections do not scan them) and automatic collection is switched
   off; the node collects what its ticks left
-  behind itself, after a tick's work is published (``after_tick``), a young generation at a time,
-  so a full collection never lands inside a tick. Collection is process-wide: it stays off while
+  behind itself once the control chain a tick started is through (``after_tick``, via
+  ``Node.when_idle``), a young generation at a time, so a collection never lands inside a tick
+  or between a state and its command. Collection is process-wide: it stays off while
   any loop of the process runs.
 - **Scheduling**, as ros2_control's controller_manager offers it (``thread_priority``,
   ``cpu_affinity``, ``lock_memory``): ``realtime_priority`` (1…99: SCHED_FIFO at that priority for
@@ -39,6 +40,7 @@ class LoopDiscipline:
     """The realtime parameters of one node, and the process-wide state its loop runs under."""
 
     def __init__(self, node) -> None:
+        self.node = node
         self.log = node.get_logger()
         self.priority = node.declare_parameter(
             "realtime_priority", 0, "SCHED_FIFO priority of the node's process while its loop "
@@ -54,6 +56,7 @@ class LoopDiscipline:
         self.applied = False
         self.running = False
         self.young_collections = 0
+        self.collecting = False  # a collection waits for the chain's slack
 
     # -------------------------------------------------------------- the loop
     @staticmethod
@@ -85,10 +88,16 @@ class LoopDiscipline:
                 gc.enable()
 
     def after_tick(self) -> None:
-        """Collect the young objects a tick left, once enough piled up (after the tick's
-        result went out, so a collection delays no deadline), older generations now and then."""
-        if not self.running or gc.get_count()[0] < YOUNG_LIMIT:
+        """Collect the young objects a tick left, once enough piled up: when the control chain
+        its result started is through (Node.when_idle), so a collection delays no deadline;
+        older generations now and then."""
+        if not self.running or gc.get_count()[0] < YOUNG_LIMIT or self.collecting:
             return
+        self.collecting = True
+        self.node.when_idle(self._collect)
+
+    def _collect(self) -> None:
+        self.collecting = False
         self.young_collections += 1
         gc.collect(1 if self.young_collections % OLDER_EVERY == 0 else 0)
 

@@ -48,9 +48,13 @@ class TfPublisher:
                 self._transform(0, model.base_name if f.body < 0 else model.body_names[f.body],
                                 f.name, f.placement) for f in fixed]))
 
+    def due(self, stamp_ns: int) -> bool:
+        """Whether the rate says to publish the frames of a state stamped ``stamp_ns``."""
+        return self.pub is not None and stamp_ns >= self.next_ns
+
     def publish_if_due(self, stamp_ns: int, q: np.ndarray) -> None:
         """Publish the moving frames at ``stamp_ns`` if the rate says so."""
-        if self.pub is None or stamp_ns < self.next_ns:
+        if not self.due(stamp_ns):
             return
         self.next_ns = (stamp_ns // self.period_ns + 1) * self.period_ns
         self.pub.publish(self.message(stamp_ns, q))

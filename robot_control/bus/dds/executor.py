@@ -21,6 +21,12 @@ Several nodes may share one executor (a container, dds_container.py): each regis
 :class:`ExecutorView`, which remembers what its node added so that node can leave alone, and
 reports its callbacks' errors in its node's log. Same-process messages (intra_process.py) are
 posted to the executor and delivered in publish order before it waits again.
+
+Work a callback leaves for after its result went out (``call_when_idle``: a controller's status
+messages and garbage collection once its command is sent, a plant's /tf once its state is) runs
+when the same-process messages are all handled — after the rest of the control chain, whose
+latency it would otherwise add to — and at the latest after one more round of them, so a chain
+that never pauses (lockstep) cannot starve it.
 """
 
 from __future__ import annotations
@@ -120,6 +126,7 @@ class Executor:
         self._lock = threading.Lock()
         self._triggered = (ct.c_void_p * 8)()
         self._ready: deque = deque()  # same-process subscriptions with a message, in post order
+        self._idle: deque = deque()  # (work, on_error) for when the chain is through
         self._thread: int | None = None  # the thread that spins
         self.stats = _Stats()
 
@@ -191,6 +198,28 @@ class Executor:
         self._ready.append(subscription)
         if threading.get_ident() != self._thread:
             self.wake()
+
+    def call_when_idle(self, work: Callable[[], None],
+                       on_error: ErrorHandler | None = None) -> None:
+        """Run ``work`` once the same-process messages posted so far are handled (at the latest
+        after one more round of them)."""
+        self._idle.append((work, on_error))
+        if threading.get_ident() != self._thread:
+            self.wake()
+
+    def _run_ready(self) -> None:
+        """One round of same-process messages, then the idle work that waited a round, or all
+        of it if no message is left."""
+        aged = len(self._idle)
+        self._run_local()
+        idle = self._idle
+        for _ in range(len(idle) if not self._ready else aged):
+            work, on_error = idle.popleft()
+            try:
+                work()
+            except Exception as exc:
+                self.stats.callback_errors += 1
+                self._report(on_error, "idle work raised", exc)
 
     def _run_local(self) -> None:
         """Deliver the same-process messages posted so far (those their callbacks post wait for
@@ -287,7 +316,7 @@ class Executor:
         """Run whatever is ready (data, a due timer), waiting up to timeout_s for something."""
         self._thread = threading.get_ident()
         self._poll_muted()
-        self._run_local()
+        self._run_ready()
         now = time.perf_counter()
         limit = now + (MAX_BLOCK_S if timeout_s is None else min(timeout_s, MAX_BLOCK_S))
         timer = self._next_timer()
@@ -295,8 +324,8 @@ class Executor:
             self._dispatch(self._wait(0.0))
             self._fire(timer)
             return
-        if self._ready:
-            limit = now  # same-process messages are waiting: look for data, do not block
+        if self._ready or self._idle:
+            limit = now  # same-process messages or idle work are waiting: do not block
         due = timer is not None and timer.next_call <= limit
         wake_at = timer.next_call - BUSY_WAIT_S if due else limit
         keys = self._wait(wake_at - now)
@@ -310,7 +339,7 @@ class Executor:
             keys = self._wait(0.0)
             if keys:
                 self._dispatch(keys)
-            self._run_local()
+            self._run_ready()
         if not timer.cancelled:
             self._poll_muted()
             self._fire(timer)
@@ -323,6 +352,7 @@ class Executor:
             self._entries.clear()
             self._timers.clear()
             self._ready.clear()
+            self._idle.clear()
 
 
 class ExecutorView:
@@ -359,6 +389,9 @@ class ExecutorView:
 
     def wake(self) -> None:
         self.executor.wake()
+
+    def call_when_idle(self, work: Callable[[], None]) -> None:
+        self.executor.call_when_idle(work, on_error=self._on_error)
 
     def spin_once(self, timeout_s: float | None = None) -> None:
         self.executor.spin_once(timeout_s)

@@ -379,6 +379,9 @@ class DdsNode(Node):
     def create_timer(self, period_s: float, callback: Callable[[], None]):
         return self._executor.create_timer(period_s, callback)
 
+    def when_idle(self, work: Callable[[], None]) -> None:
+        self._executor.call_when_idle(work)
+
     # -- time
     def now(self) -> float:
         if self._sim_time is not None or self._clock_sub is not None:

@@ -336,6 +336,12 @@ class RclpyNode(Node):
         self._timers = [t for t in self._timers if not t.is_canceled()] + [timer]
         return timer
 
+    def when_idle(self, work: Callable[[], None]) -> None:
+        if self._container is None:  # what it sent is out already
+            work()
+        else:
+            self._container.chain.defer(self._guarded(work, "idle work"))
+
     def _wait_before_timer(self) -> float:
         """How long spin may block: until BUSY_WAIT_S before the next timer is due (rcl timers
         keep absolute deadlines; a thread woken by the OS may be late), at most 0.1 s."""
@@ -505,6 +511,11 @@ class SameProcessChain:
         self._topics: set[str] = set()
         self._subs: list = []
         self._hot: list | None = []
+        self._deferred: list[Callable[[], None]] = []  # nodes' idle work (Node.when_idle)
+
+    def defer(self, work: Callable[[], None]) -> None:
+        """Run ``work`` once the chain this callback started is through."""
+        self._deferred.append(work)
 
     def published(self, topic: str) -> None:
         self._topics.add(topic)
@@ -520,7 +531,14 @@ class SameProcessChain:
         self._hot = None
 
     def run(self) -> None:
-        """Hand what the container's nodes sent each other to its subscribers' callbacks."""
+        """Hand what the container's nodes sent each other to its subscribers' callbacks, then
+        run the idle work they left."""
+        self._deliver()
+        work, self._deferred = self._deferred, []
+        for w in work:
+            w()
+
+    def _deliver(self) -> None:
         for _ in range(self.MAX_ROUNDS):
             if self._hot is None:  # (a callback may subscribe or unsubscribe)
                 self._hot = [s for s in self._subs if s.topic_name in self._topics]
