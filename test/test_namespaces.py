@@ -1,9 +1,9 @@
 """Many robots on one domain (issue 25): namespaced stacks on the rclpy-free route.
 
-Real node processes and containers, real DDS on one private domain per test: two stacks in
-different namespaces run side by side in lockstep and each reproduces its own offline simulation
-bit for bit (any cross-talk — a command, a state or a clock tick of the other stack — would
-change the numbers); the ROS naming rules are enforced at launch and at node start; two launches
+Real node processes and containers, real DDS on one private domain per test: two, four and
+eight stacks in different namespaces (each its own law or motion) run side by side in lockstep and
+each reproduces its own offline simulation bit for bit (any cross-talk — a command, a state or a
+clock tick of another stack — would change the numbers); the ROS naming rules are enforced at launch and at node start; two launches
 given the same namespace are refused; a parameter set on one stack leaves the other untouched.
 """
 
@@ -30,6 +30,25 @@ RIGHT_SCENARIO = {**LOCKSTEP_SCENARIO,
                   "controller": {"type": "pd", "params": {"kp": [400, 80, 50],
                                                           "kd": [100, 20, 10]}}}
 SIM_TIME_NODES = ("controller", "trajectory_generator", "dynamics_server")
+#: the laws of stacks three to eight: the bundled Huo scenarios' controllers (gains, estimates,
+#: the law's own model) on LOCKSTEP_SCENARIO's robot, rate and duration
+MORE_LAWS = ("huo_3_2_computed_torque_intended", "huo_3_4_adaptive_intended",
+             "huo_3_5_sliding_vs2_boundary_layer_intended", "huo_3_6_robust_intended",
+             "huo_3_3_passivity_printed", "huo_3_2_pd_gravity_intended")
+
+
+def fleet_scenarios(count: int) -> dict[str, dict]:
+    """``count`` namespaced stacks' scenarios, each another law or motion: /left, /right, then
+    /arm3 … with the bundled scenarios' laws, alternating the intended and the printed motion."""
+    from robot_control.sim.scenario import resolve_scenario_path
+
+    out = {"/left": LOCKSTEP_SCENARIO, "/right": RIGHT_SCENARIO}
+    for i, name in enumerate(MORE_LAWS[:max(0, count - 2)], start=3):
+        bundled = yaml.safe_load(resolve_scenario_path(name).read_text())
+        motion = "huo_printed" if i % 2 else "huo_intended"
+        out[f"/arm{i}"] = {**LOCKSTEP_SCENARIO, "controller": bundled["controller"],
+                           "trajectory": {"type": "named", "name": motion}}
+    return dict(list(out.items())[:count])
 
 
 # --- naming rules ------------------------------------------------------------------------------
@@ -113,22 +132,25 @@ def _collect(client, reader, steps: int, into: dict[int, np.ndarray]) -> None:
 
 
 @pytest.mark.timeout(600)
-@pytest.mark.parametrize("layout", ["processes", "composed"])
-def test_two_namespaced_lockstep_stacks_on_one_domain_each_equal_their_offline_run(
-        tmp_path, layout):
+@pytest.mark.parametrize("layout, count", [("processes", 2), ("composed", 2), ("composed", 4),
+                                          ("composed", 8)])
+def test_namespaced_lockstep_stacks_on_one_domain_each_equal_their_offline_run(
+        tmp_path, layout, count):
     from robot_control.bus.dds.client import BusClient
     from robot_control.bus.qos import QosProfile
     from robot_control.sim.simulate import run
 
-    scenarios = {"/left": LOCKSTEP_SCENARIO, "/right": RIGHT_SCENARIO}
+    scenarios = fleet_scenarios(count)
     offline, files = {}, {}
     for ns, scenario in scenarios.items():
         files[ns] = tmp_path / f"{ns[1:]}.yaml"
         files[ns].write_text(yaml.safe_dump(scenario))
         offline[ns] = run(str(files[ns]))
-    assert not np.array_equal(offline["/left"].q, offline["/right"].q)  # cross-talk would show
+    runs = list(offline.values())  # every pair differs: cross-talk would show
+    assert all(not np.array_equal(a.q, b.q) for i, a in enumerate(runs) for b in runs[i + 1:])
     steps = offline["/left"].summary["steps"]
-    env = private_domain(60 + (layout == "composed"))
+    assert all(r.summary["steps"] == steps for r in runs)
+    env = private_domain(60 + (layout == "composed") + {2: 0, 4: 2, 8: 3}[count])
     os.environ.update({k: env[k] for k in ("ROS_DOMAIN_ID", "ROS_AUTOMATIC_DISCOVERY_RANGE")})
     received: dict[str, dict[int, np.ndarray]] = {ns: {} for ns in scenarios}
     procs: list[subprocess.Popen] = []
@@ -148,7 +170,7 @@ def test_two_namespaced_lockstep_stacks_on_one_domain_each_equal_their_offline_r
                     procs.append(subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE,
                                                   stderr=subprocess.STDOUT, text=True))
             for t in threads:
-                t.join(240.0)
+                t.join(120.0 + 30.0 * count)
         finally:
             for p in procs:
                 if p.poll() is None:
