@@ -3,8 +3,9 @@
 Real node processes and containers, real DDS on one private domain per test: two, four and
 eight stacks in different namespaces (each its own law or motion) run side by side in lockstep and
 each reproduces its own offline simulation bit for bit (any cross-talk — a command, a state or a
-clock tick of another stack — would change the numbers); the ROS naming rules are enforced at launch and at node start; two launches
-given the same namespace are refused; a parameter set on one stack leaves the other untouched.
+clock tick of another stack — would change the numbers); the ROS naming rules are enforced at
+launch and at node start; two launches given the same namespace are refused; a parameter set on
+one stack leaves the other untouched.
 """
 
 from __future__ import annotations
