@@ -138,6 +138,39 @@ def test_the_controllers_trajectory_topic_refuses_what_the_generator_would():
         shut(sender, node)
 
 
+def test_a_motion_received_ahead_of_its_start_is_checked_after_the_next_command():
+    """Checking a motion takes about a millisecond of Python: one that starts later waits for the
+    slack after the next command (it delays no tick), one that starts now is taken at once."""
+    node, ctrl = managed(ControllerNode, "controller", "robot:=ddarm", "rate:=200.0")
+    sender = create_node("sender", ["prog"], backend="dds")
+    m = Messages(sender)
+    traj = sender.create_publisher("trajectory_msgs/msg/JointTrajectory", TRAJECTORY_TOPIC,
+                                   qos="transient_local")
+    states = sender.create_publisher("sensor_msgs/msg/JointState", "/joint_states")
+    commands: list[int] = []
+    sender.create_subscription("sensor_msgs/msg/JointState", "/joint_command",
+                               lambda msg: commands.append(msg.header.stamp.sec))
+    names, q0, zeros = list(ctrl.names), [-0.1, 1.5, 1.0], [0.0, 0.0, 0.0]
+    knots = (np.array([0.0, 2.0]), np.array([q0, [0.2, 1.2, 0.8]]), np.zeros((2, 3)),
+             np.zeros((2, 3)))
+    try:
+        assert spin([node, sender], 10.0, until=lambda: traj.get_subscription_count() > 0)
+        traj.publish(m.joint_trajectory(time.time_ns() + 2_000_000_000, names, knots))
+        assert spin([node, sender], 10.0, until=lambda: len(ctrl.ahead) == 1)
+        spin([node, sender], 0.2)
+        assert len(ctrl.schedule) == 0  # received, not yet checked: no command made room
+        states.publish(m.joint_state(time.time_ns(), names, q0, zeros))
+        assert spin([node, sender], 10.0, until=lambda: len(ctrl.schedule) == 1 and commands)
+        assert not ctrl.ahead
+        assert ctrl.schedule.sample(time.time_ns()) is None  # it starts in two seconds
+        traj.publish(m.joint_trajectory(0, names, knots))  # from now on: taken on receipt
+        assert spin([node, sender], 10.0,
+                    until=lambda: ctrl.schedule.sample(time.time_ns()) is not None)
+        assert not ctrl.ahead
+    finally:
+        shut(sender, node)
+
+
 def test_a_controller_whose_commands_the_plant_rejects_reports_an_error():
     node, ctrl = managed(ControllerNode, "controller", "robot:=ddarm", "rate:=200.0")
     sender = create_node("sender", ["prog"], backend="dds")

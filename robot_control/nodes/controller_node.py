@@ -77,6 +77,9 @@ from robot_control.trajectory.schedule import TrajectorySchedule
 
 SOURCES = ("local", "server")
 TRIGGERS = ("state", "timer")
+#: a motion starting later than this after its receipt is taken in the slack after the next
+#: command rather than at once (checking it takes about a millisecond of Python), s
+AHEAD_S = 0.01
 
 
 #: states this far apart (s) mean the loop stalled: longer than the plant's default command
@@ -156,6 +159,7 @@ class ControllerNode(LoopTimerHooks):
         self.pending: tuple[int, np.ndarray, np.ndarray] | None = None
         self.references: dict[int, Reference] = {}  # lockstep: by stamp
         self.schedule = TrajectorySchedule(self.n)  # real time: the motions received
+        self.ahead: list[tuple[int, object]] = []  # (start, message) of motions not yet taken
         self.hold_reference: Reference | None = None  # until there is one: hold
         self.errors = ErrorStatistics()  # while tracking the generator's reference
         self.monitor_period_ns = period_ns(self.monitor_rate) if self.monitor_rate > 0 else 0
@@ -209,6 +213,7 @@ class ControllerNode(LoopTimerHooks):
     def _stop_timer(self) -> None:
         super()._stop_timer()
         self.loop.stop()
+        self._take_ahead()  # no command will make room for them now
 
     def _warm_up_sampling(self) -> None:
         q = np.clip(np.zeros(self.n), self.model.lower, self.model.upper)
@@ -245,8 +250,25 @@ class ControllerNode(LoopTimerHooks):
         point after time 0 starts from the reference at that stamp (as joint_trajectory_controller
         does), a first point at time 0 is replaced by it (no step). It is checked as a goal is:
         at most MAX_MOTION_POINTS points and MAX_MOTION_S long, within the position and velocity
-        limits (validation.check_motion); anything else is dropped and counted."""
-        start = stamp_ns(msg.header.stamp) or int(self.node.now() * 1e9)
+        limits (validation.check_motion); anything else is dropped and counted. While the loop
+        runs, a motion that starts more than AHEAD_S after now is taken in the slack after the
+        next command (Node.when_idle), so its checks delay no tick; at the latest before the
+        state it is due at."""
+        now = int(self.node.now() * 1e9)
+        start = stamp_ns(msg.header.stamp) or now
+        if not self.lockstep and self.node.is_active and start > now + AHEAD_S * 1e9:
+            self.ahead.append((start, msg))  # checked once the next command is out
+            return
+        self._take_motion(start, msg)
+
+    def _take_ahead(self) -> None:
+        """The motions received ahead of their start, in order of receipt."""
+        ahead, self.ahead = self.ahead, []
+        for start, msg in ahead:
+            self._take_motion(start, msg)
+
+    def _take_motion(self, start: int, msg) -> None:
+        """Check a motion and schedule it from ``start`` on (see _on_trajectory)."""
         try:
             times, q, qd, qdd = self.joints.points(msg)
             motion = JointTrajectory(times, q, qd, qdd)
@@ -322,6 +344,8 @@ class ControllerNode(LoopTimerHooks):
         if self.pending is None or not self.node.is_active:
             return
         ns, q, qd = self.pending
+        if self.ahead and min(start for start, _ in self.ahead) <= ns:  # due (after a stall)
+            self._take_ahead()
         if self.source == "server" and self.terms_stamp != ns:
             return
         if self.lockstep:
@@ -361,6 +385,8 @@ class ControllerNode(LoopTimerHooks):
         # the reference is copied now, as a motion's samples reuse their arrays
         ref = Reference(ref.q.copy(), ref.qd.copy(), ref.qdd.copy())
         self.node.when_idle(lambda: self._after_command(ns, ref, q, qd, tau, tracking))
+        if self.ahead:
+            self.node.when_idle(self._take_ahead)
 
     def _after_command(self, ns: int, ref: Reference, q: np.ndarray, qd: np.ndarray,
                        tau: np.ndarray, tracking: bool) -> None:

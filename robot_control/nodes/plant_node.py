@@ -235,8 +235,13 @@ class PlantNode:
                 "geometry_msgs/msg/WrenchStamped", "wrench")
         period = seconds(self.period_ns)
         zeros = np.zeros(self.model.nq)
-        warm_up(self.log, f"plant_step.{self.model.name}",
-                lambda: make_plant(self.model, self.plant_cfg, self.dt).step(zeros, period))
+
+        def step_and_predict() -> None:  # the velocity guard's q̈ is a kernel of its own
+            plant = make_plant(self.model, self.plant_cfg, self.dt)
+            plant.step(zeros, period)
+            predicted_velocity(plant, zeros, period)
+
+        warm_up(self.log, f"plant_step.{self.model.name}", step_and_predict)
         warm_up(self.log, "inverse_dynamics", lambda: self._hold_torque(self.q0, zeros))
 
     # -------------------------------------------------------------- lifecycle
