@@ -4,13 +4,14 @@
 
 Runs ``cyclictest`` (rt-tests, the field's tool: ``apt install rt-tests``) — one thread that
 sleeps to an absolute deadline every ``--interval-us`` and records how late it woke — and prints
-its p50/p99/p99.9/max and how many wake-ups were later than 250 µs, 500 µs and 1 ms, then the
-same for a thread that never sleeps (a Python spin loop reading the clock: the gaps longer than
-those bounds are the times it was not running). A 1 kHz loop whose thread sleeps between ticks
-cannot miss fewer deadlines than the wake-ups later than its slack; the spin loop shows whether
-the lateness comes from waking up (a sleeping virtual CPU resumed late) or from the CPU being
-taken away. ``--priority`` > 0 runs cyclictest under SCHED_FIFO (the nodes'
-``realtime_priority``).
+its p50/p99/p99.9/max and how many wake-ups were later than 250 µs, 500 µs and 1 ms; then the
+same for a Python thread sleeping to the same grid (``time.sleep``, as a node's executor sleeps
+between ticks); then the gaps of a thread that never sleeps (a Python spin loop reading the
+clock: a gap longer than those bounds is a time it was not running). A 1 kHz loop whose thread
+sleeps between ticks cannot miss fewer deadlines than the wake-ups later than its slack; the spin
+loop shows whether the lateness comes from waking up (a sleeping virtual CPU resumed late) or
+from the CPU being taken away. ``--priority`` > 0 runs the two sleepers under SCHED_FIFO (the
+nodes' ``realtime_priority``); the rt-tests package is needed (one-line error otherwise).
 """
 
 from __future__ import annotations
@@ -39,6 +40,25 @@ def cyclictest(duration: float, interval_us: int, priority: int) -> list[int]:
         if m and int(m.group(2)):
             latencies += [int(m.group(1))] * int(m.group(2))
     return latencies
+
+
+def python_sleeps(duration: float, interval_us: int, priority: int) -> list[int]:
+    """Wake-up latencies (µs) of this Python thread sleeping to an absolute 1/interval grid."""
+    if priority > 0:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(priority))
+    try:
+        period = interval_us * 1e-6
+        start = time.perf_counter()
+        late, k = [], 1
+        while k * period < duration:
+            due = start + k * period
+            time.sleep(max(0.0, due - time.perf_counter()))
+            late.append(int((time.perf_counter() - due) * 1e6))
+            k += 1
+        return late
+    finally:
+        if priority > 0:
+            os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
 
 
 def spin_gaps(duration: float) -> tuple[list[float], int]:
@@ -80,6 +100,12 @@ def main(argv: list[str] | None = None) -> int:
                   f"{quantile(lat, .5):6d} {quantile(lat, .99):6d} {quantile(lat, .999):6d} "
                   f"{lat[-1]:6d}  " + " ".join(f"{sum(v > b for v in lat):9d}" for b in BOUNDS_US)
                   + f"   {load:.2f}", flush=True)
+        load = os.getloadavg()[0]
+        lat = sorted(python_sleeps(args.duration, args.interval_us, args.priority))
+        print(f"{'python sleep' + (' FIFO' if args.priority else ''):<28} "
+              f"{quantile(lat, .5):6d} {quantile(lat, .99):6d} {quantile(lat, .999):6d} "
+              f"{lat[-1]:6d}  " + " ".join(f"{sum(v > b for v in lat):9d}" for b in BOUNDS_US)
+              + f"   {load:.2f}", flush=True)
         load = os.getloadavg()[0]
         gaps, reads = spin_gaps(args.duration)
         print(f"{'spin (never sleeps)':<28} {'':>6} {'':>6} {'':>6} {max(gaps, default=0):6.0f}  "
