@@ -67,3 +67,35 @@ def test_same_process_replies_come_once_in_order_within_the_senders_round():
     assert events == expected, next((i, e, x) for i, (e, x) in
                                     enumerate(zip(events, expected)) if e != x)
     assert heard_outside == list(range(1, PINGS + 1))
+
+
+def test_idle_work_runs_after_the_chain_its_callback_started():
+    """Node.when_idle in the rclpy container: the work a callback leaves runs once the messages
+    it sent have been handed on (after the echo came back), before the next timer round."""
+    container = create_container(["prog"], backend="rclpy")
+    pinger, echo = container.create_node("idle_pinger"), container.create_node("idle_echo")
+    ping = pinger.create_publisher("sensor_msgs/msg/JointState", "/idle_ping", qos=100)
+    pong = echo.create_publisher("sensor_msgs/msg/JointState", "/idle_pong", qos=100)
+    events: list[tuple[str, int]] = []
+    sent = [0]
+
+    def tick() -> None:
+        if sent[0] < 20 and ping.get_subscription_count() >= 1:
+            sent[0] += 1
+            k = sent[0]
+            events.append(("ping", k))
+            ping.publish(JointState(position=[float(k)]))
+            pinger.when_idle(lambda: events.append(("idle", k)))
+
+    echo.create_subscription("sensor_msgs/msg/JointState", "/idle_ping", pong.publish, qos=100)
+    pinger.create_subscription("sensor_msgs/msg/JointState", "/idle_pong",
+                               lambda m: events.append(("pong", int(m.position[0]))), qos=100)
+    pinger.create_timer(0.001, tick)
+    thread = threading.Thread(target=container.spin, daemon=True)
+    thread.start()
+    try:
+        assert wait_for(lambda: ("idle", 20) in events, 30.0), events[-10:]
+    finally:
+        container.shutdown()
+        thread.join(10)
+    assert events == [(kind, k) for k in range(1, 21) for kind in ("ping", "pong", "idle")]
