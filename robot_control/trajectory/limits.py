@@ -120,20 +120,26 @@ def limit_violations(pieces: Sequence[Piece], n: int, lower: ArrayLike | None = 
     amax = limit_vector(acceleration, n, "acceleration limit", np.inf)
     if np.any(vmax < 0.0) or np.any(amax < 0.0):
         raise ValueError("velocity and acceleration limits must be >= 0")
-    ext = pieces_extrema(pieces)
+    # extremes only of what is limited (a controller checking each motion it receives gives no
+    # acceleration limit: a third of the work saved)
+    limited = {"position": np.isfinite(lo).any() or np.isfinite(hi).any(),
+               "velocity": np.isfinite(vmax).any(), "acceleration": np.isfinite(amax).any()}
+    ext = pieces_extrema(pieces, [k for k in KINDS if limited[k]])
     messages: list[str] = []
     for j in range(n):
         who = joint_label(j, names)
-        pos = [x[:, j] for x in ext["position"]]
-        v, t = _worst(*pos, largest=False)
+        pos = [x[:, j] for x in ext.get("position", ())]
+        v, t = _worst(*pos, largest=False) if pos else (np.inf, 0.0)
         if v < lo[j]:
             messages.append(f"{who}: position {v:.6g} at t = {t:.4g} s "
                             f"is below the lower limit {lo[j]:.6g}")
-        v, t = _worst(*pos, largest=True)
+        v, t = _worst(*pos, largest=True) if pos else (-np.inf, 0.0)
         if v > hi[j]:
             messages.append(f"{who}: position {v:.6g} at t = {t:.4g} s "
                             f"is above the upper limit {hi[j]:.6g}")
         for kind, limit in (("velocity", vmax[j]), ("acceleration", amax[j])):
+            if kind not in ext:
+                continue
             per_joint = [x[:, j] for x in ext[kind]]
             vmin, tmin = _worst(*per_joint, largest=False)
             vmx, tmx = _worst(*per_joint, largest=True)
