@@ -227,7 +227,7 @@ class CellPlant(CellPlantBase):
         S = self._c[CK.C_S]
         S[CK.S_CONTACT], S[CK.S_T] = self.in_contact, self.t
         self.q, self.qd = self.q.copy(), self.qd.copy()  # new arrays, as before: views stay valid
-        CK.hold(self._c, self.q, self.qd, tau, steps)
+        CK.hold(self._c, self.q, self.qd, tau, steps, False)
         self.t, self.in_contact = float(S[CK.S_T]), bool(S[CK.S_CONTACT] > 0.0)
         self.applied = tau
         if not (np.all(np.isfinite(self.q)) and np.all(np.isfinite(self.qd))):

@@ -37,9 +37,9 @@ from robot_control.trajectory.cartesian import path_sample_into
 # scalars: physics step, Baumgarte's α and β, in contact (1) or not (0), registry key, time
 S_DT, S_ALPHA, S_BETA, S_CONTACT, S_KEY, S_T = range(6)
 SSLOTS = 6
-# rows of the scratch X: RK4 stages a1…a4, their states q2, v2, q3, v3, q4, v4, a spare q̈
-X_A1, X_A2, X_A3, X_A4, X_Q2, X_V2, X_Q3, X_V3, X_Q4, X_V4, X_SPARE = range(11)
-XROWS = 11
+# rows of the scratch X: RK4 stages a1…a4 and their states q2, v2, q3, v3, q4, v4
+X_A1, X_A2, X_A3, X_A4, X_Q2, X_V2, X_Q3, X_V3, X_Q4, X_V4 = range(10)
+XROWS = 10
 
 #: raised (from compiled code too) when A M⁻¹ Aᵀ is singular
 SingularConstraints = np.linalg.LinAlgError
@@ -89,10 +89,11 @@ def acceleration(c, q, qd, tau, out):
 
 
 @njit(cache=True)
-def update_contact_mode(c, q, qd, tau):
+def update_contact_mode(c, q, qd, tau, known):
     """Close the contact with a plastic impact when E arrives (φ ≤ 0, n·v_E ≤ 0); open it when
-    λ would pull (a surface only pushes)."""
-    S = c[C_S]
+    λ would pull (a surface only pushes). ``known``: X_A1 and λ already hold q̈ and λ at (q, q̇,
+    τ) in the current mode; returns whether they do in the mode it leaves."""
+    S, a1 = c[C_S], c[C_X][X_A1]
     if S[S_CONTACT] <= 0.0:
         A, phi = c[C_ROW], c[C_ROW_PHI]
         body_motion(c[C_D], q, qd, c[C_ROW_WORK])
@@ -101,24 +102,30 @@ def update_contact_mode(c, q, qd, tau):
         for j in range(qd.shape[0]):
             approach += A[0, j] * qd[j]
         if phi[0] > 0.0 or approach > 0.0:
-            return
+            return known
         impact(S[S_KEY], q, qd)
         S[S_CONTACT] = 1.0
-    acceleration(c, q, qd, tau, c[C_X][X_SPARE])
+        known = False
+    if not known:
+        acceleration(c, q, qd, tau, a1)
     lam = c[C_LAM]
     if lam[lam.shape[0] - 1] < 0.0:
         S[S_CONTACT] = 0.0
+        return False
+    return True
 
 
 @njit(cache=True)
-def rk4_step(c, q, qd, tau):
-    """Classical fourth-order Runge–Kutta on x = (q, q̇) under the held τ (Huo's integrator)."""
+def rk4_step(c, q, qd, tau, known):
+    """Classical fourth-order Runge–Kutta on x = (q, q̇) under the held τ (Huo's integrator);
+    ``known``: the first stage's q̈ is already in X_A1."""
     h = c[C_S][S_DT]
     X = c[C_X]
     a1, a2, a3, a4 = X[X_A1], X[X_A2], X[X_A3], X[X_A4]
     q2, v2, q3, v3, q4, v4 = X[X_Q2], X[X_V2], X[X_Q3], X[X_V3], X[X_Q4], X[X_V4]
     n = q.shape[0]
-    acceleration(c, q, qd, tau, a1)
+    if not known:
+        acceleration(c, q, qd, tau, a1)
     for i in range(n):
         q2[i] = q[i] + 0.5 * h * qd[i]
         v2[i] = qd[i] + 0.5 * h * a1[i]
@@ -137,13 +144,16 @@ def rk4_step(c, q, qd, tau):
 
 
 @njit(cache=True)
-def hold(c, q, qd, tau, steps):
+def hold(c, q, qd, tau, steps, known):
     """``steps`` physics steps under the held (saturated) arm torques: contact mode, then RK4;
-    the time in c's scalars advances by repeated addition of the step, as the plant's does."""
+    the time in c's scalars advances by repeated addition of the step, as the plant's does.
+    ``known``: X_A1 and λ hold q̈ and λ at the start (``evaluate`` under the same τ) — the same
+    numbers a fresh call would give, not computed twice."""
     S = c[C_S]
     for _ in range(steps):
-        update_contact_mode(c, q, qd, tau)
-        rk4_step(c, q, qd, tau)
+        known = update_contact_mode(c, q, qd, tau, known)
+        rk4_step(c, q, qd, tau, known)
+        known = False
         S[S_T] += S[S_DT]
 
 
@@ -245,7 +255,10 @@ def run_cell_periods(k0, k1, steps, tick_ns, substeps, c, state, noise, sigma, l
         for i in range(na):
             tau_log[k, i] = applied[i]
         if k < steps:
-            hold(c, q, qd, applied, substeps)
+            a1 = c[C_X][X_A1]
+            for i in range(qdd.shape[0]):
+                a1[i] = qdd[i]  # evaluate's q̈ under the τ held: the hold's first stage
+            hold(c, q, qd, applied, substeps, True)
             if not (PK.all_finite(q) and PK.all_finite(qd)):
                 return k
     return -1
