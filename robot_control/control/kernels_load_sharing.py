@@ -63,11 +63,11 @@ def average_pose(As, T):
 @njit(cache=True)
 def arm_kinematics(D, A, q, qd):
     """T_E, J (pose rows), ẋ = Jq̇ and J̇q̇ of arm i's frame E into its task array (Kim 2.13)."""
-    n = q.shape[0]
-    J6, J = A[KT.TK_J6 : KT.TK_J6 + 6, :n], A[KT.TK_J : KT.TK_J + 6, :n]
+    n, m = q.shape[0], int(A[KT.TK_SCALAR, KT.TS_M])
+    J6, J = A[KT.TK_J6 : KT.TK_J6 + 6, :n], A[KT.TK_J : KT.TK_J + m, :n]
     KT.frame_kinematics(D, A, int(A[KT.TK_SCALAR, KT.TS_BODY]), q, qd,
                         A[KT.TK_T : KT.TK_T + 4, :4], J6, A[KT.TK_SIX])
-    KT.task_rows(A, 6, J6, J, A[KT.TK_SIX], A[KT.TK_X, 6:12])
+    KT.task_rows(A, m, J6, J, A[KT.TK_SIX], A[KT.TK_X, 6:12])
     KT.task_velocity(J, qd, A[KT.TK_X, :6])
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from robot_control import dynamics as dyn
+from robot_control.control import kernels_task as KT
 from robot_control.control.compiled import vector
 from robot_control.control.kernels_load_sharing import task_array
 from robot_control.dynamics.contact import GWORK
@@ -139,10 +140,9 @@ class CellPlantBase:
 
     def frame_pose(self, frame: str) -> Array:
         """World placement of a frame of the closed-chain model (``object``, ``contact``, …)."""
-        T = np.empty((4, 4))
-        CK.frame_pose(kernel_data(self.model).D, self.frame_task(frame), vector(self.q),
-                      vector(self.qd), T)
-        return T
+        A = self.frame_task(frame)
+        CK.frame_pose(kernel_data(self.model).D, A, vector(self.q), vector(self.qd))
+        return A[KT.TK_T : KT.TK_T + 4, :4].copy()
 
     def object_acceleration(self) -> Array:
         """Classical acceleration of the object's centre of mass at the last evaluated q̈."""

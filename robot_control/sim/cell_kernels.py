@@ -165,19 +165,19 @@ def evaluate(c, q, qd, tau, applied, saturated, qdd):
 
 
 @njit(cache=True)
-def frame_pose(D, A, q, qd, T):
-    """T = T_{0,b}(q) X of the frame in the task array A (kernels_task.frame_kinematics; its J
-    and J̇q̇ stay in A)."""
+def frame_pose(D, A, q, qd):
+    """T = T_{0,b}(q) X of the frame in the task array A, into A[TK_T] (kernels_task's
+    frame_kinematics; its J and J̇q̇ stay in A)."""
     n = q.shape[0]
-    KT.frame_kinematics(D, A, int(A[KT.TK_SCALAR, KT.TS_BODY]), q, qd, T,
-                        A[KT.TK_J6 : KT.TK_J6 + 6, :n], A[KT.TK_SIX])
+    KT.frame_kinematics(D, A, int(A[KT.TK_SCALAR, KT.TS_BODY]), q, qd,
+                        A[KT.TK_T : KT.TK_T + 4, :4], A[KT.TK_J6 : KT.TK_J6 + 6, :n], A[KT.TK_SIX])
 
 
 @njit(cache=True)
 def frame_acceleration(D, A, q, qd, qdd, out):
     """(ω̇, a) = J q̈ + J̇q̇ of the frame in A, world axes (Craig §5.9, the classical acceleration)."""
     n = q.shape[0]
-    frame_pose(D, A, q, qd, A[KT.TK_T : KT.TK_T + 4, :4])
+    frame_pose(D, A, q, qd)
     for r in range(6):
         acc = 0.0
         for j in range(n):
@@ -225,7 +225,7 @@ def run_cell_periods(k0, k1, steps, tick_ns, substeps, c, state, noise, sigma, l
     q, qd, qdd = state[0], state[1], state[2]
     na = q_hold.shape[0]
     qm, qdm, tau, applied, sat, zero = work[0], work[1], work[2], work[3], work[4], work[5]
-    pose, T = O[KT.TK_POSE : KT.TK_POSE + 4, :4], np.empty((4, 4))
+    pose = O[KT.TK_POSE : KT.TK_POSE + 4, :4]
     acc = np.empty(6)
     for k in range(k0, k1):
         t = k * tick_ns * 1e-9
@@ -244,8 +244,9 @@ def run_cell_periods(k0, k1, steps, tick_ns, substeps, c, state, noise, sigma, l
         load_sharing_torque(Ds, As, O, starts, fractions, f_d, qm, qdm, q_hold, zero, zero, tau)
         if not PK.all_finite(tau):
             return -2 - k
-        frame_pose(c[C_D], c[C_CONTACT_FRAME], q, qd, T)
-        KT.task_error(T, pose, 6, e_log[k])
+        E = c[C_CONTACT_FRAME]
+        frame_pose(c[C_D], E, q, qd)
+        KT.task_error(E[KT.TK_T : KT.TK_T + 4, :4], pose, 6, e_log[k])
         evaluate(c, q, qd, tau, applied, sat, qdd)
         t_log[k] = t
         for i in range(na):

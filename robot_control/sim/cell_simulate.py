@@ -39,6 +39,7 @@ from robot_control.control.base import NonFiniteOutput, Reference, State
 from robot_control.control.compiled import task_inputs, vector
 from robot_control.control.load_sharing import LoadSharing
 from robot_control.control.registry import available, create, is_available
+from robot_control.dynamics.compile_cache import notice_if_slow
 from robot_control.model.cell import (
     Cell,
     arms_model,
@@ -330,7 +331,9 @@ def run_compiled(sc: CellScenario, plant: CellPlant, law: LoadSharing, path: Car
     q_hold = plant.q[:na].copy()
     cfg = law.cfg
     # the law's inputs that do not change: flags of the reference, the desired wrench, f_nᵈ
-    ref = cell_reference(path, 0.0, q_hold, sc.force_reference)
+    # (a placeholder pose and rates: the loop samples the path itself)
+    ref = Reference(q_hold, pose=np.eye(4), twist=np.zeros(6), accel=np.zeros(6),
+                    wrench=sc.force_reference)
     task_inputs(cfg.object, ref, None)
     f_d = law.desired_normal_force(ref)
     log.f_d[:] = desired_normal_force(sc.force_reference, plant.plane.normal, law)
@@ -342,15 +345,21 @@ def run_compiled(sc: CellScenario, plant: CellPlant, law: LoadSharing, path: Car
     work = np.zeros((6, na))
     substeps = max(1, int(round(seconds(tick) / plant.dt)))
     law_arrays = (cfg.data, cfg.tasks, cfg.object, cfg.starts, cfg.force_fractions)
+    F = np.empty((sc.cell.m, 3))
+
+    def periods(k0: int, k1: int, noise: Array) -> int:
+        return CK.run_cell_periods(
+            k0, k1, steps, tick, substeps, plant._c, state, noise, sigma, law_arrays, path.table,
+            q_hold, f_d, shares, plant.cell.object_inertia.mass, plant.plane.normal, work, F,
+            log.t, log.q, log.tau, log.e, log.lam, log.p)
+
+    with notice_if_slow("the cell's offline loop"):
+        periods(0, 0, np.empty((0, draws, na)))  # no period: compiled or loaded only
     chunk = max(1, min(rows, CHUNK_PERIODS))
     for k0 in range(0, rows, chunk):
         k1 = min(rows, k0 + chunk)
         # the same draws, in the same order, as plant.measure() once per period
-        noise = plant._rng.standard_normal((k1 - k0, draws, na))
-        bad = CK.run_cell_periods(
-            k0, k1, steps, tick, substeps, plant._c, state, noise, sigma, law_arrays, path.table,
-            q_hold, f_d, shares, plant.cell.object_inertia.mass, plant.plane.normal, work,
-            np.empty((sc.cell.m, 3)), log.t, log.q, log.tau, log.e, log.lam, log.p)
+        bad = periods(k0, k1, plant._rng.standard_normal((k1 - k0, draws, na)))
         if bad <= -2:
             raise NonFiniteOutput(f"{law.name}: torque is non-finite even from the initial "
                                   f"state (t = {seconds((-2 - bad) * tick):.6f} s)")
