@@ -9,10 +9,11 @@ import numpy as np
 import pytest
 import yaml
 
-from robot_control.control.load_sharing import average_pose
+from robot_control.control.load_sharing import LoadSharing, average_pose
+from robot_control.control.registry import create
+from robot_control.model.cell import arms_model
 from robot_control.sim import cell_kernels as CK
-from robot_control.sim.cell import CellPlant
-from robot_control.sim.cell_simulate import load_cell_scenario, run_cell
+from robot_control.sim.cell_simulate import has_compiled_loop, load_cell_scenario, run_cell
 from robot_control.sim.engine import make_cell_plant
 from robot_control.spatial import rpy_to_matrix
 
@@ -90,11 +91,24 @@ def test_an_approach_closes_the_contact_with_an_impact_on_both_routes_alike():
 
 
 def test_the_selection_is_explicit_other_engines_and_laws_run_the_python_loop():
-    """Only the internal engine's CellPlant has the compiled plant; run_cell's docstring says
-    which route runs (MuJoCo and other laws: the per-period loop)."""
+    """The compiled loop needs the internal engine's CellPlant and the load-sharing law itself:
+    a MuJoCo cell or a law that changes compute() takes the per-period loop."""
+    pytest.importorskip("mujoco")
     sc = load_cell_scenario(bundled(0.01))
-    assert type(make_cell_plant(sc.cell, sc.plant, sc.physics_dt)) is CellPlant
-    assert "mujoco" in run_cell.__doc__
+    law = create(sc.controller_type)
+    law.configure(arms_model(sc.cell), sc.controller_params)
+
+    class Changed(LoadSharing):
+        def compute(self, t, state, reference):
+            return super().compute(t, state, reference)
+
+    changed = Changed()
+    changed.configure(arms_model(sc.cell), sc.controller_params)
+    internal = make_cell_plant(sc.cell, sc.plant, sc.physics_dt)
+    mujoco = make_cell_plant(sc.cell, sc.plant | {"engine": "mujoco"}, sc.physics_dt)
+    assert has_compiled_loop(internal, law)
+    assert not has_compiled_loop(mujoco, law)
+    assert not has_compiled_loop(internal, changed)
 
 
 def test_compiled_average_pose_is_the_rotation_nearest_the_mean():

@@ -287,7 +287,7 @@ def run_cell(scenario: CellScenario | str, progress: bool = False,
     path = cell_path(sc, initial_contact_pose(sc))
     log = CellLog(sc.steps + 1, plant.n_arms, sc.cell.m)
     started = time.perf_counter()
-    if compiled and type(plant) is CellPlant and type(law) is LoadSharing:
+    if compiled and has_compiled_loop(plant, law):
         run_compiled(sc, plant, law, path, shares, log, progress)
     else:
         run_stepwise(sc, plant, law, path, shares, log, progress)
@@ -299,6 +299,12 @@ def run_cell(scenario: CellScenario | str, progress: bool = False,
                              np.asarray(diag.get("force_fractions", np.full(sc.cell.m, np.nan))),
                              wall)
     return CellResult(log.t, log.q, log.tau, log.e, log.lam, log.f_d, log.p, summary)
+
+
+def has_compiled_loop(plant: CellPlantBase, law) -> bool:
+    """Whether a run can take the compiled loop: the internal engine's plant and the
+    load-sharing law as such (a MuJoCo cell, another law or a subclass: the Python loop)."""
+    return type(plant) is CellPlant and type(law) is LoadSharing
 
 
 def run_stepwise(sc: CellScenario, plant: CellPlantBase, law, path: CartesianPath, shares: Array,
