@@ -1,7 +1,7 @@
 """Real-time factor of offline simulations, compiled loop against the per-period Python loop.
 
     python bench/simulate.py [--repeat N] [--duration S] [--json out.json]
-    python bench/simulate.py --scenarios [--repeat N] [--json out.json]
+    python bench/simulate.py --scenarios [--repeat N] [--only NAME] [--json out.json]
 
 Default cases (1 kHz control, computed torque unless named):
 - puma560, RK4 at 1 ms (the issue-15 target: ≥ 100× real time);
@@ -133,9 +133,9 @@ def bundled_scenarios() -> list[str]:
                   if not p.stem.startswith("identification"))
 
 
-def scenario_table(repeat: int) -> list[dict]:
+def scenario_table(repeat: int, only: str = "") -> list[dict]:
     """Fresh-process factor of every bundled scenario and of the 10 s PUMA case, with the steady
-    compiled and Python-loop factors (single-arm scenarios) measured here."""
+    compiled and Python-loop factors measured here."""
     from robot_control.sim.cell_simulate import is_cell_scenario
 
     rows = []
@@ -146,13 +146,13 @@ def scenario_table(repeat: int) -> list[dict]:
                               "waypoints": [[0.5, 0.8, -0.2, 0.4, 0.6, -0.5], PUMA["initial"]["q"]]}
         puma10.write_text(yaml.safe_dump(puma))
         print(f"{'scenario':48} {'fresh ×RT':>10} {'compiled ×RT':>13} {'python ×RT':>11}")
-        for name in [*bundled_scenarios(), str(puma10)]:
+        for name in [n for n in [*bundled_scenarios(), str(puma10)] if only in Path(n).stem]:
             fresh_process_factor(name)  # compiles into the cache if it has to
             fresh = max(fresh_process_factor(name) for _ in range(repeat))
             row = {"scenario": Path(name).stem, "fresh_process_rtf": fresh}
-            if not is_cell_scenario(name):
-                row["compiled_rtf"] = max(_steady(name, True) for _ in range(repeat))
-                row["python_loop_rtf"] = max(_steady(name, False) for _ in range(repeat))
+            steady = _steady_cell if is_cell_scenario(name) else _steady
+            row["compiled_rtf"] = max(steady(name, True) for _ in range(repeat))
+            row["python_loop_rtf"] = max(steady(name, False) for _ in range(repeat))
             rows.append(row)
             print(f"{row['scenario']:48} {fresh:10.1f} {row.get('compiled_rtf', float('nan')):13.1f}"
                   f" {row.get('python_loop_rtf', float('nan')):11.1f}")
@@ -168,16 +168,29 @@ def _steady(scenario: str, compiled: bool) -> float:
     return sc.duration / (time.perf_counter() - t0)
 
 
+def _steady_cell(scenario: str, compiled: bool) -> float:
+    """``_steady`` of a cell scenario (sim.cell_simulate.run_cell)."""
+    from robot_control.sim.cell_simulate import load_cell_scenario, run_cell
+
+    run_cell(load_cell_scenario(scenario), compiled=compiled)  # compiled and loaded
+    sc = load_cell_scenario(scenario)
+    t0 = time.perf_counter()
+    run_cell(sc, compiled=compiled)
+    return sc.duration / (time.perf_counter() - t0)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--duration", type=float, default=3.0, help="simulated seconds per run")
     parser.add_argument("--scenarios", action="store_true",
                         help="the bundled scenarios in fresh processes instead of the cases")
+    parser.add_argument("--only", default="",
+                        help="with --scenarios: only those whose name contains this")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     if args.scenarios:
-        rows = scenario_table(args.repeat)
+        rows = scenario_table(args.repeat, args.only)
         if args.json:
             args.json.write_text(json.dumps(rows, indent=1))
         return 0

@@ -16,7 +16,6 @@ from robot_control.control import kernels_task as KT
 from robot_control.control.base import Config, State, refuse
 from robot_control.control.parameters import KD_MAX, KP_MAX, ParamSpec
 from robot_control.control.resolved_acceleration import TASK_PARAMETERS, TaskSpaceController
-from robot_control.control.task_space import resolve
 
 Array = np.ndarray
 
@@ -47,20 +46,6 @@ def tangent_projector(normal: Array, m: int) -> Array:
     N = np.zeros(m)
     N[:3] = normal
     return np.eye(m) - np.outer(N, N)
-
-
-def hybrid_torque(terms, q: Array, qd: Array, J: Array, Jd_qd: Array, a_p: Array,
-                  normal: Array, f_n: float, qdd_null: Array | None = None) -> Array:
-    """τ = J̃ᵀEᵀu_c of Huo 3-143/3-144 in joint space: M J⁻¹(a_p − J̇q̇) + Cq̇ + g − f_n J_vᵀn.
-
-    ``a_p`` = E_pᵀE_p(ẍ_pᵈ + K_dė_p + K_pe_p) is the commanded task acceleration with no normal
-    component; f_n the pressing force; ``qdd_null`` an optional self-motion term.
-    """
-    qdd = resolve(J, a_p - Jd_qd)
-    if qdd_null is not None:
-        qdd = qdd + qdd_null
-    J_v = J[:3]  # linear-velocity rows: the task vector is linear first
-    return terms.inverse_dynamics(q, qd, qdd) - f_n * (J_v.T @ normal)
 
 
 class HybridForce(TaskSpaceController):

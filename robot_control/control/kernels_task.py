@@ -351,20 +351,31 @@ def normal_force(A, dt):
 
 
 @njit(cache=True)
+def tangential_part(N, a):
+    """a ← E_pᵀE_p a = a − n(n·a) on the linear rows: the plane's normal component removed (Huo 3-143)."""
+    along = N[0] * a[0] + N[1] * a[1] + N[2] * a[2]
+    for i in range(3):
+        a[i] = a[i] - N[i] * along
+
+
+@njit(cache=True)
+def pressing_torque(J, N, f_n, out):
+    """out = −f_n J_vᵀn: the joint torque of pressing the plane with f_n (Huo 3-144, f_x = −f_n n)."""
+    for j in range(J.shape[1]):
+        out[j] = -f_n * (J[0, j] * N[0] + J[1, j] * N[1] + J[2, j] * N[2])
+
+
+@njit(cache=True)
 def hybrid_force(A, J, qd, dt):
     """q̈* = J⁻¹(E_pᵀE_p a − J̇q̇), extra torque −f_n J_vᵀn (Huo C13, 3-143/3-144 in joint space)."""
-    m, n = J.shape[0], J.shape[1]
+    m = J.shape[0]
     commanded_acceleration(A, m)
     a, N = A[TK_ACC, :m], A[TK_STIFF, 6:9]
-    along = N[0] * a[0] + N[1] * a[1] + N[2] * a[2]
-    for i in range(3):  # E_pᵀE_p a: the normal component removed
-        a[i] = a[i] - N[i] * along
+    tangential_part(N, a)
     f_n = normal_force(A, dt)
     A[TK_SCALAR, TS_NORMAL_FORCE] = f_n
     joint_acceleration(A, J, qd, a)
-    extra = A[TK_EXTRA]
-    for j in range(n):
-        extra[j] = -f_n * (J[0, j] * N[0] + J[1, j] * N[1] + J[2, j] * N[2])
+    pressing_torque(J, N, f_n, A[TK_EXTRA])
 
 
 @njit(cache=True)
@@ -403,8 +414,14 @@ def task_acceleration(kind, D, A, q, qd, q_d, qd_d, qdd_d, dt):
 @njit(cache=True)
 def task_torque(kind, D, Dh, A, q, qd, q_d, qd_d, qdd_d, dt, tau):
     """τ = M q̈* + C q̇ + g + extra, one inverse-dynamics call on the law's terms model."""
-    n = q.shape[0]
     task_acceleration(kind, D, A, q, qd, q_d, qd_d, qdd_d, dt)
+    joint_torque(Dh, A, q, qd, tau)
+
+
+@njit(cache=True)
+def joint_torque(Dh, A, q, qd, tau):
+    """τ = M q̈* + C q̇ + g + extra for the q̈* and extra torque in A (Huo 3-40, 3-144)."""
+    n = q.shape[0]
     K.inverse_dynamics_kernel(Dh, q, qd, A[TK_QDD, :n], None, tau)
     extra = A[TK_EXTRA]
     for i in range(n):

@@ -7,7 +7,8 @@ compliant frame, H_c = ΣH_cⁱ, N_c = ΣN_cⁱ (3-157). The hybrid law of C13 (
 arm i supplies u_cⁱ = H_cⁱ[ẍ_cᵈ + K_v(ẋ_cᵈ − ẋ_c) + K_p(x_cᵈ − x_c)] + N_cⁱ + f_cᵈ'ⁱ, and the
 desired contact force is divided by minimising FᵀWF: f_cᵈ'ⁱ = W_i⁻¹(ΣW_j⁻¹)⁻¹f_cᵈ (3-161).
 
-Each arm's u_cⁱ is C13's torque (``force.hybrid_torque``) on the arm's augmented model
+Each arm's u_cⁱ is C13's torque (kernels_task's hybrid pieces, in compiled code:
+control.kernels_load_sharing) on the arm's augmented model
 (robot_control.model.cell.augmented_arm_model) with task frame E, so the law reuses C13 as is.
 All arms use one estimate of the object's pose and twist, the mean of what each arm's forward
 kinematics says (Huo's remark ③: measurement errors would otherwise make the arms disagree).
@@ -20,16 +21,13 @@ from typing import Any
 
 import numpy as np
 
+from robot_control.control import kernels_load_sharing as LS
+from robot_control.control import kernels_task as KT
 from robot_control.control.base import Config, ConfigurationError, Controller, Reference, State, refuse
-from robot_control.control.force import (
-    PLANE_PARAMETERS,
-    hybrid_torque,
-    tangent_projector,
-    unit_normal,
-)
-from robot_control.control.model_terms import LocalModelTerms
+from robot_control.control.compiled import task_inputs, vector
+from robot_control.control.force import PLANE_PARAMETERS, unit_normal
 from robot_control.control.parameters import KD_MAX, KP_MAX, ParamSpec
-from robot_control.control.task_space import TaskSpace
+from robot_control.dynamics.packing import kernel_data
 
 Array = np.ndarray
 
@@ -50,13 +48,12 @@ def force_split(weights, f_d) -> list[Array]:
 
 def average_pose(poses) -> Array:
     """One pose from the arms' estimates: mean position, rotation nearest the mean (Huo 3.13 ③)."""
-    poses = np.asarray(poses, dtype=float)
-    U, _, Vt = np.linalg.svd(poses[:, :3, :3].sum(axis=0))
-    D = np.diag([1.0, 1.0, np.sign(np.linalg.det(U @ Vt))])
-    T = np.eye(4)
-    T[:3, :3] = U @ D @ Vt
-    T[:3, 3] = poses[:, :3, 3].mean(axis=0)
-    return T
+    As = tuple(np.zeros((KT.TK_T + 4, 4)) for _ in poses)
+    for A, T in zip(As, poses):
+        A[KT.TK_T : KT.TK_T + 4] = T
+    out = np.empty((4, 4))
+    LS.average_pose(As, out)
+    return out
 
 
 class LoadSharing(Controller):
@@ -128,10 +125,14 @@ class LoadSharing(Controller):
         cfg.shares = shares
         cfg.force_fractions = np.array([f[0] for f in force_split([[[x]] for x in w], 1.0)])
         cfg.arm_models = [augmented_arm_model(cell, i, s) for i, s in enumerate(shares)]
-        cfg.arm_terms = [LocalModelTerms(mi) for mi in cfg.arm_models]
-        cfg.spaces = [TaskSpace(mi, "contact", "pose") for mi in cfg.arm_models]
         cfg.normal = unit_normal(values["plane_normal"])
-        cfg.tangent_projector = tangent_projector(cfg.normal, 6)
+        # the compiled law's arrays (control.kernels_load_sharing)
+        cfg.data = tuple(kernel_data(mi).D for mi in cfg.arm_models)
+        cfg.tasks = tuple(LS.task_array(mi, "contact") for mi in cfg.arm_models)
+        cfg.object = LS.task_array(cfg.arm_models[0], "contact")
+        cfg.object[KT.TK_GAIN, :6], cfg.object[KT.TK_GAIN, 6:12] = cfg.kp, cfg.kd
+        cfg.object[KT.TK_STIFF, 6:9] = cfg.normal
+        cfg.starts = np.array([s.start for s in cfg.slices] + [cfg.slices[-1].stop])
         return cfg
 
     def _reset(self, state) -> None:
@@ -144,37 +145,25 @@ class LoadSharing(Controller):
             return -float(self.cfg.normal @ np.asarray(reference.wrench, dtype=float)[3:])
         return self.params["force_setpoint"]
 
-    def object_state(self, state: State) -> tuple[Array, Array, list]:
-        """(T_E, ẋ_E) averaged over the arms, and each arm's (T, J, ẋ, J̇q̇) of frame E."""
+    def object_state(self, state: State) -> tuple[Array, Array]:
+        """(T_E, ẋ_E) averaged over the arms' forward kinematics (Huo 3.13 ③)."""
         cfg = self.cfg
-        kin = [space.kinematics(state.q[s], state.qd[s]) for space, s in zip(cfg.spaces,
-                                                                             cfg.slices)]
-        T = average_pose([k[0] for k in kin])
-        xd = np.mean([k[2] for k in kin], axis=0)
-        return T, xd, kin
-
-    def desired(self, reference: Reference) -> tuple[Array, Array, Array]:
-        """(T_d, ẋ_d, ẍ_d) of E: the Cartesian reference, else forward kinematics of arm 1's q_d."""
-        cfg = self.cfg
-        if reference.pose is not None:
-            return cfg.spaces[0].desired(reference)
-        s = cfg.slices[0]
-        return cfg.spaces[0].desired(Reference(reference.q[s], reference.qd[s],
-                                               reference.qdd[s]))
+        for D, A, s in zip(cfg.data, cfg.tasks, cfg.slices):
+            LS.arm_kinematics(D, A, vector(state.q[s]), vector(state.qd[s]))
+        T = np.empty((4, 4))
+        LS.average_pose(cfg.tasks, T)
+        return T, np.mean([A[KT.TK_X, :6] for A in cfg.tasks], axis=0)
 
     def compute(self, t: float, state: State, reference: Reference) -> Array:
         cfg = self.cfg
-        T, xd, kin = self.object_state(state)
-        T_d, xd_d, xdd_d = self.desired(reference)
-        self.task_error = cfg.spaces[0].error(T, T_d)
-        a_p = cfg.tangent_projector @ (xdd_d + cfg.kd * (xd_d - xd) + cfg.kp * self.task_error)
+        task_inputs(cfg.object, reference, None)
         f_d = self.desired_normal_force(reference)
-        self.arm_forces = cfg.force_fractions * f_d
         tau = np.empty(self.n)
-        for i, s in enumerate(cfg.slices):
-            _, J, _, Jd_qd = kin[i]
-            tau[s] = hybrid_torque(cfg.arm_terms[i], state.q[s], state.qd[s], J, Jd_qd, a_p,
-                                   cfg.normal, self.arm_forces[i])
+        LS.load_sharing_torque(cfg.data, cfg.tasks, cfg.object, cfg.starts, cfg.force_fractions,
+                               f_d, vector(state.q), vector(state.qd), vector(reference.q),
+                               vector(reference.qd), vector(reference.qdd), tau)
+        self.task_error = cfg.object[KT.TK_OUT, :6].copy()
+        self.arm_forces = cfg.force_fractions * f_d
         return tau
 
     def _diagnostics(self) -> dict[str, Any]:

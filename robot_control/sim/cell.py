@@ -9,7 +9,8 @@ when it would have to pull. Drift is held by Baumgarte stabilisation; the equati
     M q̈ + b = [τ; 0] + Aᵀλ,   A q̈ + Ȧq̇ + 2αAq̇ + β²φ = 0,
 
 with A the grasp rows (J_ee − J_grasp per arm) and, in contact, the surface row nᵀJ_E. Only the
-arms' joints are measured (with the configured sensor noise) and driven.
+arms' joints are measured (with the configured sensor noise) and driven. The arithmetic runs in
+compiled kernels (sim.cell_kernels), the same the offline loop runs many periods of at once.
 """
 
 from __future__ import annotations
@@ -17,6 +18,12 @@ from __future__ import annotations
 import numpy as np
 
 from robot_control import dynamics as dyn
+from robot_control.control import kernels_task as KT
+from robot_control.control.compiled import vector
+from robot_control.control.kernels_load_sharing import task_array
+from robot_control.dynamics.contact import GWORK
+from robot_control.dynamics.hybrid import HWORK, ZWORK
+from robot_control.dynamics.packing import kernel_data
 from robot_control.model.cell import (
     OBJECT_JOINTS,
     Cell,
@@ -24,6 +31,8 @@ from robot_control.model.cell import (
     grasp_constraints,
     object_coordinates,
 )
+from robot_control.sim import cell_kernels as CK
+from robot_control.sim import plant_kernels as PK
 from robot_control.sim.environment import RigidSurface, environment_from_config
 
 Array = np.ndarray
@@ -122,9 +131,18 @@ class CellPlantBase:
         return np.clip(tau, -self._effort, self._effort)
 
     # ------------------------------------------------------------- kinematics
+    def frame_task(self, frame: str) -> Array:
+        """The kernels_task array of a frame of the closed-chain model (made once per frame)."""
+        frames = self.__dict__.setdefault("_frames", {})
+        if frame not in frames:
+            frames[frame] = task_array(self.model, frame)
+        return frames[frame]
+
     def frame_pose(self, frame: str) -> Array:
         """World placement of a frame of the closed-chain model (``object``, ``contact``, …)."""
-        return dyn.frame_placement(self.model, self.q, frame)
+        A = self.frame_task(frame)
+        CK.frame_pose(kernel_data(self.model).D, A, vector(self.q), vector(self.qd))
+        return A[KT.TK_T : KT.TK_T + 4, :4].copy()
 
     def object_acceleration(self) -> Array:
         """Classical acceleration of the object's centre of mass at the last evaluated q̈."""
@@ -133,9 +151,10 @@ class CellPlantBase:
     def object_accelerations(self) -> tuple[Array, Array]:
         """(angular acceleration of the object, classical acceleration of its centre of mass),
         world axes, at the last evaluated q̈: the rows of J q̈ + J̇q̇ of frame object_com."""
-        J = dyn.jacobian(self.model, self.q, "object_com")
-        Jd_qd = dyn.jacobian_dot_qd(self.model, self.q, self.qd, "object_com")
-        return J[:3] @ self.qdd + Jd_qd[:3], J[3:] @ self.qdd + Jd_qd[3:]
+        out = np.empty(6)
+        CK.frame_acceleration(kernel_data(self.model).D, self.frame_task("object_com"),
+                              vector(self.q), vector(self.qd), vector(self.qdd), out)
+        return out[:3], out[3:]
 
 
 class CellPlant(CellPlantBase):
@@ -150,7 +169,30 @@ class CellPlant(CellPlantBase):
         self._surface_only = dyn.ConstraintSet([self._surface])
         gain = 1.0 / (20.0 * self.dt) ** 0.5  # critically damped, fast against the period
         self._baumgarte = (gain, gain)
-        self.lam = np.zeros(self._touching.m)
+        self._c = self._pack()
+        self.lam = self._c[CK.C_LAM]
+
+    def _pack(self) -> tuple:
+        """The plant tuple of sim.cell_kernels (items C_*), built once."""
+        model, n, na = self.model, self.n, self.n_arms
+        d = kernel_data(model)
+        S = np.zeros(CK.SSLOTS)
+        S[CK.S_DT], (S[CK.S_ALPHA], S[CK.S_BETA]) = self.dt, self._baumgarte
+        S[CK.S_KEY] = CK.register(self)
+        joints = np.zeros((na, PK.JCOLS))
+        joints[:, PK.J_EFFORT] = self._effort
+        settings = np.zeros(PK.SCOLS)
+        settings[PK.S_SATURATE] = self.saturate_on
+        sets = (self._free, self._touching, self._surface_only)
+        for cs in sets:
+            cs.check(model)  # bodies in [−1, n): the kernels index them without bounds checks
+        free, touching = self._free.m, self._touching.m
+        return (d.D, model.gravity, S, joints, settings, *(cs.packed for cs in sets),
+                np.zeros(free * (2 * n + free + 2)), np.zeros(touching * (2 * n + touching + 2)),
+                np.zeros(free), np.zeros(touching), np.zeros(n * (HWORK + ZWORK + GWORK)),
+                np.zeros((n, GWORK)), np.zeros((CK.XROWS, n)), np.zeros(touching),
+                np.zeros(n, dtype=np.bool_), d.fext0, np.zeros((1, n)), np.zeros(1), np.zeros(1),
+                np.zeros(n), self.frame_task("contact"), self.frame_task("object_com"))
 
     def reset(self, q_arms_guess, object_pose, t: float = 0.0) -> None:
         """Grasp the object at rest at ``object_pose``; no constraint force yet."""
@@ -160,13 +202,9 @@ class CellPlant(CellPlantBase):
     # --------------------------------------------------------------- dynamics
     def acceleration(self, q: Array, qd: Array, tau_arms: Array) -> Array:
         """q̈ of the closed chain for held arm torques; λ (grasps, then contact) into ``self.lam``."""
-        tau = np.zeros(self.n)
-        tau[: self.n_arms] = tau_arms
-        cs = self._touching if self.in_contact else self._free
-        qdd, lam = dyn.constrained_forward_dynamics(self.model, q, qd, tau, cs,
-                                                    baumgarte=self._baumgarte)
-        self.lam[:] = 0.0
-        self.lam[: lam.size] = lam
+        self._c[CK.C_S][CK.S_CONTACT] = self.in_contact
+        qdd = np.empty(self.n)
+        CK.acceleration(self._c, vector(q), vector(qd), vector(tau_arms), qdd)
         return qdd
 
     def contact_force(self) -> float:
@@ -184,40 +222,17 @@ class CellPlant(CellPlantBase):
     # ------------------------------------------------------------ integration
     def step(self, tau_arms, duration: float) -> Array:
         """Hold the arm torques for ``duration`` (whole physics steps); returns the torque applied."""
-        tau = self.saturate(tau_arms)
+        tau = vector(self.saturate(tau_arms))
         steps = max(1, int(round(duration / self.dt)))
-        for _ in range(steps):
-            self._update_contact_mode(tau)
-            self._rk4(tau)
-            self.t += self.dt
+        S = self._c[CK.C_S]
+        S[CK.S_CONTACT], S[CK.S_T] = self.in_contact, self.t
+        self.q, self.qd = self.q.copy(), self.qd.copy()  # new arrays, as before: views stay valid
+        CK.hold(self._c, self.q, self.qd, tau, steps, False)
+        self.t, self.in_contact = float(S[CK.S_T]), bool(S[CK.S_CONTACT] > 0.0)
         self.applied = tau
         if not (np.all(np.isfinite(self.q)) and np.all(np.isfinite(self.qd))):
             raise FloatingPointError(f"cell state diverged at t = {self.t:.6f} s")
         return tau
-
-    def _rk4(self, tau: Array) -> None:
-        h, q, qd = self.dt, self.q, self.qd
-        a1 = self.acceleration(q, qd, tau)
-        a2 = self.acceleration(q + 0.5 * h * qd, qd + 0.5 * h * a1, tau)
-        v2 = qd + 0.5 * h * a1
-        a3 = self.acceleration(q + 0.5 * h * v2, qd + 0.5 * h * a2, tau)
-        v3 = qd + 0.5 * h * a2
-        v4 = qd + h * a3
-        a4 = self.acceleration(q + h * v3, v4, tau)
-        self.q = q + h / 6.0 * (qd + 2.0 * v2 + 2.0 * v3 + v4)
-        self.qd = qd + h / 6.0 * (a1 + 2.0 * a2 + 2.0 * a3 + a4)
-
-    def _update_contact_mode(self, tau: Array) -> None:
-        """Close the contact with a plastic impact when E arrives; open it when λ would pull."""
-        if not self.in_contact:
-            A, _, phi = dyn.constraint_terms(self.model, self.q, self.qd, self._surface_only)
-            if phi[0] > 0.0 or float(A[0] @ self.qd) > 0.0:
-                return
-            self.qd = dyn.impact_velocity(self.model, self.q, self.qd, self._touching)[0]
-            self.in_contact = True
-        self.acceleration(self.q, self.qd, tau)
-        if self.lam[-1] < 0.0:  # a surface cannot pull: lift off
-            self.in_contact = False
 
 
 __all__ = ["OBJECT_JOINTS", "CellPlant", "CellPlantBase"]

@@ -34,9 +34,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from robot_control import dynamics as dyn
-from robot_control.control.base import Reference, State
+from robot_control.control import kernels_task as KT
+from robot_control.control.base import NonFiniteOutput, Reference, State
+from robot_control.control.compiled import task_inputs, vector
+from robot_control.control.load_sharing import LoadSharing
 from robot_control.control.registry import available, create, is_available
-from robot_control.control.task_space import orientation_error
+from robot_control.dynamics.compile_cache import notice_if_slow
 from robot_control.model.cell import (
     Cell,
     arms_model,
@@ -49,7 +52,8 @@ from robot_control.model.dh import _placement
 from robot_control.model.expressions import read_constants
 from robot_control.model.robot_model import ModelError
 from robot_control.safe_yaml import load_file
-from robot_control.sim.cell import CellPlantBase
+from robot_control.sim import cell_kernels as CK
+from robot_control.sim.cell import CellPlant, CellPlantBase
 from robot_control.sim.clock import period_ns, seconds
 from robot_control.sim.engine import make_cell_plant
 from robot_control.sim.scenario import (
@@ -60,6 +64,8 @@ from robot_control.sim.scenario import (
 )
 
 Array = np.ndarray
+#: control periods per compiled call (and per progress update)
+CHUNK_PERIODS = 2000
 TOP_KEYS = {"cell", "duration", "rate", "physics_dt", "initial", "trajectory", "controller",
             "plant", "force_reference", "description"}
 
@@ -198,8 +204,11 @@ def pressing_forces(grasp_forces: Array, mass: float, accel_com: Array, gravity:
     """p_i = −n·(f_i − s_i Mᴼ(a_C − g)): arm i's part of the normal force (Huo 3-148/3-154 split).
 
     ``grasp_forces`` (m, 3): the forces f_i the arms exert on the object; ``accel_com``: a_C."""
-    inertial = mass * (accel_com - gravity)
-    return -(grasp_forces - shares[:, None] * inertial) @ normal
+    F = np.ascontiguousarray(grasp_forces, dtype=float)
+    out = np.empty(F.shape[0])
+    CK.pressing_forces(F, float(mass), vector(accel_com), vector(gravity), vector(normal),
+                       vector(shares), out)
+    return out
 
 
 def pressing_shares(plant: CellPlantBase, shares: Array) -> Array:
@@ -233,7 +242,10 @@ def cell_reference(path: CartesianPath, t: float, q: Array, wrench: Array | None
 
 def pose_error(T: Array, T_d: Array) -> Array:
     """e = (p_d − p, orientation error of R against R_d) of E: the rows the summary reports."""
-    return np.concatenate([T_d[:3, 3] - T[:3, 3], orientation_error(T[:3, :3], T_d[:3, :3])])
+    e = np.empty(6)
+    KT.task_error(np.ascontiguousarray(T, dtype=float), np.ascontiguousarray(T_d, dtype=float),
+                  6, e)
+    return e
 
 
 def desired_normal_force(force_reference: Array | None, normal: Array, law) -> float:
@@ -243,8 +255,26 @@ def desired_normal_force(force_reference: Array | None, normal: Array, law) -> f
     return -float(normal @ force_reference[3:])
 
 
-def run_cell(scenario: CellScenario | str, progress: bool = False) -> CellResult:
-    """Simulate a cell scenario and summarise pose, force and force shares."""
+class CellLog:
+    """Preallocated time series of a cell run, one row per control period."""
+
+    def __init__(self, rows: int, n: int, m: int) -> None:
+        self.t = np.empty(rows)
+        self.q, self.tau = np.empty((rows, n)), np.empty((rows, n))
+        self.e = np.empty((rows, 6))
+        self.lam, self.f_d = np.empty(rows), np.empty(rows)
+        self.p = np.empty((rows, m))
+
+
+def run_cell(scenario: CellScenario | str, progress: bool = False,
+             compiled: bool = True) -> CellResult:
+    """Simulate a cell scenario and summarise pose, force and force shares.
+
+    With the internal engine and the load-sharing law, chunks of control periods run in one
+    compiled call each (sim.cell_kernels); otherwise (engine ``mujoco``, another law, or
+    ``compiled=False``) Python runs each period, the plant holding τ in one compiled call. Both
+    give the same numbers.
+    """
     sc = scenario if isinstance(scenario, CellScenario) else load_cell_scenario(scenario)
     try:
         plant = make_cell_plant(sc.cell, sc.plant, sc.physics_dt)
@@ -255,37 +285,101 @@ def run_cell(scenario: CellScenario | str, progress: bool = False) -> CellResult
     law.configure(arms_model(sc.cell), sc.controller_params)
     shares = share_vector(law.get_parameters().get("load_shares", []), sc.cell.m)
     path = cell_path(sc, initial_contact_pose(sc))
-    q_hold = plant.q[: plant.n_arms].copy()
-    rows, tick = sc.steps + 1, period_ns(sc.rate)
-    t_log = np.empty(rows)
-    q_log, tau_log = np.empty((rows, plant.n_arms)), np.empty((rows, plant.n_arms))
-    e_log = np.empty((rows, 6))
-    lam_log, fd_log = np.empty(rows), np.empty(rows)
-    p_log = np.empty((rows, sc.cell.m))
-    normal = plant.plane.normal
+    log = CellLog(sc.steps + 1, plant.n_arms, sc.cell.m)
     started = time.perf_counter()
-    for k in range(rows):
-        t = seconds(k * tick)
-        q_meas, qd_meas = plant.measure()
-        ref = cell_reference(path, t, q_hold, sc.force_reference)
-        tau = law.update(t, State(t, q_meas, qd_meas), ref)
-        e_log[k] = pose_error(plant.frame_pose("contact"), ref.pose)
-        plant.evaluate(tau)
-        t_log[k], q_log[k] = t, plant.q[: plant.n_arms]
-        lam_log[k] = plant.contact_force()
-        fd_log[k] = desired_normal_force(sc.force_reference, normal, law)
-        p_log[k] = pressing_shares(plant, shares)
-        tau_log[k] = plant.step(tau, seconds(tick)) if k < sc.steps else plant.saturate(tau)
-        if progress and k % 100 == 0:
-            print(f"\rt = {t:6.3f} s", end="", file=sys.stderr, flush=True)
+    if compiled and has_compiled_loop(plant, law):
+        run_compiled(sc, plant, law, path, shares, log, progress)
+    else:
+        run_stepwise(sc, plant, law, path, shares, log, progress)
     wall = time.perf_counter() - started
     if progress:
         print(file=sys.stderr)
     diag = law.diagnostics()
-    summary = summarise_cell(sc, t_log, e_log, lam_log, fd_log, p_log, tau_log,
+    summary = summarise_cell(sc, log.t, log.e, log.lam, log.f_d, log.p, log.tau,
                              np.asarray(diag.get("force_fractions", np.full(sc.cell.m, np.nan))),
                              wall)
-    return CellResult(t_log, q_log, tau_log, e_log, lam_log, fd_log, p_log, summary)
+    return CellResult(log.t, log.q, log.tau, log.e, log.lam, log.f_d, log.p, summary)
+
+
+def has_compiled_loop(plant: CellPlantBase, law) -> bool:
+    """Whether a run can take the compiled loop: the internal engine's plant and the
+    load-sharing law as such (a MuJoCo cell, another law or a subclass: the Python loop)."""
+    return type(plant) is CellPlant and type(law) is LoadSharing
+
+
+def run_stepwise(sc: CellScenario, plant: CellPlantBase, law, path: CartesianPath, shares: Array,
+                 log: CellLog, progress: bool) -> None:
+    """Python once per control period: sense, reference, law, pose error, evaluate, log, hold."""
+    q_hold = plant.q[: plant.n_arms].copy()
+    tick = period_ns(sc.rate)
+    normal = plant.plane.normal
+    for k in range(sc.steps + 1):
+        t = seconds(k * tick)
+        q_meas, qd_meas = plant.measure()
+        ref = cell_reference(path, t, q_hold, sc.force_reference)
+        tau = law.update(t, State(t, q_meas, qd_meas), ref)
+        log.e[k] = pose_error(plant.frame_pose("contact"), ref.pose)
+        plant.evaluate(tau)
+        log.t[k], log.q[k] = t, plant.q[: plant.n_arms]
+        log.lam[k] = plant.contact_force()
+        log.f_d[k] = desired_normal_force(sc.force_reference, normal, law)
+        log.p[k] = pressing_shares(plant, shares)
+        log.tau[k] = plant.step(tau, seconds(tick)) if k < sc.steps else plant.saturate(tau)
+        if progress and k % 100 == 0:
+            print(f"\rt = {t:6.3f} s", end="", file=sys.stderr, flush=True)
+
+
+def run_compiled(sc: CellScenario, plant: CellPlant, law: LoadSharing, path: CartesianPath,
+                 shares: Array, log: CellLog, progress: bool) -> None:
+    """Chunks of control periods in one compiled call each (sim.cell_kernels.run_cell_periods)."""
+    na, steps, tick = plant.n_arms, sc.steps, period_ns(sc.rate)
+    rows = steps + 1
+    q_hold = plant.q[:na].copy()
+    cfg = law.cfg
+    # the law's inputs that do not change: flags of the reference, the desired wrench, f_nᵈ
+    # (a placeholder pose and rates: the loop samples the path itself)
+    ref = Reference(q_hold, pose=np.eye(4), twist=np.zeros(6), accel=np.zeros(6),
+                    wrench=sc.force_reference)
+    task_inputs(cfg.object, ref, None)
+    f_d = law.desired_normal_force(ref)
+    log.f_d[:] = desired_normal_force(sc.force_reference, plant.plane.normal, law)
+    sigma = np.array([plant.noise_position, plant.noise_velocity])
+    draws = int(sigma[0] > 0.0) + int(sigma[1] > 0.0)
+    state = np.stack([plant.q, plant.qd, plant.qdd])
+    S = plant._c[CK.C_S]
+    S[CK.S_CONTACT], S[CK.S_T] = plant.in_contact, plant.t
+    work = np.zeros((6, na))
+    substeps = max(1, int(round(seconds(tick) / plant.dt)))
+    law_arrays = (cfg.data, cfg.tasks, cfg.object, cfg.starts, cfg.force_fractions)
+    F = np.empty((sc.cell.m, 3))
+
+    def periods(k0: int, k1: int, noise: Array) -> int:
+        return CK.run_cell_periods(
+            k0, k1, steps, tick, substeps, plant._c, state, noise, sigma, law_arrays, path.table,
+            q_hold, f_d, shares, plant.cell.object_inertia.mass, plant.plane.normal, work, F,
+            log.t, log.q, log.tau, log.e, log.lam, log.p)
+
+    with notice_if_slow("the cell's offline loop"):
+        periods(0, 0, np.empty((0, draws, na)))  # no period: compiled or loaded only
+    chunk = max(1, min(rows, CHUNK_PERIODS))
+    for k0 in range(0, rows, chunk):
+        k1 = min(rows, k0 + chunk)
+        # the same draws, in the same order, as plant.measure() once per period
+        bad = periods(k0, k1, plant._rng.standard_normal((k1 - k0, draws, na)))
+        if bad <= -2:
+            raise NonFiniteOutput(f"{law.name}: torque is non-finite even from the initial "
+                                  f"state (t = {seconds((-2 - bad) * tick):.6f} s)")
+        if bad >= 0:
+            raise FloatingPointError(f"cell state diverged at t = {S[CK.S_T]:.6f} s")
+        if progress:
+            print(f"\rt = {log.t[k1 - 1]:6.3f} s", end="", file=sys.stderr, flush=True)
+    plant.q, plant.qd, plant.qdd = state[0].copy(), state[1].copy(), state[2].copy()
+    plant.t, plant.in_contact = float(S[CK.S_T]), bool(S[CK.S_CONTACT] > 0.0)
+    plant.applied, plant.saturated = work[3].copy(), work[4] > 0.0
+    law.task_error = cfg.object[KT.TK_OUT, :6].copy()
+    law.arm_forces = cfg.force_fractions * f_d
+    law._t_prev = seconds(steps * tick)
+    law.dt = seconds(steps * tick) - seconds((steps - 1) * tick) if steps > 0 else 0.0
 
 
 def _stats(x: Array) -> dict:

@@ -1,0 +1,265 @@
+"""The cell plant (sim.cell) compiled: closed-chain dynamics, holds, forces, and the offline loop.
+
+``CellPlant`` packs its model, constraint sets and workspaces once into a tuple ``c`` (items
+named C_*); its ``evaluate`` and ``step`` call ``evaluate`` and ``hold`` here, and the offline
+loop ``run_cell_periods`` calls the same kernels for many control periods at once, so both routes
+give the same bits. The dynamics are the package's constrained pass (dynamics.constrained, Kim
+§3.2 with Baumgarte's terms) and constraint rows (dynamics.contact); a plastic impact when E
+reaches the plane — rare — runs the package's ``dynamics.impact_velocity`` in Python (objmode)
+on the plant registered under its key. Sums run in index order (no BLAS).
+"""
+
+from __future__ import annotations
+
+import itertools
+import weakref
+
+import numpy as np
+from numba import njit, objmode
+
+from robot_control import dynamics as dyn
+from robot_control.control import kernels_task as KT
+from robot_control.control.kernels_load_sharing import load_sharing_torque
+from robot_control.dynamics.constrained import constrained_pass
+from robot_control.dynamics.contact import body_motion, constraint_rows
+from robot_control.sim import plant_kernels as PK
+from robot_control.trajectory.cartesian import path_sample_into
+
+# Items of the plant tuple c: model data, gravity, scalars S_*, the saturation table and settings
+# of plant_kernels.saturate, packed constraint sets (grasps; grasps + surface; surface alone) and
+# their row workspaces and λ, the per-body workspace of the constrained pass and of constraint
+# rows, RK4 scratch, the plant's λ (grasps, then contact), no prescribed joints, no external
+# wrenches, the surface row (A, Ȧq̇, φ), the full joint torque [τ; 0], and the task arrays
+# (control.kernels_task) of frames E and object_com.
+(C_D, C_GRAVITY, C_S, C_JOINTS, C_SETTINGS, C_FREE, C_TOUCHING, C_SURFACE, C_FREE_WORK,
+ C_TOUCH_WORK, C_FREE_LAM, C_TOUCH_LAM, C_BODY_WORK, C_ROW_WORK, C_X, C_LAM, C_NONE, C_FEXT,
+ C_ROW, C_ROW_BIAS, C_ROW_PHI, C_TAU, C_CONTACT_FRAME, C_COM_FRAME) = range(24)
+# scalars: physics step, Baumgarte's α and β, in contact (1) or not (0), registry key, time
+S_DT, S_ALPHA, S_BETA, S_CONTACT, S_KEY, S_T = range(6)
+SSLOTS = 6
+# rows of the scratch X: RK4 stages a1…a4 and their states q2, v2, q3, v3, q4, v4
+X_A1, X_A2, X_A3, X_A4, X_Q2, X_V2, X_Q3, X_V3, X_Q4, X_V4 = range(10)
+XROWS = 10
+
+#: raised (from compiled code too) when A M⁻¹ Aᵀ is singular
+SingularConstraints = np.linalg.LinAlgError
+
+_PLANTS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+_KEYS = itertools.count(1)
+
+
+def register(plant) -> int:
+    """A key under which compiled code finds ``plant`` for its impacts (held weakly)."""
+    key = next(_KEYS)
+    _PLANTS[key] = plant
+    return key
+
+
+def plastic_impact(key: int, q: np.ndarray, qd: np.ndarray) -> None:
+    """q̇ ← q̇⁺ of a plastic impact closing the contact (dynamics.impact_velocity, e = 0)."""
+    plant = _PLANTS[int(key)]
+    qd[:] = dyn.impact_velocity(plant.model, q, qd, plant._touching)[0]
+
+
+@njit(cache=True)
+def impact(key, q, qd):
+    """``plastic_impact`` from compiled code (Python: the package's impact, one per contact)."""
+    with objmode():
+        plastic_impact(key, q, qd)
+
+
+@njit(cache=True)
+def acceleration(c, q, qd, tau, out):
+    """q̈ of M q̈ + b = [τ; 0] + Aᵀλ, A q̈ + Ȧq̇ + 2αAq̇ + β²φ = 0 over the grasps (and the surface
+    while touching) (Kim 67–69); λ into c's λ, zero past the active rows."""
+    S, full = c[C_S], c[C_TAU]
+    for i in range(tau.shape[0]):
+        full[i] = tau[i]
+    if S[S_CONTACT] > 0.0:
+        packed, rows, lam_x = c[C_TOUCHING], c[C_TOUCH_WORK], c[C_TOUCH_LAM]
+    else:
+        packed, rows, lam_x = c[C_FREE], c[C_FREE_WORK], c[C_FREE_LAM]
+    if not constrained_pass(c[C_D], c[C_GRAVITY], S[S_ALPHA], S[S_BETA], q, qd, out, full,
+                            c[C_NONE], c[C_FEXT], packed, c[C_BODY_WORK], rows, lam_x):
+        raise SingularConstraints("A M⁻¹ Aᵀ is singular: the constraint rows are dependent at "
+                                  "this configuration")
+    lam = c[C_LAM]
+    for i in range(lam.shape[0]):
+        lam[i] = lam_x[i] if i < lam_x.shape[0] else 0.0
+
+
+@njit(cache=True)
+def update_contact_mode(c, q, qd, tau, known):
+    """Close the contact with a plastic impact when E arrives (φ ≤ 0, n·v_E ≤ 0); open it when
+    λ would pull (a surface only pushes). ``known``: X_A1 and λ already hold q̈ and λ at (q, q̇,
+    τ) in the current mode; returns whether they do in the mode it leaves."""
+    S, a1 = c[C_S], c[C_X][X_A1]
+    if S[S_CONTACT] <= 0.0:
+        A, phi = c[C_ROW], c[C_ROW_PHI]
+        body_motion(c[C_D], q, qd, c[C_ROW_WORK])
+        constraint_rows(c[C_D], c[C_SURFACE], c[C_ROW_WORK], A, c[C_ROW_BIAS], phi)
+        approach = 0.0
+        for j in range(qd.shape[0]):
+            approach += A[0, j] * qd[j]
+        if phi[0] > 0.0 or approach > 0.0:
+            return known
+        impact(S[S_KEY], q, qd)
+        S[S_CONTACT] = 1.0
+        known = False
+    if not known:
+        acceleration(c, q, qd, tau, a1)
+    lam = c[C_LAM]
+    if lam[lam.shape[0] - 1] < 0.0:
+        S[S_CONTACT] = 0.0
+        return False
+    return True
+
+
+@njit(cache=True)
+def rk4_step(c, q, qd, tau, known):
+    """Classical fourth-order Runge–Kutta on x = (q, q̇) under the held τ (Huo's integrator);
+    ``known``: the first stage's q̈ is already in X_A1."""
+    h = c[C_S][S_DT]
+    X = c[C_X]
+    a1, a2, a3, a4 = X[X_A1], X[X_A2], X[X_A3], X[X_A4]
+    q2, v2, q3, v3, q4, v4 = X[X_Q2], X[X_V2], X[X_Q3], X[X_V3], X[X_Q4], X[X_V4]
+    n = q.shape[0]
+    if not known:
+        acceleration(c, q, qd, tau, a1)
+    for i in range(n):
+        q2[i] = q[i] + 0.5 * h * qd[i]
+        v2[i] = qd[i] + 0.5 * h * a1[i]
+    acceleration(c, q2, v2, tau, a2)
+    for i in range(n):
+        q3[i] = q[i] + 0.5 * h * v2[i]
+        v3[i] = qd[i] + 0.5 * h * a2[i]
+    acceleration(c, q3, v3, tau, a3)
+    for i in range(n):
+        q4[i] = q[i] + h * v3[i]
+        v4[i] = qd[i] + h * a3[i]
+    acceleration(c, q4, v4, tau, a4)
+    for i in range(n):
+        q[i] = q[i] + h / 6.0 * (qd[i] + 2.0 * v2[i] + 2.0 * v3[i] + v4[i])
+        qd[i] = qd[i] + h / 6.0 * (a1[i] + 2.0 * a2[i] + 2.0 * a3[i] + a4[i])
+
+
+@njit(cache=True)
+def hold(c, q, qd, tau, steps, known):
+    """``steps`` physics steps under the held (saturated) arm torques: contact mode, then RK4;
+    the time in c's scalars advances by repeated addition of the step, as the plant's does.
+    ``known``: X_A1 and λ hold q̈ and λ at the start (``evaluate`` under the same τ) — the same
+    numbers a fresh call would give, not computed twice."""
+    S = c[C_S]
+    for _ in range(steps):
+        known = update_contact_mode(c, q, qd, tau, known)
+        rk4_step(c, q, qd, tau, known)
+        known = False
+        S[S_T] += S[S_DT]
+
+
+@njit(cache=True)
+def evaluate(c, q, qd, tau, applied, saturated, qdd):
+    """q̈ and λ at (q, q̇) under τ saturated into ``applied`` (what a torque does right away)."""
+    PK.saturate(c[C_JOINTS], c[C_SETTINGS], tau, applied, saturated)
+    acceleration(c, q, qd, applied, qdd)
+
+
+@njit(cache=True)
+def frame_pose(D, A, q, qd):
+    """T = T_{0,b}(q) X of the frame in the task array A, into A[TK_T] (kernels_task's
+    frame_kinematics; its J and J̇q̇ stay in A)."""
+    n = q.shape[0]
+    KT.frame_kinematics(D, A, int(A[KT.TK_SCALAR, KT.TS_BODY]), q, qd,
+                        A[KT.TK_T : KT.TK_T + 4, :4], A[KT.TK_J6 : KT.TK_J6 + 6, :n], A[KT.TK_SIX])
+
+
+@njit(cache=True)
+def frame_acceleration(D, A, q, qd, qdd, out):
+    """(ω̇, a) = J q̈ + J̇q̇ of the frame in A, world axes (Craig §5.9, the classical acceleration)."""
+    n = q.shape[0]
+    frame_pose(D, A, q, qd)
+    for r in range(6):
+        acc = 0.0
+        for j in range(n):
+            acc += A[KT.TK_J6 + r, j] * qdd[j]
+        out[r] = acc + A[KT.TK_SIX, r]
+
+
+@njit(cache=True)
+def pressing_forces(F, mass, accel, gravity, normal, shares, out):
+    """p_i = −n·(f_i − s_i Mᴼ(a_C − g)): arm i's part of the normal force (Huo 3-148/3-154 split)."""
+    i0 = mass * (accel[0] - gravity[0])
+    i1 = mass * (accel[1] - gravity[1])
+    i2 = mass * (accel[2] - gravity[2])
+    for i in range(F.shape[0]):
+        s = shares[i]
+        out[i] = -((F[i, 0] - s * i0) * normal[0] + (F[i, 1] - s * i1) * normal[1]
+                   + (F[i, 2] - s * i2) * normal[2])
+
+
+@njit(cache=True)
+def log_forces(c, q, qd, qdd, shares, mass, normal, F, acc, p):
+    """λ_E (0 off the plane) and each arm's pressing force p_i at the last evaluated q̈ and λ."""
+    lam = c[C_LAM]
+    for i in range(F.shape[0]):
+        for k in range(3):
+            F[i, k] = -lam[6 * i + 3 + k]  # f_i: the force arm i exerts on the object
+    frame_acceleration(c[C_D], c[C_COM_FRAME], q, qd, qdd, acc)
+    pressing_forces(F, mass, acc[3:6], c[C_GRAVITY], normal, shares, p)
+    return lam[lam.shape[0] - 1] if c[C_S][S_CONTACT] > 0.0 else 0.0
+
+
+@njit(cache=True)
+def run_cell_periods(k0, k1, steps, tick_ns, substeps, c, state, noise, sigma, law, path,
+                     q_hold, f_d, shares, mass, normal, work, F, t_log, q_log, tau_log, e_log,
+                     lam_log, p_log):
+    """Control periods k0 … k1−1 of cell_simulate's loop (sense with noise, reference of E at
+    t_k, load-sharing τ_k, pose error, evaluate at t_k⁺, log, hold); returns −1, the period whose
+    hold made the state non-finite, or −2 − k when τ at period k is non-finite.
+
+    ``state`` rows: q, q̇, q̈ of the closed chain; ``noise`` the standard-normal draws (position,
+    then velocity, for those with σ > 0); ``law`` = (Ds, As, O, starts, fractions) of
+    kernels_load_sharing; ``work`` rows: measured q, q̇, τ, applied τ, saturation flags, zeros.
+    """
+    Ds, As, O, starts, fractions = law
+    q, qd, qdd = state[0], state[1], state[2]
+    na = q_hold.shape[0]
+    qm, qdm, tau, applied, sat, zero = work[0], work[1], work[2], work[3], work[4], work[5]
+    pose = O[KT.TK_POSE : KT.TK_POSE + 4, :4]
+    acc = np.empty(6)
+    for k in range(k0, k1):
+        t = k * tick_ns * 1e-9
+        z = 0
+        for i in range(na):
+            qm[i] = q[i]
+            qdm[i] = qd[i]
+        if sigma[0] > 0.0:
+            for i in range(na):
+                qm[i] = qm[i] + (0.0 + sigma[0] * noise[k - k0, z, i])
+            z += 1
+        if sigma[1] > 0.0:
+            for i in range(na):
+                qdm[i] = qdm[i] + (0.0 + sigma[1] * noise[k - k0, z, i])
+        path_sample_into(path, t, pose, O[KT.TK_RATES])
+        load_sharing_torque(Ds, As, O, starts, fractions, f_d, qm, qdm, q_hold, zero, zero, tau)
+        if not PK.all_finite(tau):
+            return -2 - k
+        E = c[C_CONTACT_FRAME]
+        frame_pose(c[C_D], E, q, qd)
+        KT.task_error(E[KT.TK_T : KT.TK_T + 4, :4], pose, 6, e_log[k])
+        evaluate(c, q, qd, tau, applied, sat, qdd)
+        t_log[k] = t
+        for i in range(na):
+            q_log[k, i] = q[i]
+        lam_log[k] = log_forces(c, q, qd, qdd, shares, mass, normal, F, acc, p_log[k])
+        PK.saturate(c[C_JOINTS], c[C_SETTINGS], tau, applied, sat)
+        for i in range(na):
+            tau_log[k, i] = applied[i]
+        if k < steps:
+            a1 = c[C_X][X_A1]
+            for i in range(qdd.shape[0]):
+                a1[i] = qdd[i]  # evaluate's q̈ under the τ held: the hold's first stage
+            hold(c, q, qd, applied, substeps, True)
+            if not (PK.all_finite(q) and PK.all_finite(qd)):
+                return k
+    return -1
