@@ -68,7 +68,7 @@ from robot_control.nodes.validation import (
     check_values,
     sender_of,
 )
-from robot_control.nodes.velocity_guard import VelocityGuard, predicted_velocity
+from robot_control.nodes.velocity_guard import VelocityGuard, predicted_velocity, step_and_predict
 from robot_control.sim.engine import make_plant
 
 SAFE_BEHAVIOURS = ("hold", "zero_torque")
@@ -220,28 +220,21 @@ class PlantNode:
         return self.plant.step(tau, steps * self.dt)
 
     def _publish_extras(self, stamp: int, q: np.ndarray, qd: np.ndarray) -> None:
-        """What is published with each state besides /joint_states: the contact wrench (the
-        controller's input), then /tf once the control chain is through (nobody waits for it)."""
+        """Besides /joint_states: the contact wrench (a law's input), /tf once the chain is through."""
         if self.pub_wrench is not None:
             self.pub_wrench.publish(self.m.wrench(stamp, self.plant.wrench, "world"))
         if self.tf.due(stamp):
             self.node.when_idle(lambda: self.tf.publish_if_due(stamp, q))
 
     def _on_new_plant(self) -> None:
-        """Make the outputs a fresh plant needs (the contact wrench) and compile (or load) its
-        step and its hold torque before the first tick."""
+        """Outputs a fresh plant needs (the contact wrench); load its kernels before a tick."""
         if self.plant.environment is not None and self.pub_wrench is None:
             self.pub_wrench = self.node.create_lifecycle_publisher(
                 "geometry_msgs/msg/WrenchStamped", "wrench")
         period = seconds(self.period_ns)
         zeros = np.zeros(self.model.nq)
-
-        def step_and_predict() -> None:  # the velocity guard's q̈ is a kernel of its own
-            plant = make_plant(self.model, self.plant_cfg, self.dt)
-            plant.step(zeros, period)
-            predicted_velocity(plant, zeros, period)
-
-        warm_up(self.log, f"plant_step.{self.model.name}", step_and_predict)
+        warm_up(self.log, f"plant_step.{self.model.name}", lambda: step_and_predict(
+            make_plant(self.model, self.plant_cfg, self.dt), period))
         warm_up(self.log, "inverse_dynamics", lambda: self._hold_torque(self.q0, zeros))
 
     # -------------------------------------------------------------- lifecycle

@@ -72,3 +72,11 @@ def predicted_velocity(plant, tau: np.ndarray, seconds: float) -> np.ndarray:
     included) from its current state, q̈ by its forward dynamics."""
     qdd = plant.acceleration(plant.t, plant.q, plant.qd, np.array(plant.saturate(tau)))
     return plant.qd + qdd * seconds
+
+
+def step_and_predict(plant, seconds: float) -> None:
+    """One step and one prediction under zero torque: loads both compiled kernels (the guard's
+    q̈ is a kernel of its own, ~5 ms at its first call) before a loop needs them."""
+    zeros = np.zeros(plant.n)
+    plant.step(zeros, seconds)
+    predicted_velocity(plant, zeros, seconds)

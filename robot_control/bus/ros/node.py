@@ -13,7 +13,7 @@ run the hooks through robot_control.bus.lifecycle, as the DDS backend does.
 An :class:`RclpyContainer` puts several such nodes on one SingleThreadedExecutor in one process
 (rclpy's manual composition; rclpy has no intra-process path, so their messages still pass
 through the rmw, within the process). What one of them publishes to another is taken and handed
-to its callback right after the publishing callback returns (:class:`SameProcessChain`), not a
+to its callback right after the publishing callback returns (bus/ros/chain.py), not a
 whole executor round later: a control tick's state → command → applied chain costs one wait.
 Importing this module imports rclpy; nothing else in robot_control.bus does.
 """
@@ -36,12 +36,10 @@ from rcl_interfaces.msg import (
 )
 from rclpy.clock import Clock, ClockType
 from rclpy.event_handler import PublisherEventCallbacks, SubscriptionEventCallbacks
-from rclpy.exceptions import InvalidHandle
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node as RclNode
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
-from rclpy.subscription import Subscription
 
 from robot_control.bus.lifecycle import (
     ACTIVATING,
@@ -67,6 +65,7 @@ from robot_control.bus.node import (
     parse_args_for,
 )
 from robot_control.bus.parameters import ParameterError, coerce
+from robot_control.bus.ros.chain import SameProcessChain
 from robot_control.security.keystore import check_process
 
 BUSY_WAIT_S = 150e-6  # spin, rather than sleep, this long before a timer is due
@@ -489,74 +488,6 @@ def spin_executor(executor, running: Callable[[], bool],
                 break  # Ctrl-C shut rclpy down between the check and the wait: done
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
-
-
-class SameProcessChain:
-    """The subscriptions of a container's nodes on topics another of its nodes publishes, taken
-    from directly after each callback until nothing new is there.
-
-    rclpy's executor rebuilds its wait set over every entity of every node for each callback it
-    runs (hundreds of µs with five nodes' services and QoS event handlers), so a message from
-    one node to another would wait a whole round. Cyclone DDS delivers to readers of the same
-    participant inside the write, so the message is there to take when publish returns; taking
-    it here (rclpy's own take, so a subscription never gets a message twice) runs the next link
-    of a chain at once. Remote publishers' messages on those topics are taken the same way.
-    """
-
-    #: rounds over the hot subscriptions after one callback (a chain longer than this waits for
-    #: the executor, so timers are never starved)
-    MAX_ROUNDS = 8
-
-    def __init__(self) -> None:
-        self._topics: set[str] = set()
-        self._subs: list = []
-        self._hot: list | None = []
-        self._deferred: list[Callable[[], None]] = []  # nodes' idle work (Node.when_idle)
-
-    def defer(self, work: Callable[[], None]) -> None:
-        """Run ``work`` once the chain this callback started is through."""
-        self._deferred.append(work)
-
-    def published(self, topic: str) -> None:
-        self._topics.add(topic)
-        self._hot = None
-
-    def subscribed(self, sub) -> None:
-        self._subs.append(sub)
-        self._hot = None
-
-    def unsubscribed(self, sub) -> None:
-        if sub in self._subs:
-            self._subs.remove(sub)
-        self._hot = None
-
-    def run(self) -> None:
-        """Hand what the container's nodes sent each other to its subscribers' callbacks, then
-        run the idle work they left."""
-        self._deliver()
-        work, self._deferred = self._deferred, []
-        for w in work:
-            w()
-
-    def _deliver(self) -> None:
-        for _ in range(self.MAX_ROUNDS):
-            if self._hot is None:  # (a callback may subscribe or unsubscribe)
-                self._hot = [s for s in self._subs if s.topic_name in self._topics]
-            delivered = False
-            for sub in self._hot:
-                try:
-                    with sub.handle:
-                        taken = sub.handle.take_message(sub.msg_type, sub.raw)
-                except InvalidHandle:  # destroyed by an earlier callback of this round
-                    continue
-                if taken is not None:
-                    delivered = True
-                    if sub._callback_type == Subscription.CallbackType.WithMessageInfo:
-                        sub.callback(*taken)
-                    else:
-                        sub.callback(taken[0])
-            if not delivered:
-                return
 
 
 class RclpyContainer(Container):
