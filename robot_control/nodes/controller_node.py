@@ -182,7 +182,7 @@ class ControllerNode(LoopTimerHooks):
         except CONFIGURE_ERRORS as exc:
             return configure_failure(self.log, f"'{self.laws.name}'", exc)
         if not self.lockstep:  # the first motion must not stall a tick loading the sampler
-            warm_up(self.log, "trajectory_sample", self._warm_up_sampling)
+            warm_up(self.log, "motion_check", self._warm_up_motions)
         self.errors = ErrorStatistics()
         self.loop.prepare()
         self.health.clear()
@@ -215,10 +215,15 @@ class ControllerNode(LoopTimerHooks):
         self.loop.stop()
         self._take_ahead()  # no command will make room for them now
 
-    def _warm_up_sampling(self) -> None:
+    def _warm_up_motions(self) -> None:
+        """A motion taken (re-anchored, checked) and sampled once: their first calls load
+        kernels and numpy's linear algebra, milliseconds a first motion would cost the loop."""
         q = np.clip(np.zeros(self.n), self.model.lower, self.model.upper)
+        motion = JointTrajectory([0.0, 1.0], [q, np.clip(q + 1e-3, self.model.lower,
+                                                          self.model.upper)])
+        check_motion(motion.starting_from(q, np.zeros(self.n), np.zeros(self.n), 0.0), self.model)
         trial = TrajectorySchedule(self.n)
-        trial.add(0, JointTrajectory([0.0, 1.0], [q, q]))
+        trial.add(0, motion)
         trial.sample(500_000_000)
 
     # ----------------------------------------------------------------- inputs
