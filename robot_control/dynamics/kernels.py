@@ -49,6 +49,7 @@ from robot_control.dynamics.kernels_spatial import (  # noqa: F401 (re-exported 
     composite_times,
     copy_into,
     dot6,
+    entry_point,
     force_to_parent,
     joint_placement,
     mat6_vec,
@@ -275,25 +276,25 @@ def crba(P, q, W, M):
 
 # ------------------------------------------------------------- entry points on the data array
 # One array D holds the packed model (gravity in row 0) and its workspace (packing.KernelData).
-@njit(cache=_CACHE)
+@entry_point
 def inverse_dynamics_kernel(D, q, qd, qdd, fext, tau):
     """``rnea`` on the model's data array with its own gravity."""
     rnea(D, D[0, GRAVITY : GRAVITY + 3], q, qd, qdd, fext, D, tau)
 
 
-@njit(cache=_CACHE)
+@entry_point
 def gravity_kernel(D, q, tau):
     """``gravity_rnea`` on the model's data array."""
     gravity_rnea(D, D[0, GRAVITY : GRAVITY + 3], q, D, tau)
 
 
-@njit(cache=_CACHE)
+@entry_point
 def mass_matrix_kernel(D, q, M):
     """``crba`` on the model's data array."""
     crba(D, q, D, M)
 
 
-@njit(cache=_CACHE)
+@entry_point
 def forward_dynamics_kernel(D, q, qd, tau, fext, qdd):
     """``aba`` on the model's data array with its own gravity."""
     aba(D, D[0, GRAVITY : GRAVITY + 3], q, qd, tau, fext, D, qdd)

@@ -21,6 +21,7 @@ from robot_control.dynamics.kernels import (
     check_length,
     copy_into,
     dot6,
+    entry_point,
     joint_placement,
 )
 
@@ -302,7 +303,7 @@ def frame_jacobian_world(P, q, body, X, W, J):
 
 
 # ------------------------------------------------------------- entry points on the data array
-@njit(cache=_CACHE)
+@entry_point
 def coriolis_kernel(D, q, qd, C):
     """``coriolis_world`` on the model's data array."""
     coriolis_world(D, q, qd, D, C)
