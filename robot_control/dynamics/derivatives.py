@@ -23,6 +23,7 @@ from numba.core.errors import TypingError
 from robot_control.dynamics import derivatives_kernels as DK
 from robot_control.dynamics import derivatives_world as DW
 from robot_control.dynamics import kernels as K
+from robot_control.dynamics import kernels_world as KW
 from robot_control.dynamics.hybrid import HWORK, ZWORK, prescribed_mask
 from robot_control.dynamics.packing import array, kernel_data, not_vectors, wrenches
 
@@ -56,16 +57,18 @@ def derivative_work(model) -> DerivativeWork:
 
 @njit(cache=True)
 def _inverse_dynamics_derivatives_kim(P, g, q, qd, qdd, fext, W, Mw, Rw, vec, scratch, J):
-    K.crba(P, q, Mw, J[2])  # ∂τ/∂q̈ = M by composite bodies
+    KW.crba_world(P, q, Mw, J[2])  # ∂τ/∂q̈ = M by composite bodies
     DK.rnea_derivatives(P, g, q, qd, qdd, fext, W, Rw, vec[1], J[0], J[1], scratch)
 
 
 def world_pass(kernel, model, q, qd, x, f_ext) -> tuple[Array, Array, Array]:
     """The three n × n results of a ``derivatives_world`` kernel on the model's data array."""
-    d = kernel_data(model)
+    d = model._kernel
+    if d is None or model.gravity is not d.gravity:
+        d = kernel_data(model)
     if not (type(q) is np.ndarray and type(qd) is np.ndarray and type(x) is np.ndarray):
         q, qd, x = array(q), array(qd), array(x)
-    J = np.empty((3, d.n, d.n))
+    J = np.empty(d.three_square)
     try:
         kernel(d.D, q, qd, x, None if f_ext is None else wrenches(f_ext, d), J)
     except TypingError as exc:

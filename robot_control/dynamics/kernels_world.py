@@ -1,4 +1,4 @@
-"""Composite-body algorithms in base coordinates: Coriolis matrix and frame Jacobian.
+"""Composite-body algorithms in base coordinates: mass matrix, Coriolis matrix, frame Jacobian.
 
 Expressed in the base frame, a composite body's inertia is a plain sum of its members' inertias
 (no congruence transforms in the backward pass), and every matrix entry is one 6-vector dot
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from robot_control.dynamics.kernels import (
+from robot_control.dynamics.kernels_spatial import (
     FIRST_MOMENT,
     MASS,
     PARENT,
@@ -93,13 +93,14 @@ def world_inertia(P, i, W):
     pp = p[0] * p[0] + p[1] * p[1] + p[2] * p[2]
     ph = p[0] * hr[0] + p[1] * hr[1] + p[2] * hr[2]
     for r in range(3):
-        for c in range(3):
+        for c in range(r, 3):  # J is symmetric: the upper triangle, mirrored
             acc = RJ[3 * r] * R[3 * c] + RJ[3 * r + 1] * R[3 * c + 1] + RJ[3 * r + 2] * R[3 * c + 2]
             # −[p][h'] − [h'][p] = 2(p·h')1 − p h'ᵀ − h' pᵀ ;  −m[p]² = m(|p|²1 − p pᵀ)
             acc += -p[r] * hr[c] - hr[r] * p[c] - m * p[r] * p[c]
             if r == c:
                 acc += 2.0 * ph + m * pp
             J[3 * r + c] = acc
+            J[3 * c + r] = acc
 
 
 @njit(cache=_CACHE, inline="always")
@@ -218,6 +219,37 @@ def factor_transpose_times(W, j, x, out):
     out[3] = 0.0
     out[4] = 0.0
     out[5] = 0.0
+
+
+@njit(cache=_CACHE)
+def crba_world(P, q, W, M):
+    """M(q) by composite bodies in base coordinates: M_ij = S_iᵀ Ic_j S_j (Featherstone RBDA §6.2).
+
+    Each column j costs one inertia product Ic_j S_j and one dot product per ancestor; the
+    body-frame form moves that product through every joint up the chain, one dependent
+    transform after another.
+    """
+    n = P.shape[0]
+    check_length(q, n)
+    M[:, :] = 0.0  # bodies on different branches do not couple
+    R = W[0, W_TMP : W_TMP + 9]
+    p = W[0, W_TMP + 9 : W_TMP + 12]
+    F = W[0, W_TMP + 12 : W_TMP + 18]
+    for i in range(n):
+        world_pose(P, i, q, W, R, p)
+        world_screw(P, i, W)
+        world_inertia(P, i, W)
+    for j in range(n - 1, -1, -1):
+        Sj = W[j, O_S : O_S + 6]
+        inertia_times(W, j, Sj, F)
+        M[j, j] = dot6(Sj, F)
+        i = int(P[j, PARENT])
+        while i >= 0:
+            m = dot6(W[i, O_S : O_S + 6], F)
+            M[i, j] = m
+            M[j, i] = m
+            i = int(P[i, PARENT])
+        add_to_parent_composite(P, j, W, False)
 
 
 @njit(cache=_CACHE)
