@@ -11,6 +11,7 @@ from __future__ import annotations
 from numba import njit
 
 from robot_control.dynamics.kernels_spatial import (
+    AXIS,
     FIRST_MOMENT,
     MASS,
     PARENT,
@@ -63,9 +64,17 @@ def world_screw(P, i, W):
     p = W[i, O_P : O_P + 3]
     s = P[i, SCREW : SCREW + 6]
     S = W[i, O_S : O_S + 6]
-    for r in range(3):
-        S[r] = R[3 * r] * s[0] + R[3 * r + 1] * s[1] + R[3 * r + 2] * s[2]
-        S[r + 3] = R[3 * r] * s[3] + R[3 * r + 1] * s[4] + R[3 * r + 2] * s[5]
+    axis = P[i, AXIS]
+    if axis != 0.0:  # revolute about ±e_a through the origin: ±column a of R, no products
+        a = int(abs(axis)) - 1
+        sign = 1.0 if axis > 0.0 else -1.0
+        for r in range(3):
+            S[r] = sign * R[3 * r + a]
+            S[r + 3] = 0.0
+    else:
+        for r in range(3):
+            S[r] = R[3 * r] * s[0] + R[3 * r + 1] * s[1] + R[3 * r + 2] * s[2]
+            S[r + 3] = R[3 * r] * s[3] + R[3 * r + 1] * s[4] + R[3 * r + 2] * s[5]
     S[3] += p[1] * S[2] - p[2] * S[1]
     S[4] += p[2] * S[0] - p[0] * S[2]
     S[5] += p[0] * S[1] - p[1] * S[0]
