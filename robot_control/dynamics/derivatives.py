@@ -17,7 +17,6 @@ model's data array, Kim's in workspaces allocated once per model and cached on i
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 from numba.core.errors import TypingError
 
 from robot_control.dynamics import derivatives_kernels as DK
@@ -55,7 +54,7 @@ def derivative_work(model) -> DerivativeWork:
     return w
 
 
-@njit(cache=True)
+@K.entry_point
 def _inverse_dynamics_derivatives_kim(P, g, q, qd, qdd, fext, W, Mw, Rw, vec, scratch, J):
     KW.crba_world(P, q, Mw, J[2])  # ∂τ/∂q̈ = M by composite bodies
     DK.rnea_derivatives(P, g, q, qd, qdd, fext, W, Rw, vec[1], J[0], J[1], scratch)
@@ -96,9 +95,9 @@ def inverse_dynamics_derivatives(model, q, qd, qdd, f_ext=None,
     return J[0], J[1], J[2]
 
 
-@njit(cache=True)
-def _forward_dynamics_derivatives_kim(P, g, q, qd, tau, fext, H, Tw, none, vec, J):
-    DK.hybrid_derivatives(P, g, q, qd, vec[0], tau, none, fext, H, Tw, J[0], J[1], J[2])
+@K.entry_point
+def _forward_dynamics_derivatives_kim(P, g, q, qd, tau, fext, H, Tw, none, vec, scratch, J):
+    DK.hybrid_derivatives(P, g, q, qd, vec[0], tau, none, fext, H, Tw, scratch, J[0], J[1], J[2])
 
 
 def forward_dynamics_derivatives(model, q, qd, tau, f_ext=None,
@@ -118,7 +117,7 @@ def forward_dynamics_derivatives(model, q, qd, tau, f_ext=None,
     J = np.empty((3, d.n, d.n))
     _forward_dynamics_derivatives_kim(d.P, model.gravity, array(q), array(qd), array(tau),
                                       d.fext0 if f_ext is None else wrenches(f_ext, d), w.H,
-                                      w.Tw, w.none, w.vec, J)
+                                      w.Tw, w.none, w.vec, w.scratch, J)
     return J[0], J[1], J[2]
 
 
@@ -139,7 +138,7 @@ def hybrid_dynamics_derivatives(model, q, qd, qdd_given, tau_given, prescribed,
     J = np.empty((3, n, n))
     DK.hybrid_derivatives(d.P, model.gravity, array(q), array(qd), qdd, tau, u,
                           d.fext0 if f_ext is None else wrenches(f_ext, d), w.H, w.Tw,
-                          J[0], J[1], J[2])
+                          w.scratch, J[0], J[1], J[2])
     return J[0], J[1], J[2]
 
 
