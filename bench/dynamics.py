@@ -4,8 +4,9 @@
 
 For each robot and algorithm (inverse dynamics, mass matrix, Coriolis matrix, gravity torques,
 forward dynamics) it prints the per-call time in µs — the median over ``--repeat`` timeit runs
-after a warm-up — and the ratio to Pinocchio, plus each peer's largest difference from our
-result on the same state (it says whether the peer's model is the same robot).
+after a warm-up, the libraries' runs interleaved — and the ratio to Pinocchio, plus each peer's
+largest difference from our result on the same state (it says whether the peer's model is the
+same robot).
 
 Models each library uses:
 - ur5, panda: the example-robot-data URDFs (installed with Pinocchio), loaded by all three.
@@ -175,14 +176,24 @@ def rtb_dh(robot: str, model, q, qd, qdd) -> Impl:
 
 
 # ----------------------------------------------------------------------------------- timing
-def per_call_us(fn: Callable[[], object], repeat: int, min_time: float) -> float:
-    """Median per-call time in µs over ``repeat`` timeit runs, each at least ``min_time`` long."""
-    for _ in range(3):
-        fn()  # warm-up: JIT compilation, caches
-    timer = timeit.Timer(fn)
-    single = min(timer.repeat(repeat=3, number=1))
-    number = max(1, math.ceil(min_time / max(single, 1e-9)))
-    return float(np.median(timer.repeat(repeat=repeat, number=number)) / number * 1e6)
+def per_call_us(fns: list[Callable[[], object]], repeat: int, min_time: float) -> list[float]:
+    """Median per-call µs of each callable over ``repeat`` rounds, interleaved.
+
+    A round times every callable in turn, each for at least ``min_time`` s, so a burst of load
+    on the shared machine hits all libraries alike instead of whichever was running then.
+    """
+    timers = [timeit.Timer(fn) for fn in fns]
+    numbers = []
+    for fn, timer in zip(fns, timers):
+        for _ in range(3):
+            fn()  # warm-up: JIT compilation, caches
+        single = min(timer.repeat(repeat=3, number=1))
+        numbers.append(max(1, math.ceil(min_time / max(single, 1e-9))))
+    runs: list[list[float]] = [[] for _ in fns]
+    for _ in range(repeat):
+        for timer, number, times in zip(timers, numbers, runs):
+            times.append(timer.timeit(number) / number * 1e6)
+    return [float(np.median(times)) for times in runs]
 
 
 def bench_robot(robot: str, peers: list[str], repeat: int, min_time: float) -> list[dict]:
@@ -208,19 +219,24 @@ def bench_robot(robot: str, peers: list[str], repeat: int, min_time: float) -> l
             impls.append(impl)
     reference = {a: np.asarray(impls[0].calls[a]()) for a in ALGORITHMS}
     rows = []
-    for impl in impls:
-        read = getattr(impl, "read", {})
-        for alg in ALGORITHMS:
+    for alg in ALGORITHMS:
+        timed = []
+        for impl in impls:
+            row = dict(robot=robot, nq=model.nq, algorithm=alg, library=impl.name,
+                       model=impl.model, us_per_call=None, max_abs_diff_vs_ours=None)
+            rows.append(row)
             try:
-                us = per_call_us(impl.calls[alg], repeat, min_time)
-                result = read.get(alg, np.asarray)(impl.calls[alg]())
-                diff = (float(np.abs(np.asarray(result, float) - reference[alg]).max())
-                        if impl.comparable else None)
+                result = getattr(impl, "read", {}).get(alg, np.asarray)(impl.calls[alg]())
+                if impl.comparable:
+                    row["max_abs_diff_vs_ours"] = float(
+                        np.abs(np.asarray(result, float) - reference[alg]).max())
+                timed.append((impl, row))
             except Exception as exc:  # a peer's failure is a result to report, not a crash
-                us, diff = None, None
                 impl.notes.append(f"{alg}: {type(exc).__name__}: {exc}")
-            rows.append(dict(robot=robot, nq=model.nq, algorithm=alg, library=impl.name,
-                             model=impl.model, us_per_call=us, max_abs_diff_vs_ours=diff))
+        times = per_call_us([impl.calls[alg] for impl, _ in timed], repeat, min_time)
+        for (_, row), us in zip(timed, times):
+            row["us_per_call"] = us
+    for impl in impls:
         for note in impl.notes:
             print(f"# {robot} / {impl.name}: {note}", file=sys.stderr)
     for alg in ALGORITHMS:
@@ -269,7 +285,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--robots", nargs="+", default=["ur5", "panda", "puma560"])
     parser.add_argument("--peers", nargs="+", default=["pinocchio", "rtb", "rtb-dh"],
                         choices=["pinocchio", "rtb", "rtb-dh"])
-    parser.add_argument("--repeat", type=int, default=7, help="timeit repeats (median is kept)")
+    parser.add_argument("--repeat", type=int, default=15, help="interleaved timeit rounds (median is kept)")
     parser.add_argument("--min-time", type=float, default=0.02,
                         help="seconds each timeit run lasts at least")
     parser.add_argument("--json", type=Path, help="also write the rows to this JSON file")

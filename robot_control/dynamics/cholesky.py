@@ -43,11 +43,32 @@ def solve_factored(L, b, out):
 
 @njit(cache=True)
 def solve_factored_columns(L, B, scale):
-    """B ← scale · (L Lᵀ)⁻¹ B, column by column."""
-    for c in range(B.shape[1]):
-        col = B[:, c]
-        solve_factored(L, col, col)
-        for i in range(B.shape[0]):
+    """B ← scale · (L Lᵀ)⁻¹ B: ``solve_factored`` on every column at once, to the bit.
+
+    The substitutions run over whole rows of B, so the columns' independent chains overlap
+    instead of waiting on one division after another; each entry sees the same operations in
+    the same order as a column solve.
+    """
+    n = L.shape[0]
+    m = B.shape[1]
+    for i in range(n):
+        for k in range(i):
+            l_ik = L[i, k]
+            for c in range(m):
+                B[i, c] -= l_ik * B[k, c]
+        d = L[i, i]
+        for c in range(m):
+            B[i, c] /= d
+    for i in range(n - 1, -1, -1):
+        for k in range(i + 1, n):
+            l_ki = L[k, i]
+            for c in range(m):
+                B[i, c] -= l_ki * B[k, c]
+        d = L[i, i]
+        for c in range(m):
+            B[i, c] /= d
+    for i in range(n):
+        for c in range(m):
             B[i, c] *= scale
 
 

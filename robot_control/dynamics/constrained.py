@@ -36,6 +36,7 @@ from robot_control.dynamics.hybrid import (
     prescribed_mask,
     unit_response,
 )
+from robot_control.dynamics.kernels import entry_point
 from robot_control.dynamics.packing import array, kernel_data, vector, wrenches
 from robot_control.dynamics.rigid_body import inverse_dynamics
 
@@ -81,7 +82,7 @@ def cholesky_solve(Gm, x):
     return True
 
 
-@njit(cache=_CACHE)
+@entry_point
 def constrained_pass(P, g, alpha, beta, q, qd, qdd, tau, prescribed, fext, C, W, S, lam):
     """Kim §3.2/§3.3: constrained hybrid dynamics (forward dynamics when nothing is prescribed).
 

@@ -17,12 +17,12 @@ model's data array, Kim's in workspaces allocated once per model and cached on i
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 from numba.core.errors import TypingError
 
 from robot_control.dynamics import derivatives_kernels as DK
 from robot_control.dynamics import derivatives_world as DW
 from robot_control.dynamics import kernels as K
+from robot_control.dynamics import kernels_world as KW
 from robot_control.dynamics.hybrid import HWORK, ZWORK, prescribed_mask
 from robot_control.dynamics.packing import array, kernel_data, not_vectors, wrenches
 
@@ -54,18 +54,20 @@ def derivative_work(model) -> DerivativeWork:
     return w
 
 
-@njit(cache=True)
+@K.entry_point
 def _inverse_dynamics_derivatives_kim(P, g, q, qd, qdd, fext, W, Mw, Rw, vec, scratch, J):
-    K.crba(P, q, Mw, J[2])  # ∂τ/∂q̈ = M by composite bodies
+    KW.crba_world(P, q, Mw, J[2])  # ∂τ/∂q̈ = M by composite bodies
     DK.rnea_derivatives(P, g, q, qd, qdd, fext, W, Rw, vec[1], J[0], J[1], scratch)
 
 
 def world_pass(kernel, model, q, qd, x, f_ext) -> tuple[Array, Array, Array]:
     """The three n × n results of a ``derivatives_world`` kernel on the model's data array."""
-    d = kernel_data(model)
+    d = model._kernel
+    if d is None or model.gravity is not d.gravity:
+        d = kernel_data(model)
     if not (type(q) is np.ndarray and type(qd) is np.ndarray and type(x) is np.ndarray):
         q, qd, x = array(q), array(qd), array(x)
-    J = np.empty((3, d.n, d.n))
+    J = np.empty(d.three_square)
     try:
         kernel(d.D, q, qd, x, None if f_ext is None else wrenches(f_ext, d), J)
     except TypingError as exc:
@@ -93,9 +95,9 @@ def inverse_dynamics_derivatives(model, q, qd, qdd, f_ext=None,
     return J[0], J[1], J[2]
 
 
-@njit(cache=True)
-def _forward_dynamics_derivatives_kim(P, g, q, qd, tau, fext, H, Tw, none, vec, J):
-    DK.hybrid_derivatives(P, g, q, qd, vec[0], tau, none, fext, H, Tw, J[0], J[1], J[2])
+@K.entry_point
+def _forward_dynamics_derivatives_kim(P, g, q, qd, tau, fext, H, Tw, none, vec, scratch, J):
+    DK.hybrid_derivatives(P, g, q, qd, vec[0], tau, none, fext, H, Tw, scratch, J[0], J[1], J[2])
 
 
 def forward_dynamics_derivatives(model, q, qd, tau, f_ext=None,
@@ -115,7 +117,7 @@ def forward_dynamics_derivatives(model, q, qd, tau, f_ext=None,
     J = np.empty((3, d.n, d.n))
     _forward_dynamics_derivatives_kim(d.P, model.gravity, array(q), array(qd), array(tau),
                                       d.fext0 if f_ext is None else wrenches(f_ext, d), w.H,
-                                      w.Tw, w.none, w.vec, J)
+                                      w.Tw, w.none, w.vec, w.scratch, J)
     return J[0], J[1], J[2]
 
 
@@ -136,7 +138,7 @@ def hybrid_dynamics_derivatives(model, q, qd, qdd_given, tau_given, prescribed,
     J = np.empty((3, n, n))
     DK.hybrid_derivatives(d.P, model.gravity, array(q), array(qd), qdd, tau, u,
                           d.fext0 if f_ext is None else wrenches(f_ext, d), w.H, w.Tw,
-                          J[0], J[1], J[2])
+                          w.scratch, J[0], J[1], J[2])
     return J[0], J[1], J[2]
 
 

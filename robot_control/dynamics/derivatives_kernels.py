@@ -16,7 +16,6 @@ chain, and only for p = q_k. The final forward pass (∂V̇, ∂q̈, ∂τ) visi
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
 from robot_control.dynamics import kernels as K
@@ -147,6 +146,13 @@ def rnea_tangent(P, W, qd, kind, k, Dw, dtau, tmp):
         j = lam
 
 
+@njit(cache=_CACHE, inline="always")
+def set_column(A, k, col):
+    """A[:, k] = col elementwise (the slice assignment may copy col first: it allocates)."""
+    for r in range(A.shape[0]):
+        A[r, k] = col[r]
+
+
 @njit(cache=_CACHE)
 def rnea_derivatives(P, g, q, qd, qdd, fext, W, Dw, tau, dtau_dq, dtau_dqd, scratch):
     """τ = RNEA(q, q̇, q̈) and its full Jacobians ∂τ/∂q, ∂τ/∂q̇ (Kim Table 5, one column per p).
@@ -159,9 +165,9 @@ def rnea_derivatives(P, g, q, qd, qdd, fext, W, Dw, tau, dtau_dq, dtau_dqd, scra
     tmp = scratch[n : n + SCRATCH]
     for k in range(n):
         rnea_tangent(P, W, qd, BY_Q, k, Dw, col, tmp)
-        dtau_dq[:, k] = col
+        set_column(dtau_dq, k, col)
         rnea_tangent(P, W, qd, BY_QD, k, Dw, col, tmp)
-        dtau_dqd[:, k] = col
+        set_column(dtau_dqd, k, col)
 
 
 # ----------------------------------------------------------------------------- Table 7
@@ -402,17 +408,21 @@ def hybrid_tangent(P, qd, qdd, prescribed, H, kind, k, Tw, out, tmp):
                     dVd[c] += Tw[i, T_DETA + c]
 
 
-@njit(cache=_CACHE)
-def hybrid_derivatives(P, g, q, qd, qdd, tau, prescribed, fext, H, Tw, dy_dq, dy_dqd, dy_dx):
-    """Hybrid dynamics (Table 4) and its Jacobians w.r.t. q, q̇ and the given inputs (Table 7)."""
+@K.entry_point
+def hybrid_derivatives(P, g, q, qd, qdd, tau, prescribed, fext, H, Tw, scratch, dy_dq, dy_dqd,
+                       dy_dx):
+    """Hybrid dynamics (Table 4) and its Jacobians w.r.t. q, q̇ and the given inputs (Table 7).
+
+    ``scratch`` holds n + SCRATCH floats (no allocation per call).
+    """
     n = P.shape[0]
     hybrid_pass(P, g, q, qd, qdd, tau, prescribed, fext, H)
-    col = np.empty(n)
-    tmp = np.empty(SCRATCH)
+    col = scratch[:n]
+    tmp = scratch[n : n + SCRATCH]
     for k in range(n):
         hybrid_tangent(P, qd, qdd, prescribed, H, BY_Q, k, Tw, col, tmp)
-        dy_dq[:, k] = col
+        set_column(dy_dq, k, col)
         hybrid_tangent(P, qd, qdd, prescribed, H, BY_QD, k, Tw, col, tmp)
-        dy_dqd[:, k] = col
+        set_column(dy_dqd, k, col)
         hybrid_tangent(P, qd, qdd, prescribed, H, BY_INPUT, k, Tw, col, tmp)
-        dy_dx[:, k] = col
+        set_column(dy_dx, k, col)

@@ -44,6 +44,7 @@ from robot_control.dynamics.kernels import (
     add_force_to_parent,
     check_length,
     dot6,
+    entry_point,
 )
 from robot_control.dynamics.kernels_world import (
     O_P,
@@ -181,13 +182,13 @@ def rnea_derivatives_world(P, g, q, qd, qdd, fext, W, dtau_dq, dtau_dqd, M):
 
 
 # ------------------------------------------------------------- entry points on the data array
-@njit(cache=_CACHE)
+@entry_point
 def inverse_dynamics_derivatives_kernel(D, q, qd, qdd, fext, J):
     """``rnea_derivatives_world`` on the model's data array: J = (∂τ/∂q, ∂τ/∂q̇, M)."""
     rnea_derivatives_world(D, D[0, GRAVITY : GRAVITY + 3], q, qd, qdd, fext, D, J[0], J[1], J[2])
 
 
-@njit(cache=_CACHE)
+@entry_point
 def forward_dynamics_derivatives_kernel(D, q, qd, tau, fext, J):
     """J = (∂q̈/∂q, ∂q̈/∂q̇, M⁻¹): ∂FD = −M⁻¹ ∂ID at q̈ = ABA(q, q̇, τ) (C&M 2018), by Cholesky."""
     g = D[0, GRAVITY : GRAVITY + 3]

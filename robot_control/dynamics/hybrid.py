@@ -33,7 +33,8 @@ H_PI = 80  # Π_i
 H_BETA = 116  # β_i
 H_AP = 122  # a_i = Ad_{T⁻¹} V̇_{λ(i)}: the parent's acceleration seen in body i
 H_F = 128  # F_i (prescribed joints)
-HWORK = 134
+H_TMP = 134  # row 0 only: scratch of the pass (no allocation, so it compiles as an entry point)
+HWORK = 206
 # Columns of a body row of the no-bias scratch Z: 𝓑̂ accumulator, β then acceleration, r.
 Z_B, Z_X, Z_R = 0, 6, 12
 ZWORK = 13
@@ -41,7 +42,7 @@ ZWORK = 13
 _CACHE = True
 
 
-@njit(cache=_CACHE)
+@K.entry_point
 def hybrid_pass(P, g, q, qd, qdd, tau, prescribed, fext, H):
     """Kim Table 4: fills τ_i where ``prescribed[i]``, else q̈_i; H keeps the intermediates."""
     n = P.shape[0]
@@ -50,7 +51,7 @@ def hybrid_pass(P, g, q, qd, qdd, tau, prescribed, fext, H):
     K.check_length(qdd, n)
     K.check_length(tau, n)
     K.check_length(prescribed, n)
-    tmp = np.empty(72)
+    tmp = H[0, H_TMP : H_TMP + 72]
     h = tmp[0:6]
     for i in range(n):
         R = H[i, H_R : H_R + 9]

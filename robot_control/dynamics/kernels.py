@@ -42,14 +42,12 @@ from robot_control.dynamics.kernels_spatial import (  # noqa: F401 (re-exported 
     WORK,
     ad_motion,
     add_coad_neg,
-    add_composite_to_parent,
     add_congruence_to_parent,
     add_force_to_parent,
     check_length,
-    composite_times,
     copy_into,
     dot6,
-    force_to_parent,
+    entry_point,
     joint_placement,
     mat6_vec,
     mat6T_vec,
@@ -57,6 +55,7 @@ from robot_control.dynamics.kernels_spatial import (  # noqa: F401 (re-exported 
     rigid_inertia_times,
     rotate_block,
 )
+from robot_control.dynamics.kernels_world import crba_world
 
 _CACHE = True
 
@@ -239,61 +238,27 @@ def aba(P, g, q, qd, tau, fext, W, qdd):
             A[k] += S[k] * qdd[i]
 
 
-@njit(cache=_CACHE)
-def crba(P, q, W, M):
-    """M(q) by the composite-rigid-body algorithm in body frames (Featherstone RBDA Table 6.2)."""
-    n = P.shape[0]
-    check_length(q, n)
-    M[:, :] = 0.0  # bodies on different branches do not couple
-    for i in range(n):
-        joint_placement(P, i, q[i], W[i, W_R : W_R + 9], W[i, W_P : W_P + 3])
-        C = W[i, W_IA : W_IA + 13]
-        C[0] = P[i, MASS]
-        for k in range(3):
-            C[1 + k] = P[i, FIRST_MOMENT + k]
-        for k in range(9):
-            C[4 + k] = P[i, ROT_INERTIA + k]
-    F = W[0, W_TMP : W_TMP + 6]
-    G = W[0, W_TMP + 6 : W_TMP + 12]
-    for i in range(n - 1, -1, -1):
-        composite_times(W[i, W_IA : W_IA + 13], P[i, SCREW : SCREW + 6], F)
-        M[i, i] = dot6(P[i, SCREW : SCREW + 6], F)
-        j = i
-        lam = int(P[j, PARENT])
-        while lam >= 0:
-            force_to_parent(W[j, W_R : W_R + 9], W[j, W_P : W_P + 3], F, G)
-            copy_into(G, F)
-            M[lam, i] = dot6(P[lam, SCREW : SCREW + 6], F)
-            M[i, lam] = M[lam, i]
-            j = lam
-            lam = int(P[j, PARENT])
-        lam = int(P[i, PARENT])
-        if lam >= 0:
-            add_composite_to_parent(W[i, W_R : W_R + 9], W[i, W_P : W_P + 3],
-                                    W[i, W_IA : W_IA + 13], W[lam, W_IA : W_IA + 13])
-
-
 # ------------------------------------------------------------- entry points on the data array
 # One array D holds the packed model (gravity in row 0) and its workspace (packing.KernelData).
-@njit(cache=_CACHE)
+@entry_point
 def inverse_dynamics_kernel(D, q, qd, qdd, fext, tau):
     """``rnea`` on the model's data array with its own gravity."""
     rnea(D, D[0, GRAVITY : GRAVITY + 3], q, qd, qdd, fext, D, tau)
 
 
-@njit(cache=_CACHE)
+@entry_point
 def gravity_kernel(D, q, tau):
     """``gravity_rnea`` on the model's data array."""
     gravity_rnea(D, D[0, GRAVITY : GRAVITY + 3], q, D, tau)
 
 
-@njit(cache=_CACHE)
+@entry_point
 def mass_matrix_kernel(D, q, M):
-    """``crba`` on the model's data array."""
-    crba(D, q, D, M)
+    """``crba_world`` on the model's data array."""
+    crba_world(D, q, D, M)
 
 
-@njit(cache=_CACHE)
+@entry_point
 def forward_dynamics_kernel(D, q, qd, tau, fext, qdd):
     """``aba`` on the model's data array with its own gravity."""
     aba(D, D[0, GRAVITY : GRAVITY + 3], q, qd, tau, fext, D, qdd)

@@ -29,6 +29,13 @@ WORK = ROW_PACKED + 198
 
 _CACHE = True
 
+#: The decorator of a kernel Python calls. Compiled without numba's reference counting (NRT), it
+#: receives arrays without a meminfo, so neither unboxing them nor the views the recursions take
+#: cost an atomic increment and decrement each (perf put 55 % of a mass-matrix loop's samples on
+#: those two instructions; dropping them halved a derivative call). The kernel and everything it
+#: calls (they inherit the flag) must not allocate; it stays callable from compiled code.
+entry_point = njit(cache=_CACHE, _nrt=False)
+
 
 def check_length(x, n):
     """Kernels index without bounds checks: refuse a joint vector of the wrong length up front."""
@@ -283,65 +290,3 @@ def rigid_inertia_times(P, i, x, out):
     out[3] = m * v0 - (h1 * w2 - h2 * w1)
     out[4] = m * v1 - (h2 * w0 - h0 * w2)
     out[5] = m * v2 - (h0 * w1 - h1 * w0)
-
-
-@njit(cache=_CACHE, inline="always")
-def composite_times(C, x, out):
-    """out = Ic x for a composite rigid inertia C = (m, h, J) in its body frame."""
-    m = C[0]
-    h0, h1, h2 = C[1], C[2], C[3]
-    w0, w1, w2, v0, v1, v2 = x[0], x[1], x[2], x[3], x[4], x[5]
-    out[0] = C[4] * w0 + C[5] * w1 + C[6] * w2 + (h1 * v2 - h2 * v1)
-    out[1] = C[7] * w0 + C[8] * w1 + C[9] * w2 + (h2 * v0 - h0 * v2)
-    out[2] = C[10] * w0 + C[11] * w1 + C[12] * w2 + (h0 * v1 - h1 * v0)
-    out[3] = m * v0 - (h1 * w2 - h2 * w1)
-    out[4] = m * v1 - (h2 * w0 - h0 * w2)
-    out[5] = m * v2 - (h0 * w1 - h1 * w0)
-
-
-@njit(cache=_CACHE, inline="always")
-def add_composite_to_parent(R, p, C, out):
-    """out += the rigid inertia C = (m, h, J) of a child frame, moved into its parent's frame.
-
-    h' = R h + m p and J' = R J Rᵀ − [p][h'] − [h'][p] − m[p]² with h' the rotated first
-    moment (parallel-axis rule, as world_inertia; Featherstone RBDA eq. 2.63).
-    """
-    m = C[0]
-    hb0, hb1, hb2 = C[1], C[2], C[3]
-    hr0 = R[0] * hb0 + R[1] * hb1 + R[2] * hb2
-    hr1 = R[3] * hb0 + R[4] * hb1 + R[5] * hb2
-    hr2 = R[6] * hb0 + R[7] * hb1 + R[8] * hb2
-    out[0] += m
-    out[1] += hr0 + m * p[0]
-    out[2] += hr1 + m * p[1]
-    out[3] += hr2 + m * p[2]
-    hr = (hr0, hr1, hr2)
-    pp = p[0] * p[0] + p[1] * p[1] + p[2] * p[2]
-    ph = p[0] * hr0 + p[1] * hr1 + p[2] * hr2
-    for r in range(3):
-        t0 = R[3 * r] * C[4] + R[3 * r + 1] * C[7] + R[3 * r + 2] * C[10]
-        t1 = R[3 * r] * C[5] + R[3 * r + 1] * C[8] + R[3 * r + 2] * C[11]
-        t2 = R[3 * r] * C[6] + R[3 * r + 1] * C[9] + R[3 * r + 2] * C[12]
-        for c in range(3):
-            acc = t0 * R[3 * c] + t1 * R[3 * c + 1] + t2 * R[3 * c + 2]
-            acc += -p[r] * hr[c] - hr[r] * p[c] - m * p[r] * p[c]
-            if r == c:
-                acc += 2.0 * ph + m * pp
-            out[4 + 3 * r + c] += acc
-
-
-@njit(cache=_CACHE, inline="always")
-def force_to_parent(R, p, f, out):
-    """out = Ad*_{T⁻¹} f: a child-frame wrench seen in the parent frame (Kim eq. 1.18); out ≠ f."""
-    n0 = R[0] * f[0] + R[1] * f[1] + R[2] * f[2]
-    n1 = R[3] * f[0] + R[4] * f[1] + R[5] * f[2]
-    n2 = R[6] * f[0] + R[7] * f[1] + R[8] * f[2]
-    f0 = R[0] * f[3] + R[1] * f[4] + R[2] * f[5]
-    f1 = R[3] * f[3] + R[4] * f[4] + R[5] * f[5]
-    f2 = R[6] * f[3] + R[7] * f[4] + R[8] * f[5]
-    out[0] = n0 + p[1] * f2 - p[2] * f1
-    out[1] = n1 + p[2] * f0 - p[0] * f2
-    out[2] = n2 + p[0] * f1 - p[1] * f0
-    out[3] = f0
-    out[4] = f1
-    out[5] = f2

@@ -1,4 +1,4 @@
-"""Composite-body algorithms in base coordinates: Coriolis matrix and frame Jacobian.
+"""Composite-body algorithms in base coordinates: mass matrix, Coriolis matrix, frame Jacobian.
 
 Expressed in the base frame, a composite body's inertia is a plain sum of its members' inertias
 (no congruence transforms in the backward pass), and every matrix entry is one 6-vector dot
@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from numba import njit
 
-from robot_control.dynamics.kernels import (
+from robot_control.dynamics.kernels_spatial import (
+    AXIS,
     FIRST_MOMENT,
     MASS,
     PARENT,
@@ -21,6 +22,7 @@ from robot_control.dynamics.kernels import (
     check_length,
     copy_into,
     dot6,
+    entry_point,
     joint_placement,
 )
 
@@ -62,9 +64,17 @@ def world_screw(P, i, W):
     p = W[i, O_P : O_P + 3]
     s = P[i, SCREW : SCREW + 6]
     S = W[i, O_S : O_S + 6]
-    for r in range(3):
-        S[r] = R[3 * r] * s[0] + R[3 * r + 1] * s[1] + R[3 * r + 2] * s[2]
-        S[r + 3] = R[3 * r] * s[3] + R[3 * r + 1] * s[4] + R[3 * r + 2] * s[5]
+    axis = P[i, AXIS]
+    if axis != 0.0:  # revolute about ±e_a through the origin: ±column a of R, no products
+        a = int(abs(axis)) - 1
+        sign = 1.0 if axis > 0.0 else -1.0
+        for r in range(3):
+            S[r] = sign * R[3 * r + a]
+            S[r + 3] = 0.0
+    else:
+        for r in range(3):
+            S[r] = R[3 * r] * s[0] + R[3 * r + 1] * s[1] + R[3 * r + 2] * s[2]
+            S[r + 3] = R[3 * r] * s[3] + R[3 * r + 1] * s[4] + R[3 * r + 2] * s[5]
     S[3] += p[1] * S[2] - p[2] * S[1]
     S[4] += p[2] * S[0] - p[0] * S[2]
     S[5] += p[0] * S[1] - p[1] * S[0]
@@ -92,13 +102,14 @@ def world_inertia(P, i, W):
     pp = p[0] * p[0] + p[1] * p[1] + p[2] * p[2]
     ph = p[0] * hr[0] + p[1] * hr[1] + p[2] * hr[2]
     for r in range(3):
-        for c in range(3):
+        for c in range(r, 3):  # J is symmetric: the upper triangle, mirrored
             acc = RJ[3 * r] * R[3 * c] + RJ[3 * r + 1] * R[3 * c + 1] + RJ[3 * r + 2] * R[3 * c + 2]
             # −[p][h'] − [h'][p] = 2(p·h')1 − p h'ᵀ − h' pᵀ ;  −m[p]² = m(|p|²1 − p pᵀ)
             acc += -p[r] * hr[c] - hr[r] * p[c] - m * p[r] * p[c]
             if r == c:
                 acc += 2.0 * ph + m * pp
             J[3 * r + c] = acc
+            J[3 * c + r] = acc
 
 
 @njit(cache=_CACHE, inline="always")
@@ -220,6 +231,37 @@ def factor_transpose_times(W, j, x, out):
 
 
 @njit(cache=_CACHE)
+def crba_world(P, q, W, M):
+    """M(q) by composite bodies in base coordinates: M_ij = S_iᵀ Ic_j S_j (Featherstone RBDA §6.2).
+
+    Each column j costs one inertia product Ic_j S_j and one dot product per ancestor; the
+    body-frame form moves that product through every joint up the chain, one dependent
+    transform after another.
+    """
+    n = P.shape[0]
+    check_length(q, n)
+    M[:, :] = 0.0  # bodies on different branches do not couple
+    R = W[0, W_TMP : W_TMP + 9]
+    p = W[0, W_TMP + 9 : W_TMP + 12]
+    F = W[0, W_TMP + 12 : W_TMP + 18]
+    for i in range(n):
+        world_pose(P, i, q, W, R, p)
+        world_screw(P, i, W)
+        world_inertia(P, i, W)
+    for j in range(n - 1, -1, -1):
+        Sj = W[j, O_S : O_S + 6]
+        inertia_times(W, j, Sj, F)
+        M[j, j] = dot6(Sj, F)
+        i = int(P[j, PARENT])
+        while i >= 0:
+            m = dot6(W[i, O_S : O_S + 6], F)
+            M[i, j] = m
+            M[j, i] = m
+            i = int(P[i, PARENT])
+        add_to_parent_composite(P, j, W, False)
+
+
+@njit(cache=_CACHE)
 def coriolis_world(P, q, qd, W, C):
     """C(q, q̇) by composite bodies: C_ij = S_iᵀ(Ic_j Ṡ_j + Bc_j S_j), C_ji = Ṡ_iᵀIc_jS_j + S_iᵀBc_jᵀS_j."""
     n = P.shape[0]
@@ -302,7 +344,7 @@ def frame_jacobian_world(P, q, body, X, W, J):
 
 
 # ------------------------------------------------------------- entry points on the data array
-@njit(cache=_CACHE)
+@entry_point
 def coriolis_kernel(D, q, qd, C):
     """``coriolis_world`` on the model's data array."""
     coriolis_world(D, q, qd, D, C)

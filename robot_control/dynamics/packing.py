@@ -24,7 +24,7 @@ class KernelData:
     view, so editing it in place reaches the kernels, and ``sync_gravity`` adopts a reassigned one.
     """
 
-    __slots__ = ("n", "D", "P", "W", "gravity", "fext0", "zeros", "T")
+    __slots__ = ("n", "D", "P", "W", "gravity", "fext0", "zeros", "T", "square", "three_square")
 
     def __init__(self, model) -> None:
         n = model.nq
@@ -43,6 +43,7 @@ class KernelData:
         D[:, K.ROT_INERTIA : K.ROT_INERTIA + 9] = I6[:, :3, :3].reshape(n, 9)
         D[:, K.AXIS] = [axis_code(t, s) for t, s in zip(model.joint_type, model.screw)]
         self.n = n
+        self.square, self.three_square = (n, n), (3, n, n)  # output shapes, built once
         self.D = self.P = self.W = D
         self.gravity = D[0, K.GRAVITY : K.GRAVITY + 3]
         self.fext0 = np.zeros((n, 6))
@@ -63,6 +64,7 @@ class KernelData:
 
     def __setstate__(self, state) -> None:
         self.n, self.D, self.fext0, self.zeros, self.T = state
+        self.square, self.three_square = (self.n, self.n), (3, self.n, self.n)
         self.P = self.W = self.D
         self.gravity = self.D[0, K.GRAVITY : K.GRAVITY + 3]  # the model adopts it on next use
 

@@ -62,7 +62,7 @@ def mass_matrix(model, q) -> Array:
     d = model._kernel or kernel_data(model)
     if type(q) is not _ND:
         q = array(q)
-    M = _empty((d.n, d.n))
+    M = _empty(d.square)
     try:
         K.mass_matrix_kernel(d.D, q, M)
     except TypingError as exc:
@@ -75,7 +75,7 @@ def coriolis_matrix(model, q, qd) -> Array:
     d = model._kernel or kernel_data(model)
     if not (type(q) is _ND and type(qd) is _ND):
         q, qd = array(q), array(qd)
-    C = _empty((d.n, d.n))
+    C = _empty(d.square)
     try:
         KW.coriolis_kernel(d.D, q, qd, C)
     except TypingError as exc:
