@@ -187,7 +187,9 @@ class CellPlantNode(PlantNode):
             plant = self._new_plant()
             tau = self._hold_torque(plant.q[: self.n_arms], np.zeros(self.n_arms))
             plant.evaluate(tau)
-            plant.object_accelerations()
+            _, linear = plant.object_accelerations()
+            pressing_forces(plant.grasp_wrenches()[:, 3:], self.cell.object_inertia.mass, linear,
+                            self.cell.gravity, plant.plane.normal, self.shares)
             plant.step(tau, seconds(self.period_ns))
 
         warm_up(self.log, "inverse_dynamics",
