@@ -69,6 +69,7 @@ def _netns_available() -> bool:
 
 PEER = """
 import sys, time
+from cyclonedds.core import Policy, Qos
 from cyclonedds.domain import DomainParticipant
 from cyclonedds.pub import DataWriter
 from cyclonedds.sub import DataReader
@@ -80,17 +81,18 @@ class Chatter(IdlStruct, typename="Chatter"):
     text: str
 dp = DomainParticipant(int(sys.argv[1]))
 topic = Topic(dp, "rt/chatter", Chatter)
+qos = Qos(Policy.Reliability.Reliable(1_000_000_000), Policy.History.KeepAll)
 if sys.argv[2] == "write":
-    w = DataWriter(dp, topic)
+    w = DataWriter(dp, topic, qos=qos)
     end = time.monotonic() + 20
     while not w.get_publication_matched_status().current_count and time.monotonic() < end:
         time.sleep(0.05)
     for i in range(int(sys.argv[3])):
         w.write(Chatter(text=f"hello {i}"))
         time.sleep(0.01)
-    time.sleep(0.5)
+    time.sleep(2.0)  # time for the reliable protocol to repair a loss before the writer goes
 else:
-    r = DataReader(dp, topic)
+    r = DataReader(dp, topic, qos=qos)
     end, got = time.monotonic() + 20, 0
     while got < int(sys.argv[3]) and time.monotonic() < end:
         got += len(r.take(N=100))
