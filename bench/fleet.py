@@ -39,6 +39,7 @@ import domains  # noqa: E402  (the test suite's machine-wide domain claims)
 MISSED_TARGET = {1000.0: 0.001}
 MISSED_TARGET_DEFAULT = 0.01
 RATE_TARGET = 0.99  # share of the requested rate to achieve
+NODES_PER_STACK = 5  # four nodes and their lifecycle manager
 
 
 def fleet_env(domain: int) -> dict[str, str]:
@@ -68,12 +69,27 @@ def run_fleet(count: int, rate: float, duration: float, layout: str, domain: int
             "load": (load_start, load_end)}
 
 
+def discover(want: int, timeout_s: float, discovery_s: float = 1.0) -> dict[str, object]:
+    """A newcomer participant on this process's domain: the participants, endpoints and nodes it
+    discovers, and the seconds until it saw ``want`` nodes (its first ``discovery_s`` included)."""
+    from robot_control.bus.dds.client import BusClient
+
+    start = time.monotonic()
+    with BusClient(discovery_s=discovery_s) as client:
+        while len(client.graph.nodes()) < want and time.monotonic() - start < timeout_s:
+            client.graph.update()
+            time.sleep(0.01)
+        found_s = time.monotonic() - start
+        client.graph.settle(min_s=2.0, quiet_s=1.0, max_s=10.0)
+        return {"participants": len(client.graph.participants),
+                "endpoints": len(client.graph.endpoints), "nodes": len(client.graph.nodes()),
+                "discovered_s": found_s}
+
+
 def census(count: int, domain: int, timeout_s: float = 300.0) -> dict[str, object]:
     """N composed stacks up (loops closed); what a newcomer on the domain discovers: participants,
     endpoints (DDS readers and writers, the SEDP records) and nodes, and how long until it saw
     every node of the fleet."""
-    from robot_control.bus.dds.client import BusClient
-
     env = fleet_env(domain)
     cmd = [sys.executable, "-m", "robot_control.cli", "launch", "composed:=true", "rate:=250",
            "--duration", "3600"]
@@ -87,17 +103,7 @@ def census(count: int, domain: int, timeout_s: float = 300.0) -> dict[str, objec
                 if "control loop running" in line or time.monotonic() > deadline:
                     break
         os.environ.update({k: env[k] for k in ("ROS_DOMAIN_ID", "ROS_AUTOMATIC_DISCOVERY_RANGE")})
-        start = time.monotonic()
-        with BusClient(discovery_s=1.0) as client:
-            want = 5 * count  # four nodes and their lifecycle manager per stack
-            while len(client.graph.nodes()) < want and time.monotonic() < deadline:
-                client.graph.update()
-                time.sleep(0.01)
-            found_s = time.monotonic() - start
-            client.graph.settle(min_s=2.0, quiet_s=1.0, max_s=10.0)
-            return {"count": count, "participants": len(client.graph.participants),
-                    "endpoints": len(client.graph.endpoints), "nodes": len(client.graph.nodes()),
-                    "discovered_s": found_s}
+        return {"count": count, **discover(NODES_PER_STACK * count, deadline - time.monotonic())}
     finally:
         for p in procs:
             p.send_signal(2)

@@ -34,50 +34,36 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "test"))
 sys.path.insert(0, str(ROOT / "bench"))
 import domains  # noqa: E402  (the test suite's machine-wide domain claims)
-from fleet import MISSED_TARGET, MISSED_TARGET_DEFAULT, RATE_TARGET  # noqa: E402
+from fleet import NODES_PER_STACK, verdict  # noqa: E402
 from rtps_capture import KINDS  # noqa: E402
 
 HOSTS = ("rc_fleet_a", "rc_fleet_b")
 LINK = ("rc_veth_a", "rc_veth_b")
 ADDRESSES = ("10.231.0.1/24", "10.231.0.2/24")
-NODES_PER_STACK = 5  # four nodes and their lifecycle manager
 
-NEWCOMER = """
-import json, sys, time
-from robot_control.bus.dds.client import BusClient
-want, limit = int(sys.argv[1]), float(sys.argv[2])
-start = time.monotonic()
-with BusClient(discovery_s=0.0) as client:
-    while len(client.graph.nodes()) < want and time.monotonic() - start < limit:
-        client.graph.update()
-        time.sleep(0.01)
-    found = time.monotonic() - start
-    client.graph.settle(min_s=2.0, quiet_s=1.0, max_s=10.0)
-    print(json.dumps({"participants": len(client.graph.participants),
-                      "endpoints": len(client.graph.endpoints),
-                      "nodes": len(client.graph.nodes()), "discovered_s": found}))
-"""
+NEWCOMER = ("import json, sys; sys.path.insert(0, sys.argv[3]); from fleet import discover; "
+            "print(json.dumps(discover(int(sys.argv[1]), float(sys.argv[2]), 0.0)))")
 
 
 def ip(*args: str) -> None:
     subprocess.run(["ip", *args], check=True, capture_output=True, text=True)
 
 
-def make_hosts() -> None:
+def make_hosts(hosts=HOSTS, links=LINK, addresses=ADDRESSES) -> None:
     """Two network namespaces joined by a veth pair, each with lo and its veth end up."""
-    remove_hosts()
-    for host in HOSTS:
+    remove_hosts(hosts)
+    for host in hosts:
         ip("netns", "add", host)
-    ip("link", "add", LINK[0], "type", "veth", "peer", "name", LINK[1])
-    for host, link, address in zip(HOSTS, LINK, ADDRESSES):
+    ip("link", "add", links[0], "type", "veth", "peer", "name", links[1])
+    for host, link, address in zip(hosts, links, addresses):
         ip("link", "set", link, "netns", host)
         ip("-n", host, "addr", "add", address, "dev", link)
         ip("-n", host, "link", "set", link, "up")
         ip("-n", host, "link", "set", "lo", "up")
 
 
-def remove_hosts() -> None:
-    for host in HOSTS:  # deleting a namespace deletes its veth end, and with it the pair
+def remove_hosts(hosts=HOSTS) -> None:
+    for host in hosts:  # deleting a namespace deletes its veth end, and with it the pair
         subprocess.run(["ip", "netns", "del", host], capture_output=True)
 
 
@@ -114,7 +100,8 @@ def run_hosts(count: int, rate: float, duration: float, domain: int, tmp: Path) 
                     break
         newcomer = subprocess.run(
             in_host(HOSTS[1], [sys.executable, "-c", NEWCOMER, str(NODES_PER_STACK * count),
-                               "60"]), env=env, capture_output=True, text=True, timeout=120)
+                               "60", str(ROOT / "bench")]), env=env, capture_output=True,
+            text=True, timeout=120)
         seen = json.loads(newcomer.stdout.strip().splitlines()[-1]) if newcomer.stdout else {}
         codes = [p.wait(duration + 300) for _, p in stacks]
     finally:
@@ -135,17 +122,6 @@ def run_hosts(count: int, rate: float, duration: float, domain: int, tmp: Path) 
     traffic = json.loads(tally.read_text()) if tally.exists() else {}
     return {"count": count, "rate": rate, "codes": codes, "summaries": summaries,
             "newcomer": seen, "traffic": traffic}
-
-
-def worst(run: dict) -> tuple[float | None, float | None, bool]:
-    """The worst stack's rate and missed share, and whether every stack held the targets."""
-    rates = [s.get("rate_hz") or 0.0 for s in run["summaries"]]
-    missed = [s.get("missed_deadline_ratio") for s in run["summaries"]]
-    allowed = MISSED_TARGET.get(run["rate"], MISSED_TARGET_DEFAULT)
-    held = (all(c == 0 for c in run["codes"]) and None not in missed and bool(rates)
-            and min(rates) >= RATE_TARGET * run["rate"] and max(missed) <= allowed)
-    return (min(rates) if rates else None,
-            max((m for m in missed if m is not None), default=None), held)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -169,7 +145,8 @@ def main(argv: list[str] | None = None) -> int:
         for count in [int(c) for c in args.counts.split(",")]:
             run = run_hosts(count, args.rate, args.duration, domain, Path(tmp))
             runs.append(run)
-            rate, missed, held = worst(run)
+            v = verdict(run)
+            rate, missed, held = v["min_rate_hz"], v["max_missed"], v["held"]
             seen, traffic = run["newcomer"], run["traffic"]
             print(f"{count:3d} {rate or 0:8.1f} {100 * (missed or 0):6.2f}% "
                   f"{'yes' if held else 'no':>4} {seen.get('participants', 0):5d} "

@@ -40,6 +40,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing the package
 
 from robot_control.sim.batch import parameter_grid, simulate_batch  # noqa: E402
+from robot_control.sim.cell_simulate import (  # noqa: E402
+    is_cell_scenario,
+    load_cell_scenario,
+    run_cell,
+)
 from robot_control.sim.scenario import load_scenario  # noqa: E402
 from robot_control.sim.simulate import run  # noqa: E402
 
@@ -136,8 +141,6 @@ def bundled_scenarios() -> list[str]:
 def scenario_table(repeat: int, only: str = "") -> list[dict]:
     """Fresh-process factor of every bundled scenario and of the 10 s PUMA case, with the steady
     compiled and Python-loop factors measured here."""
-    from robot_control.sim.cell_simulate import is_cell_scenario
-
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         puma10 = Path(tmp) / "puma560_computed_torque_10s.yaml"
@@ -150,9 +153,8 @@ def scenario_table(repeat: int, only: str = "") -> list[dict]:
             fresh_process_factor(name)  # compiles into the cache if it has to
             fresh = max(fresh_process_factor(name) for _ in range(repeat))
             row = {"scenario": Path(name).stem, "fresh_process_rtf": fresh}
-            steady = _steady_cell if is_cell_scenario(name) else _steady
-            row["compiled_rtf"] = max(steady(name, True) for _ in range(repeat))
-            row["python_loop_rtf"] = max(steady(name, False) for _ in range(repeat))
+            row["compiled_rtf"] = max(_steady(name, True) for _ in range(repeat))
+            row["python_loop_rtf"] = max(_steady(name, False) for _ in range(repeat))
             rows.append(row)
             print(f"{row['scenario']:48} {fresh:10.1f} {row.get('compiled_rtf', float('nan')):13.1f}"
                   f" {row.get('python_loop_rtf', float('nan')):11.1f}")
@@ -160,22 +162,14 @@ def scenario_table(repeat: int, only: str = "") -> list[dict]:
 
 
 def _steady(scenario: str, compiled: bool) -> float:
-    """Real-time factor of a run in this process once its code is loaded (model load excluded)."""
-    run(load_scenario(scenario), compiled=compiled)  # compiled and loaded
-    sc = load_scenario(scenario)
+    """Real-time factor of a run in this process once its code is loaded (model load excluded);
+    a cell scenario through sim.cell_simulate.run_cell."""
+    load, simulate = ((load_cell_scenario, run_cell) if is_cell_scenario(scenario)
+                      else (load_scenario, run))
+    simulate(load(scenario), compiled=compiled)  # compiled and loaded
+    sc = load(scenario)
     t0 = time.perf_counter()
-    run(sc, compiled=compiled)
-    return sc.duration / (time.perf_counter() - t0)
-
-
-def _steady_cell(scenario: str, compiled: bool) -> float:
-    """``_steady`` of a cell scenario (sim.cell_simulate.run_cell)."""
-    from robot_control.sim.cell_simulate import load_cell_scenario, run_cell
-
-    run_cell(load_cell_scenario(scenario), compiled=compiled)  # compiled and loaded
-    sc = load_cell_scenario(scenario)
-    t0 = time.perf_counter()
-    run_cell(sc, compiled=compiled)
+    simulate(sc, compiled=compiled)
     return sc.duration / (time.perf_counter() - t0)
 
 

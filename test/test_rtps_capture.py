@@ -18,6 +18,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
+from fleet_hosts import make_hosts, remove_hosts  # noqa: E402
 from rtps_capture import classify_rtps, entity_kind  # noqa: E402
 
 HEADER = b"RTPS\x02\x05\x01\x10" + bytes(12)
@@ -109,15 +110,7 @@ def test_a_real_capture_between_two_hosts_counts_discovery_and_user_data(tmp_pat
     domain = domains.claim("rtps-capture")
     env = {**os.environ, "ROS_DOMAIN_ID": str(domain)}
     try:
-        for host in hosts:
-            subprocess.run(["ip", "netns", "add", host], check=True)
-        subprocess.run(["ip", "link", "add", links[0], "type", "veth", "peer", "name", links[1]],
-                       check=True)
-        for host, link, address in zip(hosts, links, ("10.232.0.1/24", "10.232.0.2/24")):
-            subprocess.run(["ip", "link", "set", link, "netns", host], check=True)
-            subprocess.run(["ip", "-n", host, "addr", "add", address, "dev", link], check=True)
-            subprocess.run(["ip", "-n", host, "link", "set", link, "up"], check=True)
-            subprocess.run(["ip", "-n", host, "link", "set", "lo", "up"], check=True)
+        make_hosts(hosts, links, ("10.232.0.1/24", "10.232.0.2/24"))
         tally = tmp_path / "tally.json"
         capture = subprocess.Popen(["ip", "netns", "exec", hosts[0], sys.executable,
                                     str(ROOT / "bench" / "rtps_capture.py"), links[0], "--out",
@@ -135,8 +128,7 @@ def test_a_real_capture_between_two_hosts_counts_discovery_and_user_data(tmp_pat
         capture.wait(30)
         counts = json.loads(tally.read_text())
     finally:
-        for host in hosts:
-            subprocess.run(["ip", "netns", "del", host], capture_output=True)
+        remove_hosts(hosts)
     assert counts["spdp"]["packets"] >= 2  # each participant announced itself across the link
     assert counts["sedp"]["packets"] >= 2  # the writer's and the reader's endpoint records
     assert counts["user"]["packets"] >= 30  # every sample crossed (one DATA each, at least)

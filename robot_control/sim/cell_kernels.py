@@ -229,17 +229,7 @@ def run_cell_periods(k0, k1, steps, tick_ns, substeps, c, state, noise, sigma, l
     acc = np.empty(6)
     for k in range(k0, k1):
         t = k * tick_ns * 1e-9
-        z = 0
-        for i in range(na):
-            qm[i] = q[i]
-            qdm[i] = qd[i]
-        if sigma[0] > 0.0:
-            for i in range(na):
-                qm[i] = qm[i] + (0.0 + sigma[0] * noise[k - k0, z, i])
-            z += 1
-        if sigma[1] > 0.0:
-            for i in range(na):
-                qdm[i] = qdm[i] + (0.0 + sigma[1] * noise[k - k0, z, i])
+        PK.sense(na, q, qd, sigma, noise[k - k0], qm, qdm)
         path_sample_into(path, t, pose, O[KT.TK_RATES])
         load_sharing_torque(Ds, As, O, starts, fractions, f_d, qm, qdm, q_hold, zero, zero, tau)
         if not PK.all_finite(tau):

@@ -314,3 +314,20 @@ def all_finite(x):
         if not np.isfinite(x[i]):
             return False
     return True
+
+
+@njit(cache=True)
+def sense(n, q, qd, sigma, noise_k, qm, qdm):
+    """The first n joints' (q, q̇) as the sensors report them, into (qm, qdm): truth plus the
+    period's standard-normal draws scaled by sigma (position, velocity), as Plant.measure adds."""
+    z = 0
+    for i in range(n):
+        qm[i] = q[i]
+        qdm[i] = qd[i]
+    if sigma[0] > 0.0:
+        for i in range(n):
+            qm[i] = qm[i] + (0.0 + sigma[0] * noise_k[z, i])
+        z += 1
+    if sigma[1] > 0.0:
+        for i in range(n):
+            qdm[i] = qdm[i] + (0.0 + sigma[1] * noise_k[z, i])

@@ -45,17 +45,7 @@ def run_periods(k0, k1, steps, tick_ns, substeps, D, J, S, X, Mbuf, state, clock
     pose = A[KT.TK_POSE : KT.TK_POSE + 4, :4]
     for k in range(k0, k1):
         t = k * tick_ns * 1e-9
-        z = 0
-        for i in range(n):
-            qm[i] = q[i]
-            qdm[i] = qd[i]
-        if sigma[0] > 0.0:
-            for i in range(n):
-                qm[i] = qm[i] + (0.0 + sigma[0] * noise[k - k0, z, i])
-            z += 1
-        if sigma[1] > 0.0:
-            for i in range(n):
-                qdm[i] = qdm[i] + (0.0 + sigma[1] * noise[k - k0, z, i])
+        PK.sense(n, q, qd, sigma, noise[k - k0], qm, qdm)
         if path is None:
             sample_into(knots, rows, first, last, t, ref)
         else:
