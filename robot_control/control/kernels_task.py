@@ -144,14 +144,16 @@ def task_error(T, Td, m, e):
     """[e_p; e_o], e_p = p_d − p, e_o = ½(n×n_d + o×o_d + a×a_d) = ½ vee(R_d Rᵀ − R R_dᵀ) (Huo 3-40)."""
     for i in range(3):
         e[i] = Td[i, 3] - T[i, 3]
-    if m == 6:
-        S = np.empty((3, 3))
-        for r in range(3):
-            for c in range(3):
-                S[r, c] = Td[r, 0] * T[c, 0] + Td[r, 1] * T[c, 1] + Td[r, 2] * T[c, 2]
-        e[3] = 0.5 * (S[2, 1] - S[1, 2])
-        e[4] = 0.5 * (S[0, 2] - S[2, 0])
-        e[5] = 0.5 * (S[1, 0] - S[0, 1])
+    if m == 6:  # S = R_d Rᵀ entry by entry: only its off-diagonal ones enter (no scratch)
+        e[3] = 0.5 * (rotation_product(Td, T, 2, 1) - rotation_product(Td, T, 1, 2))
+        e[4] = 0.5 * (rotation_product(Td, T, 0, 2) - rotation_product(Td, T, 2, 0))
+        e[5] = 0.5 * (rotation_product(Td, T, 1, 0) - rotation_product(Td, T, 0, 1))
+
+
+@njit(cache=True, inline="always")
+def rotation_product(Td, T, r, c):
+    """(R_d Rᵀ)[r, c] of two 4 × 4 poses."""
+    return Td[r, 0] * T[c, 0] + Td[r, 1] * T[c, 1] + Td[r, 2] * T[c, 2]
 
 
 @njit(cache=True)
