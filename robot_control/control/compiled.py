@@ -133,7 +133,7 @@ def compiled_law(kind: int, model, kp=None, kd=None, lam=None) -> CompiledLaw:
     return law
 
 
-@njit(cache=True)
+@K.entry_point
 def pd_family(kind, D, G, E, q, qd, qr, qdr, qddr, tau):
     """τ = [g(q) | g(q_d)] + K_d ė + K_p e (Huo C1, C2, C3), e = q_d − q."""
     n = q.shape[0]
@@ -151,7 +151,7 @@ def pd_family(kind, D, G, E, q, qd, qr, qdr, qddr, tau):
             tau[i] = tmp[i] + tau[i]
 
 
-@njit(cache=True)
+@K.entry_point
 def computed_torque(D, G, E, q, qd, qr, qdr, qddr, tau):
     """τ = M(q̈_d + K_d ė + K_p e) + C q̇ + g (Huo 3-31) in one inverse-dynamics call."""
     n = q.shape[0]
@@ -165,7 +165,7 @@ def computed_torque(D, G, E, q, qd, qr, qdr, qddr, tau):
     K.inverse_dynamics_kernel(D, q, qd, tmp, None, tau)
 
 
-@njit(cache=True)
+@K.entry_point
 def passivity(D, G, E, q, qd, qr, qdr, qddr, tau):
     """τ = M q̈_r + C q̇_r + g + K_d r, q̇_r = q̇_d + Λe, q̈_r = q̈_d + Λė, r = ė + Λe (Huo 3-67)."""
     kd = G[G_KD]

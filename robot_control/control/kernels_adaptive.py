@@ -13,7 +13,7 @@ from robot_control.dynamics import kernels as K
 from robot_control.dynamics import regressor_kernels as RK
 
 
-@njit(cache=True)
+@K.entry_point
 def slotine_li(D, G, E, V, B, Z, Y, s, q, qd, qr, qdr, qddr, tau):
     """τ = Y_p(q, q̇, q̇_r, q̈_r)p̂ + K_d r, p̂̇ = Γ⁻¹Y_pᵀr (Huo 3-79, 3-81); p̂ integrated first."""
     n = q.shape[0]
@@ -65,7 +65,7 @@ def estimated_mass_matrix(D, B, Y, Yp, p, q, zero, unit, g, M):
             M[j, i] = M[i, j]
 
 
-@njit(cache=True)
+@K.entry_point
 def craig(D, G, E, V, B, Z, Y, s, q, qd, qr, qdr, qddr, tau):
     """τ = Y_p(q, q̇, q̈*)p̂, q̈* = q̈_d + K_d ė + K_p e; p̂̇ = Γ⁻¹ΦᵀBᵀRx, Φ = Ĥ⁻¹Y_p(q, q̇, q̈)
     (Huo 3-72, 3-76); p̂̇ = 0 while Ĥ(p̂) is singular (s[S_SINGULAR] = 1)."""

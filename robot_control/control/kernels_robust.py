@@ -8,7 +8,6 @@ terms Ĥ, Ĉ, Ĝ. Array layout: control.law_kernels.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from robot_control.control import law_kernels as L
 from robot_control.control.kernels_adaptive import basis_regressor
@@ -19,7 +18,7 @@ from robot_control.dynamics import regressor_kernels as RK
 VS1, VS2, VS3 = 1, 2, 3
 
 
-@njit(cache=True)
+@K.entry_point
 def sliding_mode(D, Dh, G, E, V, B, Z, Y, s, q, qd, qr, qdr, qddr, tau):
     """VS-1 (3-103), VS-2 (3-105/3-106) or VS-3 (3-107) with sat(s/ε) for sgn(s) (sliding_mode.py)."""
     n, m = q.shape[0], B.shape[1]
@@ -68,7 +67,7 @@ def sliding_mode(D, Dh, G, E, V, B, Z, Y, s, q, qd, qr, qdr, qddr, tau):
             tau[i] = sat[i] * gain[i] + kd[i] * r[i]
 
 
-@njit(cache=True)
+@K.entry_point
 def robust_acceleration(D, G, E, V, B, Z, Y, s, q, qd, qr, qdr, qddr, v):
     """v = q̈_d + K_d ė + K_p e + Δv, Δv = ±ρ w/max(‖w‖, ε), w = P₂ᵀe + P₃ė (Huo 3-110, 3-121),
     ρ = [α(q̈_M + ‖K‖‖x‖) + α₂Φ]/(1 − α) (3-119); the sign s[S_SCHEME] is +1 (corrected)."""

@@ -6,6 +6,8 @@ terms M, C, g. Everything task-space lives in one array ``A`` (rows TK_*, at lea
 the task frame, the reference and sensed wrench the caller writes in, gains, outputs and scratch.
 Task vectors are linear first (3 rows for a position task, 6 for a pose task), picked from the
 (ω; v) rows of the geometric Jacobian (control.task_space). Sums run in index order (no BLAS).
+Nothing here allocates: ``task_acceleration`` and ``task_torque`` are entry points compiled without
+numba's reference counting (dynamics.kernels_spatial.entry_point), and so is all they call.
 """
 
 from __future__ import annotations
@@ -59,6 +61,14 @@ def task_shape(n: int) -> tuple[int, int]:
     return TK_LU + n, max(16, n + 1)
 
 
+@njit(cache=True, inline="always")
+def copy_matrix(src, dst):
+    """dst ← src entry by entry (an array assignment would need numba's runtime for its temporary)."""
+    for i in range(src.shape[0]):
+        for j in range(src.shape[1]):
+            dst[i, j] = src[i, j]
+
+
 @njit(cache=True)
 def frame_kinematics(D, A, body, q, qd, T, J6, six):
     """T = T_{0,b} X, J (Kim 2.13, world axes) and J̇q̇ = (R_b α, R_b(a + α×p + ω×(v + ω×p)))
@@ -66,7 +76,7 @@ def frame_kinematics(D, A, body, q, qd, T, J6, six):
     n = q.shape[0]
     X = A[TK_FRAME : TK_FRAME + 4, :4]
     if body < 0:  # a frame fixed to the base does not move
-        T[:, :] = X
+        copy_matrix(X, T)
         J6[:, :] = 0.0
         six[:6] = 0.0
         return
@@ -122,7 +132,7 @@ def desired_motion(D, A, q_d, qd_d, qdd_d):
     xd, xdd = A[TK_XD, :6], A[TK_XD, 6:12]
     rows = A[TK_ROWS]
     if s[TS_HAS_POSE] > 0.0:
-        Td[:, :] = A[TK_POSE : TK_POSE + 4, :4]
+        copy_matrix(A[TK_POSE : TK_POSE + 4, :4], Td)
         for i in range(m):
             r = int(rows[i])
             xd[i] = A[TK_RATES, r] if s[TS_HAS_TWIST] > 0.0 else 0.0
@@ -169,11 +179,82 @@ def task_state(D, A, q, qd, q_d, qd_d, qdd_d):
     task_error(T, A[TK_TD : TK_TD + 4, :4], m, A[TK_OUT, :6])
 
 
+#: numpy's pinv cut-off: singular values ≤ PINV_RCOND σ_max count as zero
+PINV_RCOND = 1e-15
+#: one-sided Jacobi: a column pair counts as orthogonal once |g_pᵀg_r| ≤ this × ‖g_p‖‖g_r‖
+JACOBI_TOL = 1e-15
+JACOBI_SWEEPS = 60
+
+
 @njit(cache=True)
-def svd_pseudo_inverse_times(J, a, out):
-    """out = J⁺a (Moore–Penrose, SVD with numpy's cut-off 1e-15 σ_max)."""
-    Jp = np.linalg.pinv(np.ascontiguousarray(J))
-    L.mat_vec(Jp, a, out)
+def jacobi_svd(G, V):
+    """G ← G V = U Σ, V orthogonal (V set here): one-sided Jacobi SVD (Hestenes; Golub–Van Loan
+    §8.6.3). Rotating two equal columns leaves an exact zero one, so an exact rank loss stays exact."""
+    rows, cols = G.shape[0], G.shape[1]
+    for i in range(cols):
+        for j in range(cols):
+            V[i, j] = 1.0 if i == j else 0.0
+    for _ in range(JACOBI_SWEEPS):
+        rotated = False
+        for p in range(cols - 1):
+            for r in range(p + 1, cols):
+                alpha, beta, gamma = 0.0, 0.0, 0.0
+                for i in range(rows):
+                    alpha += G[i, p] * G[i, p]
+                    beta += G[i, r] * G[i, r]
+                    gamma += G[i, p] * G[i, r]
+                if abs(gamma) <= JACOBI_TOL * np.sqrt(alpha * beta):
+                    continue
+                rotated = True
+                zeta = (beta - alpha) / (2.0 * gamma)
+                t = (1.0 if zeta >= 0.0 else -1.0) / (abs(zeta) + np.sqrt(1.0 + zeta * zeta))
+                c = 1.0 / np.sqrt(1.0 + t * t)
+                sn = c * t
+                for i in range(rows):
+                    x, y = G[i, p], G[i, r]
+                    G[i, p] = c * x - sn * y
+                    G[i, r] = sn * x + c * y
+                for i in range(cols):
+                    x, y = V[i, p], V[i, r]
+                    V[i, p] = c * x - sn * y
+                    V[i, r] = sn * x + c * y
+        if not rotated:
+            return
+
+
+@njit(cache=True)
+def svd_pseudo_inverse_times(A, J, a, out):
+    """out = J⁺a = V Σ⁺Uᵀa (Moore–Penrose by the SVD of J, or of Jᵀ when J is wide, with numpy's
+    cut-off PINV_RCOND σ_max); scratch in A's QR and LU blocks, nothing allocated."""
+    m, n = J.shape[0], J.shape[1]
+    tall = m >= n
+    rows, cols = (m, n) if tall else (n, m)
+    G = A[TK_QR : TK_QR + rows, :cols] if tall else A[TK_LU : TK_LU + rows, :cols]
+    V = A[TK_LU : TK_LU + cols, :cols] if tall else A[TK_QR : TK_QR + cols, :cols]
+    for i in range(rows):
+        for j in range(cols):
+            G[i, j] = J[i, j] if tall else J[j, i]
+    jacobi_svd(G, V)
+    sigma = A[TK_HOUSE, :6]  # σ_j² = ‖(G V)_j‖²
+    largest = 0.0
+    for j in range(cols):
+        acc = 0.0
+        for i in range(rows):
+            acc += G[i, j] * G[i, j]
+        sigma[j] = acc
+        largest = max(largest, np.sqrt(acc))
+    for i in range(n):
+        out[i] = 0.0
+    for j in range(cols):
+        if not np.sqrt(sigma[j]) > PINV_RCOND * largest:
+            continue
+        # J = U Σ Vᵀ (tall): J⁺a = Σ_j V_j (g_jᵀa)/σ_j²; Jᵀ = U Σ Vᵀ (wide): J⁺a = Σ_j g_j (V_jᵀa)/σ_j²
+        acc = 0.0
+        for i in range(m):
+            acc += (G[i, j] if tall else V[i, j]) * a[i]
+        acc /= sigma[j]
+        for i in range(n):
+            out[i] += (V[i, j] if tall else G[i, j]) * acc
 
 
 @njit(cache=True)
@@ -236,7 +317,7 @@ def pseudo_inverse_times(A, J, a, out):
     beta, x = A[TK_HOUSE, :6], A[TK_HOUSE, 6:16]
     if m > n:
         Q = A[TK_QR : TK_QR + m, :n]
-        Q[:, :] = J
+        copy_matrix(J, Q)
         if householder_qr(Q, beta) > QR_RANK_RATIO:
             for i in range(m):
                 x[i] = a[i]
@@ -262,7 +343,7 @@ def pseudo_inverse_times(A, J, a, out):
                 out[i] = 0.0
             apply_reflectors(Q, beta, out, False)
             return
-    svd_pseudo_inverse_times(J, a, out)
+    svd_pseudo_inverse_times(A, J, a, out)
 
 
 @njit(cache=True)
@@ -399,7 +480,7 @@ def impedance(A, J, qd):
     L.mat_t_vec(J, f_e[:m], A[TK_EXTRA, :n])
 
 
-@njit(cache=True)
+@K.entry_point
 def task_acceleration(kind, D, A, q, qd, q_d, qd_d, qdd_d, dt):
     """The law ``kind``'s q̈* (A[TK_QDD]) and extra torque (A[TK_EXTRA]) for this period."""
     n, m = q.shape[0], int(A[TK_SCALAR, TS_M])
@@ -413,7 +494,7 @@ def task_acceleration(kind, D, A, q, qd, q_d, qd_d, qdd_d, dt):
         impedance(A, J, qd)
 
 
-@njit(cache=True)
+@K.entry_point
 def task_torque(kind, D, Dh, A, q, qd, q_d, qd_d, qdd_d, dt, tau):
     """τ = M q̈* + C q̇ + g + extra, one inverse-dynamics call on the law's terms model."""
     task_acceleration(kind, D, A, q, qd, q_d, qd_d, qdd_d, dt)

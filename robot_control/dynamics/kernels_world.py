@@ -309,7 +309,7 @@ def coriolis_world(P, q, qd, W, C):
         add_to_parent_composite(P, j, W, True)
 
 
-@njit(cache=_CACHE)
+@entry_point
 def frame_origin_world(P, q, body, X, W, o):
     """Origin o of a frame X on ``body`` in base coordinates: T_{0,b}(q) X's translation (Kim 2.8);
     the world poses of bodies 0 … body stay in W (columns O_R, O_P)."""

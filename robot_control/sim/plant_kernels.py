@@ -5,7 +5,8 @@ row ``S`` (and a compliant surface into ``C``, None in free space); ``hold`` the
 physics sub-step of a zero-order hold — disturbance, friction, joint-limit stops, the surface's
 push, forward dynamics (ABA, or M + J_m and a Cholesky solve with actuator inertia) and the
 integrator — without returning to Python. The arithmetic follows plant.py's
-equations term by term (Huo 2.6, Schilling 6-3-3, Huo 2-107).
+equations term by term (Huo 2.6, Schilling 6-3-3, Huo 2-107). The holds are entry points compiled
+without numba's reference counting (dynamics.kernels_spatial.entry_point): nothing they call allocates.
 """
 
 from __future__ import annotations
@@ -216,7 +217,7 @@ def saturate(J, S, tau, applied, saturated):
         applied[i] = x
 
 
-@njit(cache=True)
+@K.entry_point
 def hold_rk4(D, J, S, X, Mbuf, C, t, steps, q, qd, qdd, tau):
     """``steps`` RK4 steps under the held τ; returns the new time (see ``hold``). On a surface
     the wrench reported is the one at the final state (RK4's stages leave an intermediate one)."""
@@ -228,7 +229,7 @@ def hold_rk4(D, J, S, X, Mbuf, C, t, steps, q, qd, qdd, tau):
     return t
 
 
-@njit(cache=True)
+@K.entry_point
 def hold_semi_implicit_euler(D, J, S, X, Mbuf, C, t, steps, q, qd, qdd, tau):
     """``steps`` semi-implicit Euler steps under the held τ; returns the new time (see ``hold``)."""
     for _ in range(steps):
@@ -237,7 +238,7 @@ def hold_semi_implicit_euler(D, J, S, X, Mbuf, C, t, steps, q, qd, qdd, tau):
     return t
 
 
-@njit(cache=True)
+@K.entry_point
 def hold_huo(D, J, S, X, Mbuf, C, t, steps, q, qd, qdd, tau):
     """``steps`` of Huo's step (2-107) under the held τ; returns the new time (see ``hold``)."""
     for _ in range(steps):
