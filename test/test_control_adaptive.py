@@ -153,3 +153,38 @@ def test_huo_ex_3_4_slotine_li_in_the_p1_to_p9_basis(ddarm):
         other.configure(ddarm, gains, terms=hat)
         fixed = simulate(ddarm, other, quintic(Q0, QF, 1.5), Q0, duration=2.0)
         assert np.abs(fixed.error[-1]).max() > 2 * np.abs(run.error[-1]).max()
+
+
+@pytest.mark.parametrize("robot", ["ddarm", "puma560"])
+def test_estimated_model_packs_b_p_as_the_models_inertia(robot):
+    """kernels_adaptive.estimated_model: θ = B p written into a copy of the packed model. With the
+    standard basis and the model's own θ it reproduces the packed inertia (both forms, so every
+    kernel agrees); with a wrong estimate Newton–Euler and M on it equal Y_p p and basis.mass_matrix."""
+    from robot_control.control.basis import BasisRegressor
+    from robot_control.control.kernels_adaptive import estimated_model
+    from robot_control.dynamics import kernels as K
+    from robot_control.dynamics.packing import kernel_data
+
+    model = load_robot(robot)
+    D = kernel_data(model).D
+    standard = BasisRegressor(model, "standard")
+    Dh = np.zeros_like(D)
+    estimated_model(D, np.ascontiguousarray(standard.regressor_map), model.inertial_parameters(), Dh)
+    inertial = np.r_[K.INERTIA : K.INERTIA + 36, K.MASS, K.FIRST_MOMENT : K.FIRST_MOMENT + 3,
+                     K.ROT_INERTIA : K.ROT_INERTIA + 9]
+    assert np.allclose(Dh[:, inertial], D[:, inertial], rtol=0, atol=1e-12)
+    assert np.array_equal(Dh[0, K.GRAVITY : K.GRAVITY + 3], D[0, K.GRAVITY : K.GRAVITY + 3])
+    basis = BasisRegressor(model, "base")
+    p = _wrong(basis.parameters_of(model))
+    Dh = D.copy()
+    estimated_model(D, np.ascontiguousarray(basis.regressor_map), p, Dh)
+    rng = np.random.default_rng(5)
+    n = model.nq
+    tau, M = np.empty(n), np.empty((n, n))
+    for _ in range(3):
+        q, qd, qdd = rng.uniform(-2, 2, (3, n))
+        K.inverse_dynamics_kernel(Dh, q, qd, qdd, None, tau)
+        expected = basis.regressor(q, qd, qdd) @ p
+        assert np.allclose(tau, expected, rtol=1e-12, atol=1e-12 * np.abs(expected).max())
+        K.mass_matrix_kernel(Dh, q, M)
+        assert np.allclose(M, basis.mass_matrix(q, p), rtol=1e-12, atol=1e-12)

@@ -75,12 +75,13 @@ class AdaptiveController(Controller):
     def _reset(self, state) -> None:
         C.law_reset(self.KIND, self._k.arrays)
 
-    def _torque(self, kernel, state: State, reference: Reference) -> Array:
-        """τ of this period by the law's compiled kernel (p̂ integrated over dt first)."""
+    def _torque(self, kernel, state: State, reference: Reference, *models: Array) -> Array:
+        """τ of this period by the law's compiled kernel on its model arrays ``models`` (p̂
+        integrated over dt first)."""
         k = self._k
         k.scalars[S_DT] = self.dt
         tau = np.empty(self.n)
-        kernel(k.data, k.gains, k.errors, k.vectors, k.basis, k.scratch, k.regressor, k.scalars,
+        kernel(*models, k.gains, k.errors, k.vectors, k.basis, k.scratch, k.regressor, k.scalars,
                C.vector(state.q), C.vector(state.qd), C.vector(reference.q), C.vector(reference.qd),
                C.vector(reference.qdd),
                tau)
@@ -115,7 +116,7 @@ class SlotineLi(AdaptiveController):
     KIND = C.ADAPTIVE
 
     def compute(self, t: float, state: State, reference: Reference) -> Array:
-        return self._torque(KA.slotine_li, state, reference)
+        return self._torque(KA.slotine_li, state, reference, self._k.data)
 
     def _compiled(self):
         return self._k

@@ -25,7 +25,8 @@ class AdaptiveCraig(AdaptiveController):
     Φ = Ĥ⁻¹Y_p(q, q̇, q̈), x = [e; ė], B = [0; I], AᵀR + RA = −Q with A = [[0, I], [−K_p, −K_d]].
     The law needs q̈: the measured one (State.qdd) if the state carries it, else a low-pass
     filtered finite difference of q̇ (control.acceleration; cutoff ``acceleration_cutoff_hz``).
-    Ĥ is assembled from regressor columns of p̂. While Ĥ(p̂) is singular the estimate is held.
+    Ĥ, Ĉ, Ĝ are those of the model with θ = B p̂ (Newton–Euler and composite-body M on it; the
+    regressor only for Φ, and not at all while Γ⁻¹ = 0). While Ĥ(p̂) is singular the estimate is held.
     """
 
     name = "adaptive_craig"
@@ -70,7 +71,7 @@ class AdaptiveCraig(AdaptiveController):
 
     def compute(self, t: float, state: State, reference: Reference) -> Array:
         self.acc.measured(state.qdd)
-        return self._torque(KA.craig, state, reference)
+        return self._torque(KA.craig, state, reference, self._k.data, self._k.hat)
 
     def _compiled(self):
         self.acc.measured(None)  # the offline loop senses no q̈

@@ -93,7 +93,10 @@ def law_arrays(kind: int, model, hat=None, basis=None) -> CompiledLaw:
     m = B.shape[1]
     s = np.zeros(L.SSLOTS)
     s[L.S_TPREV] = math.nan
-    return CompiledLaw(kind, kernel_data(model).D, kernel_data(model if hat is None else hat).D,
+    # Craig's law writes the model of its estimate, θ = B p̂, into a terms array of its own
+    terms = (kernel_data(model).D.copy() if kind == ADAPTIVE_CRAIG
+             else kernel_data(model if hat is None else hat).D)
+    return CompiledLaw(kind, kernel_data(model).D, terms,
                        np.zeros((GROWS, n)), np.zeros((EROWS, n)), np.zeros((L.VROWS, m)), B,
                        np.zeros(L.scratch_shape(n, m)), np.zeros((n, 10 * n)), s,
                        np.zeros(KT.task_shape(n)))
@@ -192,7 +195,7 @@ def _adaptive(kind, law, q, qd, qr, qdr, qddr, tau):
 
 def _adaptive_craig(kind, law, q, qd, qr, qdr, qddr, tau):
     D, Dh, G, E, V, B, Z, Y, s, A = law
-    KA.craig(D, G, E, V, B, Z, Y, s, q, qd, qr, qdr, qddr, tau)
+    KA.craig(D, Dh, G, E, V, B, Z, Y, s, q, qd, qr, qdr, qddr, tau)
 
 
 def _sliding_mode(kind, law, q, qd, qr, qdr, qddr, tau):
