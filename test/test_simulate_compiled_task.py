@@ -231,6 +231,38 @@ def test_compiled_surface_pushes_like_the_environment_model():
     assert 0 < pressed < 20  # both sides of the surface were tried
 
 
+@pytest.mark.parametrize("robot,normal,offset", [("three_link_planar", [0, 1, 0], -0.3),
+                                                  ("puma560", [0, 0, 1], 0.3)])
+def test_surface_push_as_an_external_wrench_of_the_aba_is_j_transpose_f(robot, normal, offset):
+    """plant_kernels.surface_forward_dynamics (the push as F_ext inside the ABA) against τ + J_vᵀf
+    through the plain ABA (contact_torque): the same q̈ and wrench to rounding."""
+    from robot_control.dynamics import kernels as K
+    from robot_control.sim import plant_kernels as PK
+
+    model = load_robot(robot)
+    cfg = {"type": "compliant", "normal": normal, "offset": offset, "stiffness": 2e4,
+           "damping": 200.0, "friction": 0.1}
+    plant = Plant(model, {"environment": cfg}, 1e-3)
+    D, Cs, n = kernel_data(plant.model).D, plant.surface, model.nq
+    rng = np.random.default_rng(4)
+    pressed = 0
+    for _ in range(40):
+        q = rng.uniform(-1.5, 1.5, n)
+        # put the tool 0 … 2 mm into the surface: shift the plane to it (C's offset)
+        p = dyn.frame_placement(plant.model, q, None)[:3, 3]
+        Cs[0, PK.C_OFFSET] = float(np.dot(normal, p)) + rng.uniform(-1e-3, 2e-3)
+        qd, tau = rng.uniform(-1, 1, n), rng.uniform(-5, 5, n)
+        total, expected, got = tau.copy(), np.empty(n), np.empty(n)
+        PK.contact_torque(D, Cs, q, qd, total)
+        wrench = Cs[PK.C_WRENCH, :6].copy()
+        K.forward_dynamics_kernel(D, q, qd, total, None, expected)
+        PK.surface_forward_dynamics(D, Cs, q, qd, tau, got)
+        pressed += bool(np.any(wrench))
+        assert np.allclose(Cs[PK.C_WRENCH, :6], wrench, rtol=1e-12, atol=1e-9)
+        assert np.allclose(got, expected, rtol=1e-10, atol=1e-10 * np.abs(expected).max())
+    assert 0 < pressed < 40  # both sides of the surface were tried
+
+
 @pytest.mark.parametrize("shape", [(6, 3), (6, 2), (3, 6), (3, 4), (6, 5)])
 def test_pseudo_inverse_times_is_numpys_pinv(shape):
     """QR for full rank (tall: least squares, wide: minimum norm), the SVD near rank deficiency."""

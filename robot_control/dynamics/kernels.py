@@ -159,7 +159,16 @@ def aba(P, g, q, qd, tau, fext, W, qdd):
     check_length(q, n)
     check_length(qd, n)
     check_length(tau, n)
-    tmp = W[0, W_TMP : W_TMP + 72]
+    aba_velocities(P, q, qd, fext, W)
+    aba_articulated(P, tau, W)
+    aba_accelerations(P, g, W, qdd)
+
+
+@njit(cache=_CACHE, inline="always")
+def aba_velocities(P, q, qd, fext, W):
+    """ABA pass 1 (forward): placements, twists V_i, bias accelerations c_i, rigid inertias and
+    bias wrenches p_i = −ad_Vᵀ I V − F_ext (Kim Table 3); fext may be None."""
+    n = P.shape[0]
     for i in range(n):
         R = W[i, W_R : W_R + 9]
         p = W[i, W_P : W_P + 3]
@@ -190,7 +199,13 @@ def aba(P, g, q, qd, tau, fext, W, qdd):
                 pA[k] = -fext[i, k]
         # bias wrench p_i = −ad_Vᵀ I V − F_ext (Kim Table 3)
         add_coad_neg(V, h, pA)
-    # backward pass: articulated inertias and bias wrenches
+
+
+@njit(cache=_CACHE, inline="always")
+def aba_articulated(P, tau, W):
+    """ABA pass 2 (backward): articulated inertias and bias wrenches, D_i = SᵀU_i, u_i = τ_i − Sᵀp_i."""
+    n = P.shape[0]
+    tmp = W[0, W_TMP : W_TMP + 72]
     for i in range(n - 1, -1, -1):
         S = P[i, SCREW : SCREW + 6]
         IA = W[i, W_IA : W_IA + 36]
@@ -215,7 +230,12 @@ def aba(P, g, q, qd, tau, fext, W, qdd):
             p = W[i, W_P : W_P + 3]
             add_congruence_to_parent(R, p, Ia, W[lam, W_IA : W_IA + 36], tmp)
             add_force_to_parent(R, p, pa, W[lam, W_PA : W_PA + 6])
-    # forward pass: accelerations
+
+
+@njit(cache=_CACHE, inline="always")
+def aba_accelerations(P, g, W, qdd):
+    """ABA pass 3 (forward): q̈_i = (u_i − U_iᵀA_i)/D_i and the body accelerations A_i."""
+    n = P.shape[0]
     for i in range(n):
         R = W[i, W_R : W_R + 9]
         p = W[i, W_P : W_P + 3]
