@@ -18,6 +18,7 @@ from numba import njit
 from robot_control.control import law_kernels as L
 from robot_control.dynamics import kernels as K
 from robot_control.dynamics import kernels_world as KW
+from robot_control.dynamics import regressor_kernels as RK
 
 #: law kind codes (control.compiled)
 RESOLVED_ACCELERATION, HYBRID_FORCE, IMPEDANCE = 10, 11, 12
@@ -80,8 +81,8 @@ def frame_kinematics(D, A, body, q, qd, T, J6, six):
         J6[:, :] = 0.0
         six[:6] = 0.0
         return
-    zero = A[TK_ZERO]
-    K.rnea(D, zero[:3], q, qd, zero[:n], None, D, A[TK_TMP, :n])
+    zero = A[TK_ZERO]  # the Newton–Euler forward pass at q̈ = 0 without gravity: twists, V̇
+    RK.reference_kinematics(D, zero[:3], q, qd, qd, zero[:n], D)
     W = D[body]
     w0, w1, w2 = W[K.W_V], W[K.W_V + 1], W[K.W_V + 2]
     v0, v1, v2 = W[K.W_V + 3], W[K.W_V + 4], W[K.W_V + 5]
@@ -94,7 +95,7 @@ def frame_kinematics(D, A, body, q, qd, T, J6, six):
     c0 = a0 + (b1 * p2 - b2 * p1) + (w1 * u2 - w2 * u1)
     c1 = a1 + (b2 * p0 - b0 * p2) + (w2 * u0 - w0 * u2)
     c2 = a2 + (b0 * p1 - b1 * p0) + (w0 * u1 - w1 * u0)
-    KW.frame_jacobian_world(D, q, body, X, D, J6)
+    KW.frame_jacobian_placed(D, body, X, D, J6)  # on the pass's placements
     R = D[body, KW.O_R : KW.O_R + 9]
     o = D[0, KW.FRAME_ORIGIN : KW.FRAME_ORIGIN + 3]
     for r in range(3):

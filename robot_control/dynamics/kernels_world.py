@@ -42,6 +42,12 @@ _CACHE = True
 def world_pose(P, i, q, W, R, p):
     """T_{0,i} = T_{0,λ(i)} T_{λ(i),i}(q_i), written into W[i] (rotation row-major, position)."""
     joint_placement(P, i, q[i], R, p)
+    compose_world(P, i, W, R, p)
+
+
+@njit(cache=_CACHE, inline="always")
+def compose_world(P, i, W, R, p):
+    """W[i] ← T_{0,λ(i)} (R, p): body i's world pose from its placement in the parent (R, p)."""
     Rw = W[i, O_R : O_R + 9]
     pw = W[i, O_P : O_P + 3]
     lam = int(P[i, PARENT])
@@ -318,6 +324,12 @@ def frame_origin_world(P, q, body, X, W, o):
     p = W[0, W_TMP + 9 : W_TMP + 12]
     for i in range(body + 1):
         world_pose(P, i, q, W, R, p)
+    frame_point(W, body, X, o)
+
+
+@njit(cache=_CACHE, inline="always")
+def frame_point(W, body, X, o):
+    """o = T_{0,b} X's origin from the body's world pose in W."""
     Rb = W[body, O_R : O_R + 9]
     pb = W[body, O_P : O_P + 3]
     for r in range(3):
@@ -330,6 +342,29 @@ def frame_jacobian_world(P, q, body, X, W, J):
     J[:, :] = 0.0
     o = W[0, FRAME_ORIGIN : FRAME_ORIGIN + 3]
     frame_origin_world(P, q, body, X, W, o)
+    frame_columns(P, body, W, o, J)
+
+
+@njit(cache=_CACHE)
+def frame_jacobian_placed(P, body, X, W, J):
+    """``frame_jacobian_world`` right after a Newton–Euler forward pass left each T_{λ(i),i}(q_i) in
+    W (columns W_R, W_P, the same as O_R, O_P): the world poses composed from those placements in
+    place, the same numbers without evaluating the joint placements (sin, cos) again."""
+    J[:, :] = 0.0
+    R = W[0, W_TMP : W_TMP + 9]
+    p = W[0, W_TMP + 9 : W_TMP + 12]
+    for i in range(body + 1):
+        copy_into(W[i, O_R : O_R + 9], R)
+        copy_into(W[i, O_P : O_P + 3], p)
+        compose_world(P, i, W, R, p)
+    o = W[0, FRAME_ORIGIN : FRAME_ORIGIN + 3]
+    frame_point(W, body, X, o)
+    frame_columns(P, body, W, o, J)
+
+
+@njit(cache=_CACHE, inline="always")
+def frame_columns(P, body, W, o, J):
+    """J's columns for the chain of ``body``: (S_ω, S_v − o × S_ω) of each world screw S_j."""
     j = body
     while j >= 0:
         world_screw(P, j, W)
