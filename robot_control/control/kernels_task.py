@@ -14,6 +14,7 @@ import numpy as np
 from numba import njit
 
 from robot_control.control import law_kernels as L
+from robot_control.control.kernels_svd import svd_pseudo_inverse_times
 from robot_control.dynamics import kernels as K
 from robot_control.dynamics import kernels_world as KW
 
@@ -66,7 +67,7 @@ def frame_kinematics(D, A, body, q, qd, T, J6, six):
     n = q.shape[0]
     X = A[TK_FRAME : TK_FRAME + 4, :4]
     if body < 0:  # a frame fixed to the base does not move
-        T[:, :] = X
+        L.copy_matrix(X, T)
         J6[:, :] = 0.0
         six[:6] = 0.0
         return
@@ -122,7 +123,7 @@ def desired_motion(D, A, q_d, qd_d, qdd_d):
     xd, xdd = A[TK_XD, :6], A[TK_XD, 6:12]
     rows = A[TK_ROWS]
     if s[TS_HAS_POSE] > 0.0:
-        Td[:, :] = A[TK_POSE : TK_POSE + 4, :4]
+        L.copy_matrix(A[TK_POSE : TK_POSE + 4, :4], Td)
         for i in range(m):
             r = int(rows[i])
             xd[i] = A[TK_RATES, r] if s[TS_HAS_TWIST] > 0.0 else 0.0
@@ -144,14 +145,11 @@ def task_error(T, Td, m, e):
     """[e_p; e_o], e_p = p_d − p, e_o = ½(n×n_d + o×o_d + a×a_d) = ½ vee(R_d Rᵀ − R R_dᵀ) (Huo 3-40)."""
     for i in range(3):
         e[i] = Td[i, 3] - T[i, 3]
-    if m == 6:
-        S = np.empty((3, 3))
-        for r in range(3):
-            for c in range(3):
-                S[r, c] = Td[r, 0] * T[c, 0] + Td[r, 1] * T[c, 1] + Td[r, 2] * T[c, 2]
-        e[3] = 0.5 * (S[2, 1] - S[1, 2])
-        e[4] = 0.5 * (S[0, 2] - S[2, 0])
-        e[5] = 0.5 * (S[1, 0] - S[0, 1])
+    if m == 6:  # S = R_d Rᵀ, S[r, c] = Σ_k R_d[r, k] R[c, k]
+        for i, (r, c) in enumerate(((2, 1), (0, 2), (1, 0))):
+            src = Td[r, 0] * T[c, 0] + Td[r, 1] * T[c, 1] + Td[r, 2] * T[c, 2]
+            scr = Td[c, 0] * T[r, 0] + Td[c, 1] * T[r, 1] + Td[c, 2] * T[r, 2]
+            e[3 + i] = 0.5 * (src - scr)
 
 
 @njit(cache=True)
@@ -165,13 +163,6 @@ def task_state(D, A, q, qd, q_d, qd_d, qdd_d):
     task_rows(A, m, J6, J, A[TK_SIX], A[TK_X, 6:12])
     task_velocity(J, qd, A[TK_X, :6])
     task_error(T, A[TK_TD : TK_TD + 4, :4], m, A[TK_OUT, :6])
-
-
-@njit(cache=True)
-def svd_pseudo_inverse_times(J, a, out):
-    """out = J⁺a (Moore–Penrose, SVD with numpy's cut-off 1e-15 σ_max)."""
-    Jp = np.linalg.pinv(np.ascontiguousarray(J))
-    L.mat_vec(Jp, a, out)
 
 
 @njit(cache=True)
@@ -234,7 +225,7 @@ def pseudo_inverse_times(A, J, a, out):
     beta, x = A[TK_HOUSE, :6], A[TK_HOUSE, 6:16]
     if m > n:
         Q = A[TK_QR : TK_QR + m, :n]
-        Q[:, :] = J
+        L.copy_matrix(J, Q)
         if householder_qr(Q, beta) > QR_RANK_RATIO:
             for i in range(m):
                 x[i] = a[i]
@@ -260,7 +251,7 @@ def pseudo_inverse_times(A, J, a, out):
                 out[i] = 0.0
             apply_reflectors(Q, beta, out, False)
             return
-    svd_pseudo_inverse_times(J, a, out)
+    svd_pseudo_inverse_times(A[TK_QR : TK_QR + m, :n], A[TK_LU : TK_LU + n, :n], J, a, out)
 
 
 @njit(cache=True)

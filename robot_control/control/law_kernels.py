@@ -37,7 +37,7 @@ def scratch_shape(n: int, m: int) -> tuple[int, int]:
     return 5 * n, max(m, 2 * n)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # inlined: code without numba's runtime returns no views
 def block(Z, k, n):
     """Row block k (n rows) of the scratch Z: 0 Y_p, 1 Φ, 2 M, 3 a copy of M, 4 gain block."""
     return Z[k * n : (k + 1) * n]
@@ -76,6 +76,14 @@ def basis_product(Y, B, out):
             for c in range(Y.shape[1]):
                 acc += Y[i, c] * B[c, j]
             out[i, j] = acc
+
+
+@njit(cache=True)
+def copy_matrix(src, dst):
+    """dst ← src, element by element (a slice assignment of an array needs numba's runtime)."""
+    for i in range(src.shape[0]):
+        for j in range(src.shape[1]):
+            dst[i, j] = src[i, j]
 
 
 @njit(cache=True)
