@@ -9,7 +9,8 @@ against. numba's own load (``FunctionCache.load_overload``) then, in every fresh
   from a cache only ever calls the runtime's C helpers (numba copies the reference-counting
   functions into each library);
 - parses the linking bitcode and walks every function in it (7 ms for a joint-space offline loop,
-  36 ms for a task-space one), which only a later compile that calls the kernel needs.
+  36 ms for a task-space one), which only a later compile that calls the kernel needs;
+- before the first one, imports numba's extensions (entry points), which belongs with imports.
 
 :func:`install` replaces those steps where the cached object is ELF: the loaded object's own
 symbol table says what it defines (the executable's entry points) and what it needs (the
@@ -24,6 +25,7 @@ import struct
 
 import numba.core.caching
 import numba.core.codegen
+import numba.core.entrypoints
 from llvmlite import binding as llvm
 from numba.core.runtime import _nrt_python, rtsys
 
@@ -124,4 +126,7 @@ def install() -> bool:
     cache.load_overload = load_overload
     Library._unserialize = classmethod(unserialize)
     Library._get_module_for_linking = module_for_linking
+    # numba imports its extensions (a scan of every installed package's entry points, 2–20 ms)
+    # at the first kernel call; here it happens with the imports instead, once either way
+    numba.core.entrypoints.init_all()
     return True
