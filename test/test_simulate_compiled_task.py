@@ -282,6 +282,27 @@ def test_pseudo_inverse_times_is_numpys_pinv(shape):
         assert np.allclose(out, np.linalg.pinv(J) @ a, rtol=1e-9, atol=1e-9), trial
 
 
+@pytest.mark.parametrize("shape", [(6, 6), (6, 7), (3, 3), (6, 4), (2, 5)])
+def test_jacobi_svd_reconstructs_the_matrix_with_numpys_singular_values(shape):
+    """One-sided Jacobi: W = U Σ with orthogonal columns, V orthogonal, J = W Vᵀ; σ as LAPACK's."""
+    from robot_control.control.kernels_svd import jacobi_svd
+
+    rng = np.random.default_rng(5)
+    m, n = shape
+    for trial in range(4):
+        J = rng.uniform(-1, 1, shape)
+        if trial == 3:
+            J[:, -1] = J[:, 0] - J[:, 1]  # rank deficient
+        W, V = J.copy(), np.empty((n, n))
+        jacobi_svd(W, V)
+        assert np.allclose(W @ V.T, J, atol=1e-13)
+        assert np.allclose(V.T @ V, np.eye(n), atol=1e-13)
+        G = W.T @ W
+        assert np.allclose(G - np.diag(np.diag(G)), 0.0, atol=1e-13)
+        sigma = np.sort(np.sqrt(np.diag(G)))[::-1][: min(m, n)]
+        assert np.allclose(sigma, np.linalg.svd(J, compute_uv=False), atol=1e-13)
+
+
 @pytest.mark.parametrize("law,params", [("hybrid_force", {"task": "pose", "force_kp": 1.0}),
                                         ("impedance", {"task": "position"}),
                                         ("resolved_acceleration", {"task": "pose"})])

@@ -16,6 +16,7 @@ import numpy as np
 from numba import njit
 
 from robot_control.control import law_kernels as L
+from robot_control.control.kernels_svd import svd_pseudo_inverse_times
 from robot_control.dynamics import kernels as K
 from robot_control.dynamics import kernels_world as KW
 from robot_control.dynamics import regressor_kernels as RK
@@ -62,14 +63,6 @@ def task_shape(n: int) -> tuple[int, int]:
     return TK_LU + n, max(16, n + 1)
 
 
-@njit(cache=True, inline="always")
-def copy_matrix(src, dst):
-    """dst ← src entry by entry (an array assignment would need numba's runtime for its temporary)."""
-    for i in range(src.shape[0]):
-        for j in range(src.shape[1]):
-            dst[i, j] = src[i, j]
-
-
 @njit(cache=True)
 def frame_kinematics(D, A, body, q, qd, T, J6, six):
     """T = T_{0,b} X, J (Kim 2.13, world axes) and J̇q̇ = (R_b α, R_b(a + α×p + ω×(v + ω×p)))
@@ -77,7 +70,7 @@ def frame_kinematics(D, A, body, q, qd, T, J6, six):
     n = q.shape[0]
     X = A[TK_FRAME : TK_FRAME + 4, :4]
     if body < 0:  # a frame fixed to the base does not move
-        copy_matrix(X, T)
+        L.copy_matrix(X, T)
         J6[:, :] = 0.0
         six[:6] = 0.0
         return
@@ -133,7 +126,7 @@ def desired_motion(D, A, q_d, qd_d, qdd_d):
     xd, xdd = A[TK_XD, :6], A[TK_XD, 6:12]
     rows = A[TK_ROWS]
     if s[TS_HAS_POSE] > 0.0:
-        copy_matrix(A[TK_POSE : TK_POSE + 4, :4], Td)
+        L.copy_matrix(A[TK_POSE : TK_POSE + 4, :4], Td)
         for i in range(m):
             r = int(rows[i])
             xd[i] = A[TK_RATES, r] if s[TS_HAS_TWIST] > 0.0 else 0.0
@@ -155,16 +148,11 @@ def task_error(T, Td, m, e):
     """[e_p; e_o], e_p = p_d − p, e_o = ½(n×n_d + o×o_d + a×a_d) = ½ vee(R_d Rᵀ − R R_dᵀ) (Huo 3-40)."""
     for i in range(3):
         e[i] = Td[i, 3] - T[i, 3]
-    if m == 6:  # S = R_d Rᵀ entry by entry: only its off-diagonal ones enter (no scratch)
-        e[3] = 0.5 * (rotation_product(Td, T, 2, 1) - rotation_product(Td, T, 1, 2))
-        e[4] = 0.5 * (rotation_product(Td, T, 0, 2) - rotation_product(Td, T, 2, 0))
-        e[5] = 0.5 * (rotation_product(Td, T, 1, 0) - rotation_product(Td, T, 0, 1))
-
-
-@njit(cache=True, inline="always")
-def rotation_product(Td, T, r, c):
-    """(R_d Rᵀ)[r, c] of two 4 × 4 poses."""
-    return Td[r, 0] * T[c, 0] + Td[r, 1] * T[c, 1] + Td[r, 2] * T[c, 2]
+    if m == 6:  # S = R_d Rᵀ, S[r, c] = Σ_k R_d[r, k] R[c, k]
+        for i, (r, c) in enumerate(((2, 1), (0, 2), (1, 0))):
+            src = Td[r, 0] * T[c, 0] + Td[r, 1] * T[c, 1] + Td[r, 2] * T[c, 2]
+            scr = Td[c, 0] * T[r, 0] + Td[c, 1] * T[r, 1] + Td[c, 2] * T[r, 2]
+            e[3 + i] = 0.5 * (src - scr)
 
 
 @njit(cache=True)
@@ -178,84 +166,6 @@ def task_state(D, A, q, qd, q_d, qd_d, qdd_d):
     task_rows(A, m, J6, J, A[TK_SIX], A[TK_X, 6:12])
     task_velocity(J, qd, A[TK_X, :6])
     task_error(T, A[TK_TD : TK_TD + 4, :4], m, A[TK_OUT, :6])
-
-
-#: numpy's pinv cut-off: singular values ≤ PINV_RCOND σ_max count as zero
-PINV_RCOND = 1e-15
-#: one-sided Jacobi: a column pair counts as orthogonal once |g_pᵀg_r| ≤ this × ‖g_p‖‖g_r‖
-JACOBI_TOL = 1e-15
-JACOBI_SWEEPS = 60
-
-
-@njit(cache=True)
-def jacobi_svd(G, V):
-    """G ← G V = U Σ, V orthogonal (V set here): one-sided Jacobi SVD (Hestenes; Golub–Van Loan
-    §8.6.3). Rotating two equal columns leaves an exact zero one, so an exact rank loss stays exact."""
-    rows, cols = G.shape[0], G.shape[1]
-    for i in range(cols):
-        for j in range(cols):
-            V[i, j] = 1.0 if i == j else 0.0
-    for _ in range(JACOBI_SWEEPS):
-        rotated = False
-        for p in range(cols - 1):
-            for r in range(p + 1, cols):
-                alpha, beta, gamma = 0.0, 0.0, 0.0
-                for i in range(rows):
-                    alpha += G[i, p] * G[i, p]
-                    beta += G[i, r] * G[i, r]
-                    gamma += G[i, p] * G[i, r]
-                if abs(gamma) <= JACOBI_TOL * np.sqrt(alpha * beta):
-                    continue
-                rotated = True
-                zeta = (beta - alpha) / (2.0 * gamma)
-                t = (1.0 if zeta >= 0.0 else -1.0) / (abs(zeta) + np.sqrt(1.0 + zeta * zeta))
-                c = 1.0 / np.sqrt(1.0 + t * t)
-                sn = c * t
-                for i in range(rows):
-                    x, y = G[i, p], G[i, r]
-                    G[i, p] = c * x - sn * y
-                    G[i, r] = sn * x + c * y
-                for i in range(cols):
-                    x, y = V[i, p], V[i, r]
-                    V[i, p] = c * x - sn * y
-                    V[i, r] = sn * x + c * y
-        if not rotated:
-            return
-
-
-@njit(cache=True)
-def svd_pseudo_inverse_times(A, J, a, out):
-    """out = J⁺a = V Σ⁺Uᵀa (Moore–Penrose by the SVD of J, or of Jᵀ when J is wide, with numpy's
-    cut-off PINV_RCOND σ_max); scratch in A's QR and LU blocks, nothing allocated."""
-    m, n = J.shape[0], J.shape[1]
-    tall = m >= n
-    rows, cols = (m, n) if tall else (n, m)
-    G = A[TK_QR : TK_QR + rows, :cols] if tall else A[TK_LU : TK_LU + rows, :cols]
-    V = A[TK_LU : TK_LU + cols, :cols] if tall else A[TK_QR : TK_QR + cols, :cols]
-    for i in range(rows):
-        for j in range(cols):
-            G[i, j] = J[i, j] if tall else J[j, i]
-    jacobi_svd(G, V)
-    sigma = A[TK_HOUSE, :6]  # σ_j² = ‖(G V)_j‖²
-    largest = 0.0
-    for j in range(cols):
-        acc = 0.0
-        for i in range(rows):
-            acc += G[i, j] * G[i, j]
-        sigma[j] = acc
-        largest = max(largest, np.sqrt(acc))
-    for i in range(n):
-        out[i] = 0.0
-    for j in range(cols):
-        if not np.sqrt(sigma[j]) > PINV_RCOND * largest:
-            continue
-        # J = U Σ Vᵀ (tall): J⁺a = Σ_j V_j (g_jᵀa)/σ_j²; Jᵀ = U Σ Vᵀ (wide): J⁺a = Σ_j g_j (V_jᵀa)/σ_j²
-        acc = 0.0
-        for i in range(m):
-            acc += (G[i, j] if tall else V[i, j]) * a[i]
-        acc /= sigma[j]
-        for i in range(n):
-            out[i] += (V[i, j] if tall else G[i, j]) * acc
 
 
 @njit(cache=True)
@@ -318,7 +228,7 @@ def pseudo_inverse_times(A, J, a, out):
     beta, x = A[TK_HOUSE, :6], A[TK_HOUSE, 6:16]
     if m > n:
         Q = A[TK_QR : TK_QR + m, :n]
-        copy_matrix(J, Q)
+        L.copy_matrix(J, Q)
         if householder_qr(Q, beta) > QR_RANK_RATIO:
             for i in range(m):
                 x[i] = a[i]
@@ -344,7 +254,7 @@ def pseudo_inverse_times(A, J, a, out):
                 out[i] = 0.0
             apply_reflectors(Q, beta, out, False)
             return
-    svd_pseudo_inverse_times(A, J, a, out)
+    svd_pseudo_inverse_times(A[TK_QR : TK_QR + m, :n], A[TK_LU : TK_LU + n, :n], J, a, out)
 
 
 @njit(cache=True)

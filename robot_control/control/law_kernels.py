@@ -79,6 +79,14 @@ def basis_product(Y, B, out):
 
 
 @njit(cache=True)
+def copy_matrix(src, dst):
+    """dst ← src, element by element (a slice assignment of an array needs numba's runtime)."""
+    for i in range(src.shape[0]):
+        for j in range(src.shape[1]):
+            dst[i, j] = src[i, j]
+
+
+@njit(cache=True)
 def mat_vec(A, x, out):
     """out = A x."""
     for i in range(A.shape[0]):

@@ -32,9 +32,9 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import numba.core.caching
 import numba.core.config
-from numba.core.runtime import rtsys
+
+from robot_control.dynamics import cache_loading
 
 APP = "robot_control"
 KERNEL_ROOMS = ("dynamics", "control", "sim", "trajectory", "identification")
@@ -106,31 +106,8 @@ def configure() -> Path | None:
     return path
 
 
-def load_cached_without_refresh(self, sig, target_context):
-    """numba's ``FunctionCache.load_overload`` without its context refresh.
-
-    numba refreshes the target context (importing and installing every typing and lowering
-    registry, ~0.1–0.2 s) before its first cache load in a process, although loading machine code
-    needs none of it: only the runtime's (NRT) symbols, initialised here. A compilation still
-    refreshes the context itself (numba.core.compiler), so nothing else changes.
-    """
-    rtsys.initialize(target_context)
-    with self._guard_against_spurious_io_errors():
-        return self._load_overload(sig, target_context)
-
-
-def load_cache_without_refresh() -> bool:
-    """Make this process's numba cache loads skip the refresh (if numba's internals are the ones
-    this was written against, 0.6x; else leave numba alone). True when installed."""
-    cache = numba.core.caching.FunctionCache
-    if not all(hasattr(cache, a) for a in ("_load_overload", "_guard_against_spurious_io_errors")):
-        return False
-    cache.load_overload = load_cached_without_refresh
-    return True
-
-
 CACHE_DIR = configure()
-FAST_CACHE_LOAD = load_cache_without_refresh()
+FAST_CACHE_LOAD = cache_loading.install()
 
 
 @contextlib.contextmanager

@@ -18,7 +18,7 @@ from robot_control.trajectory.cartesian import path_sample_into
 from robot_control.trajectory.sampling import sample_into
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def run_periods(k0, k1, steps, tick_ns, substeps, D, J, S, X, Mbuf, state, clock, noise, sigma,
                 kind, integrator, law, knots, rows, first, last, work, t_log, q_log, qd_log, ref_log,
                 tau_log, qm_log, qdm_log, cmd_log, C, path, frame, wrench_log, task_log):
