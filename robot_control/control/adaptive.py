@@ -75,13 +75,13 @@ class AdaptiveController(Controller):
     def _reset(self, state) -> None:
         C.law_reset(self.KIND, self._k.arrays)
 
-    def _torque(self, kernel, state: State, reference: Reference, *models: Array) -> Array:
-        """τ of this period by the law's compiled kernel on its model arrays ``models`` (p̂
-        integrated over dt first)."""
+    def _torque(self, kernel, state: State, reference: Reference) -> Array:
+        """τ of this period by the law's compiled kernel (p̂ integrated over dt first; the model of
+        θ = B p̂ written into its terms array when the kernel needs it)."""
         k = self._k
         k.scalars[S_DT] = self.dt
         tau = np.empty(self.n)
-        kernel(*models, k.gains, k.errors, k.vectors, k.basis, k.scratch, k.regressor, k.scalars,
+        kernel(k.data, k.hat, k.gains, k.errors, k.vectors, k.basis, k.scratch, k.regressor, k.scalars,
                C.vector(state.q), C.vector(state.qd), C.vector(reference.q), C.vector(reference.qd),
                C.vector(reference.qdd),
                tau)
@@ -116,7 +116,7 @@ class SlotineLi(AdaptiveController):
     KIND = C.ADAPTIVE
 
     def compute(self, t: float, state: State, reference: Reference) -> Array:
-        return self._torque(KA.slotine_li, state, reference, self._k.data)
+        return self._torque(KA.slotine_li, state, reference)
 
     def _compiled(self):
         return self._k

@@ -71,7 +71,7 @@ class AdaptiveCraig(AdaptiveController):
 
     def compute(self, t: float, state: State, reference: Reference) -> Array:
         self.acc.measured(state.qdd)
-        return self._torque(KA.craig, state, reference, self._k.data, self._k.hat)
+        return self._torque(KA.craig, state, reference)
 
     def _compiled(self):
         self.acc.measured(None)  # the offline loop senses no q̈

@@ -93,8 +93,8 @@ def law_arrays(kind: int, model, hat=None, basis=None) -> CompiledLaw:
     m = B.shape[1]
     s = np.zeros(L.SSLOTS)
     s[L.S_TPREV] = math.nan
-    # Craig's law writes the model of its estimate, θ = B p̂, into a terms array of its own
-    terms = (kernel_data(model).D.copy() if kind == ADAPTIVE_CRAIG
+    # the adaptive laws write the model of their estimate, θ = B p̂, into a terms array of their own
+    terms = (kernel_data(model).D.copy() if kind == ADAPTIVE_CRAIG or kind == ADAPTIVE
              else kernel_data(model if hat is None else hat).D)
     return CompiledLaw(kind, kernel_data(model).D, terms,
                        np.zeros((GROWS, n)), np.zeros((EROWS, n)), np.zeros((L.VROWS, m)), B,
@@ -190,7 +190,7 @@ def law_torque(kind, law, q, qd, qr, qdr, qddr, tau):
 
 def _adaptive(kind, law, q, qd, qr, qdr, qddr, tau):
     D, Dh, G, E, V, B, Z, Y, s, A = law
-    KA.slotine_li(D, G, E, V, B, Z, Y, s, q, qd, qr, qdr, qddr, tau)
+    KA.slotine_li(D, Dh, G, E, V, B, Z, Y, s, q, qd, qr, qdr, qddr, tau)
 
 
 def _adaptive_craig(kind, law, q, qd, qr, qdr, qddr, tau):

@@ -14,24 +14,42 @@ from robot_control.dynamics import regressor_kernels as RK
 
 
 @K.entry_point
-def slotine_li(D, G, E, V, B, Z, Y, s, q, qd, qr, qdr, qddr, tau):
-    """τ = Y_p(q, q̇, q̇_r, q̈_r)p̂ + K_d r, p̂̇ = Γ⁻¹Y_pᵀr (Huo 3-79, 3-81); p̂ integrated first."""
+def slotine_li(D, Dh, G, E, V, B, Z, Y, s, q, qd, qr, qdr, qddr, tau):
+    """τ = Y_p(q, q̇, q̇_r, q̈_r)p̂ + K_d r, p̂̇ = Γ⁻¹Y_pᵀr (Huo 3-79, 3-81); p̂ integrated first.
+    A frozen estimate (Γ⁻¹ = 0) needs no regressor: Y_p p̂ is then the O(n) Slotine–Li Newton–Euler
+    on the model of θ = B p̂ (``estimated_model`` into Dh), p̂̇ = 0."""
     n = q.shape[0]
     L.integrate_estimate(V, s[L.S_DT])
     L.tracking_errors(q, qd, qr, qdr, qddr, G[L.G_LAMBDA], E, True)
     r = E[L.E_R]
-    RK.reference_regressor(D, D[0, K.GRAVITY : K.GRAVITY + 3], q, qd, E[L.E_QDR], E[L.E_QDDR],
-                           D, Y)
-    Yp = L.block(Z, 0, n)[:, : B.shape[1]]
-    L.basis_product(Y, B, Yp)
     rate, gamma = V[L.V_RATE], V[L.V_GAMMA]
-    L.mat_t_vec(Yp, r, rate)
-    for j in range(rate.shape[0]):
-        rate[j] = gamma[j] * rate[j]
-    L.mat_vec(Yp, V[L.V_P], tau)
+    if adapts(gamma):
+        RK.reference_regressor(D, D[0, K.GRAVITY : K.GRAVITY + 3], q, qd, E[L.E_QDR],
+                               E[L.E_QDDR], D, Y)
+        Yp = L.block(Z, 0, n)[:, : B.shape[1]]
+        L.basis_product(Y, B, Yp)
+        L.mat_t_vec(Yp, r, rate)
+        for j in range(rate.shape[0]):
+            rate[j] = gamma[j] * rate[j]
+        L.mat_vec(Yp, V[L.V_P], tau)
+    else:
+        for j in range(rate.shape[0]):
+            rate[j] = 0.0
+        estimated_model(D, B, V[L.V_P], Dh)
+        RK.slotine_li(Dh, Dh[0, K.GRAVITY : K.GRAVITY + 3], q, qd, E[L.E_QDR], E[L.E_QDDR], Dh,
+                      tau)
     kd = G[L.G_KD]
     for i in range(n):
         tau[i] = tau[i] + kd[i] * r[i]
+
+
+@njit(cache=True, inline="always")
+def adapts(gamma):
+    """Some Γ⁻¹_j ≠ 0: the estimate moves, so the law needs its regressor."""
+    for j in range(gamma.shape[0]):
+        if gamma[j] != 0.0:
+            return True
+    return False
 
 
 @njit(cache=True)
@@ -107,10 +125,7 @@ def craig(D, Dh, G, E, V, B, Z, Y, s, q, qd, qr, qdr, qddr, tau):
     K.inverse_dynamics_kernel(Dh, q, qd, cmd, None, tau)
     K.mass_matrix_kernel(Dh, q, H)
     rate, gamma = V[L.V_RATE], V[L.V_GAMMA]
-    adapting = 0
-    for j in range(m):
-        if gamma[j] != 0.0:
-            adapting = m
+    adapting = m if adapts(gamma) else 0
     if adapting:
         basis_regressor(D, B, Y, q, qd, E[L.E_ACC], Phi)
     if L.lu_solve(H, Phi[:, :adapting]):
