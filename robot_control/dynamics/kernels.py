@@ -10,7 +10,6 @@ The data-array layout and the inlined spatial helpers live in ``kernels_spatial.
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
 from robot_control.dynamics.kernels_spatial import (  # noqa: F401 (re-exported as K.*)
@@ -284,13 +283,17 @@ def forward_dynamics_kernel(D, q, qd, tau, fext, qdd):
     aba(D, D[0, GRAVITY : GRAVITY + 3], q, qd, tau, fext, D, qdd)
 
 
-@njit(cache=_CACHE)
+@entry_point
 def placements(P, q, T):
-    """World placement of every body: T_{0,i} = T_{0,λ(i)} T_{λ(i),i}(q_i) (forward kinematics)."""
+    """World placement of every body: T_{0,i} = T_{0,λ(i)} T_{λ(i),i}(q_i) (forward kinematics).
+
+    P is the model's data array (packing.KernelData.D): its row-0 scratch holds each joint's
+    placement, so nothing is allocated and a first call loads no allocating code (numba's array
+    runtime and its imports cost a fresh process ~20 ms)."""
     n = P.shape[0]
     check_length(q, n)
-    R = np.empty(9)
-    p = np.empty(3)
+    R = P[0, W_TMP : W_TMP + 9]
+    p = P[0, W_TMP + 9 : W_TMP + 12]
     for i in range(n):
         joint_placement(P, i, q[i], R, p)
         lam = int(P[i, PARENT])
