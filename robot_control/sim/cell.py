@@ -21,8 +21,8 @@ from robot_control import dynamics as dyn
 from robot_control.control import kernels_task as KT
 from robot_control.control.compiled import vector
 from robot_control.control.kernels_load_sharing import task_array
+from robot_control.dynamics.constrained_mass import row_work_size, work_size
 from robot_control.dynamics.contact import GWORK
-from robot_control.dynamics.hybrid import HWORK, ZWORK
 from robot_control.dynamics.packing import kernel_data
 from robot_control.model.cell import (
     OBJECT_JOINTS,
@@ -178,7 +178,6 @@ class CellPlant(CellPlantBase):
         d = kernel_data(model)
         S = np.zeros(CK.SSLOTS)
         S[CK.S_DT], (S[CK.S_ALPHA], S[CK.S_BETA]) = self.dt, self._baumgarte
-        S[CK.S_KEY] = CK.register(self)
         joints = np.zeros((na, PK.JCOLS))
         joints[:, PK.J_EFFORT] = self._effort
         settings = np.zeros(PK.SCOLS)
@@ -188,10 +187,10 @@ class CellPlant(CellPlantBase):
             cs.check(model)  # bodies in [−1, n): the kernels index them without bounds checks
         free, touching = self._free.m, self._touching.m
         return (d.D, model.gravity, S, joints, settings, *(cs.packed for cs in sets),
-                np.zeros(free * (2 * n + free + 2)), np.zeros(touching * (2 * n + touching + 2)),
-                np.zeros(free), np.zeros(touching), np.zeros(n * (HWORK + ZWORK + GWORK)),
+                np.zeros(row_work_size(n, free)), np.zeros(row_work_size(n, touching)),
+                np.zeros(free), np.zeros(touching), np.zeros(work_size(n)),
                 np.zeros((n, GWORK)), np.zeros((CK.XROWS, n)), np.zeros(touching),
-                np.zeros(n, dtype=np.bool_), d.fext0, np.zeros((1, n)), np.zeros(1), np.zeros(1),
+                d.fext0, np.zeros((1, n)), np.zeros(1), np.zeros(1),
                 np.zeros(n), self.frame_task("contact"), self.frame_task("object_com"))
 
     def reset(self, q_arms_guess, object_pose, t: float = 0.0) -> None:

@@ -3,72 +3,58 @@
 ``CellPlant`` packs its model, constraint sets and workspaces once into a tuple ``c`` (items
 named C_*); its ``evaluate`` and ``step`` call ``evaluate`` and ``hold`` here, and the offline
 loop ``run_cell_periods`` calls the same kernels for many control periods at once, so both routes
-give the same bits. The dynamics are the package's constrained pass (dynamics.constrained, Kim
-§3.2 with Baumgarte's terms) and constraint rows (dynamics.contact); a plastic impact when E
-reaches the plane — rare — runs the package's ``dynamics.impact_velocity`` in Python (objmode)
-on the plant registered under its key. Sums run in index order (no BLAS).
+give the same bits. The dynamics are Kim's constrained forward dynamics (§3.2 with Baumgarte's
+terms) through the mass matrix factored along the tree (dynamics.constrained_mass: 13 constraint
+rows on 18 joints make that cheaper than Kim's unit passes), with the constraint rows of
+dynamics.contact; a plastic impact when E reaches the plane solves the same factored system.
+The plant's kernels are entry points (no allocation, no reference counting). Sums run in index
+order (no BLAS).
 """
 
 from __future__ import annotations
 
-import itertools
-import weakref
-
 import numpy as np
-from numba import njit, objmode
+from numba import njit
 
-from robot_control import dynamics as dyn
 from robot_control.control import kernels_task as KT
 from robot_control.control.kernels_load_sharing import load_sharing_torque
-from robot_control.dynamics.constrained import constrained_pass
+from robot_control.dynamics.constrained_mass import constrained_mass_pass, plastic_impact_pass
 from robot_control.dynamics.contact import body_motion, constraint_rows
+from robot_control.dynamics.kernels import entry_point
 from robot_control.sim import plant_kernels as PK
 from robot_control.trajectory.cartesian import path_sample_into
 
 # Items of the plant tuple c: model data, gravity, scalars S_*, the saturation table and settings
 # of plant_kernels.saturate, packed constraint sets (grasps; grasps + surface; surface alone) and
 # their row workspaces and λ, the per-body workspace of the constrained pass and of constraint
-# rows, RK4 scratch, the plant's λ (grasps, then contact), no prescribed joints, no external
-# wrenches, the surface row (A, Ȧq̇, φ), the full joint torque [τ; 0], and the task arrays
-# (control.kernels_task) of frames E and object_com.
+# rows, RK4 scratch, the plant's λ (grasps, then contact), no external wrenches, the surface row
+# (A, Ȧq̇, φ), the full joint torque [τ; 0], and the task arrays (control.kernels_task) of frames
+# E and object_com.
 (C_D, C_GRAVITY, C_S, C_JOINTS, C_SETTINGS, C_FREE, C_TOUCHING, C_SURFACE, C_FREE_WORK,
- C_TOUCH_WORK, C_FREE_LAM, C_TOUCH_LAM, C_BODY_WORK, C_ROW_WORK, C_X, C_LAM, C_NONE, C_FEXT,
- C_ROW, C_ROW_BIAS, C_ROW_PHI, C_TAU, C_CONTACT_FRAME, C_COM_FRAME) = range(24)
-# scalars: physics step, Baumgarte's α and β, in contact (1) or not (0), registry key, time
-S_DT, S_ALPHA, S_BETA, S_CONTACT, S_KEY, S_T = range(6)
-SSLOTS = 6
+ C_TOUCH_WORK, C_FREE_LAM, C_TOUCH_LAM, C_BODY_WORK, C_ROW_WORK, C_X, C_LAM, C_FEXT, C_ROW,
+ C_ROW_BIAS, C_ROW_PHI, C_TAU, C_CONTACT_FRAME, C_COM_FRAME) = range(23)
+# scalars: physics step, Baumgarte's α and β, in contact (1) or not (0), time
+S_DT, S_ALPHA, S_BETA, S_CONTACT, S_T = range(5)
+SSLOTS = 5
 # rows of the scratch X: RK4 stages a1…a4 and their states q2, v2, q3, v3, q4, v4
 X_A1, X_A2, X_A3, X_A4, X_Q2, X_V2, X_Q3, X_V3, X_Q4, X_V4 = range(10)
 XROWS = 10
 
-#: raised (from compiled code too) when A M⁻¹ Aᵀ is singular
+#: raised (from compiled code too) when M or A M⁻¹ Aᵀ is singular
 SingularConstraints = np.linalg.LinAlgError
 
-_PLANTS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
-_KEYS = itertools.count(1)
+
+@entry_point
+def impact(c, q, qd):
+    """q̇ ← q̇⁺ of a plastic impact closing the contact: A q̇⁺ = 0 over the grasps and the surface
+    (dynamics.constrained_mass, e = 0; the impulse into the touching set's λ)."""
+    if not plastic_impact_pass(c[C_D], q, qd, c[C_TOUCHING], c[C_BODY_WORK], c[C_TOUCH_WORK],
+                               c[C_TOUCH_LAM]):
+        raise SingularConstraints("A M⁻¹ Aᵀ is singular at the impact: the constraint rows are "
+                                  "dependent at this configuration")
 
 
-def register(plant) -> int:
-    """A key under which compiled code finds ``plant`` for its impacts (held weakly)."""
-    key = next(_KEYS)
-    _PLANTS[key] = plant
-    return key
-
-
-def plastic_impact(key: int, q: np.ndarray, qd: np.ndarray) -> None:
-    """q̇ ← q̇⁺ of a plastic impact closing the contact (dynamics.impact_velocity, e = 0)."""
-    plant = _PLANTS[int(key)]
-    qd[:] = dyn.impact_velocity(plant.model, q, qd, plant._touching)[0]
-
-
-@njit(cache=True)
-def impact(key, q, qd):
-    """``plastic_impact`` from compiled code (Python: the package's impact, one per contact)."""
-    with objmode():
-        plastic_impact(key, q, qd)
-
-
-@njit(cache=True)
+@entry_point
 def acceleration(c, q, qd, tau, out):
     """q̈ of M q̈ + b = [τ; 0] + Aᵀλ, A q̈ + Ȧq̇ + 2αAq̇ + β²φ = 0 over the grasps (and the surface
     while touching) (Kim 67–69); λ into c's λ, zero past the active rows."""
@@ -79,8 +65,8 @@ def acceleration(c, q, qd, tau, out):
         packed, rows, lam_x = c[C_TOUCHING], c[C_TOUCH_WORK], c[C_TOUCH_LAM]
     else:
         packed, rows, lam_x = c[C_FREE], c[C_FREE_WORK], c[C_FREE_LAM]
-    if not constrained_pass(c[C_D], c[C_GRAVITY], S[S_ALPHA], S[S_BETA], q, qd, out, full,
-                            c[C_NONE], c[C_FEXT], packed, c[C_BODY_WORK], rows, lam_x):
+    if not constrained_mass_pass(c[C_D], c[C_GRAVITY], S[S_ALPHA], S[S_BETA], q, qd, out, full,
+                                 c[C_FEXT], packed, c[C_BODY_WORK], rows, lam_x):
         raise SingularConstraints("A M⁻¹ Aᵀ is singular: the constraint rows are dependent at "
                                   "this configuration")
     lam = c[C_LAM]
@@ -88,7 +74,7 @@ def acceleration(c, q, qd, tau, out):
         lam[i] = lam_x[i] if i < lam_x.shape[0] else 0.0
 
 
-@njit(cache=True)
+@entry_point
 def update_contact_mode(c, q, qd, tau, known):
     """Close the contact with a plastic impact when E arrives (φ ≤ 0, n·v_E ≤ 0); open it when
     λ would pull (a surface only pushes). ``known``: X_A1 and λ already hold q̈ and λ at (q, q̇,
@@ -103,7 +89,7 @@ def update_contact_mode(c, q, qd, tau, known):
             approach += A[0, j] * qd[j]
         if phi[0] > 0.0 or approach > 0.0:
             return known
-        impact(S[S_KEY], q, qd)
+        impact(c, q, qd)
         S[S_CONTACT] = 1.0
         known = False
     if not known:
@@ -115,7 +101,7 @@ def update_contact_mode(c, q, qd, tau, known):
     return True
 
 
-@njit(cache=True)
+@entry_point
 def rk4_step(c, q, qd, tau, known):
     """Classical fourth-order Runge–Kutta on x = (q, q̇) under the held τ (Huo's integrator);
     ``known``: the first stage's q̈ is already in X_A1."""
@@ -143,7 +129,7 @@ def rk4_step(c, q, qd, tau, known):
         qd[i] = qd[i] + h / 6.0 * (a1[i] + 2.0 * a2[i] + 2.0 * a3[i] + a4[i])
 
 
-@njit(cache=True)
+@entry_point
 def hold(c, q, qd, tau, steps, known):
     """``steps`` physics steps under the held (saturated) arm torques: contact mode, then RK4;
     the time in c's scalars advances by repeated addition of the step, as the plant's does.
@@ -157,7 +143,7 @@ def hold(c, q, qd, tau, steps, known):
         S[S_T] += S[S_DT]
 
 
-@njit(cache=True)
+@entry_point
 def evaluate(c, q, qd, tau, applied, saturated, qdd):
     """q̈ and λ at (q, q̇) under τ saturated into ``applied`` (what a torque does right away)."""
     PK.saturate(c[C_JOINTS], c[C_SETTINGS], tau, applied, saturated)
