@@ -18,8 +18,9 @@ from numba import njit
 
 from robot_control.control import kernels_task as KT
 from robot_control.control.kernels_load_sharing import load_sharing_torque
+from robot_control.dynamics import kernels as K
 from robot_control.dynamics.constrained_mass import constrained_mass_pass, plastic_impact_pass
-from robot_control.dynamics.contact import body_motion, constraint_rows
+from robot_control.dynamics.contact import G_S, body_motion, constraint_rows, frame_state
 from robot_control.dynamics.kernels import entry_point
 from robot_control.sim import plant_kernels as PK
 from robot_control.trajectory.cartesian import path_sample_into
@@ -28,8 +29,7 @@ from robot_control.trajectory.cartesian import path_sample_into
 # of plant_kernels.saturate, packed constraint sets (grasps; grasps + surface; surface alone) and
 # their row workspaces and λ, the per-body workspace of the constrained pass and of constraint
 # rows, RK4 scratch, the plant's λ (grasps, then contact), no external wrenches, the surface row
-# (A, Ȧq̇, φ), the full joint torque [τ; 0], and the task arrays (control.kernels_task) of frames
-# E and object_com.
+# (A, Ȧq̇, φ), the full joint torque [τ; 0], and the frame arrays (F_*) of E and object_com.
 (C_D, C_GRAVITY, C_S, C_JOINTS, C_SETTINGS, C_FREE, C_TOUCHING, C_SURFACE, C_FREE_WORK,
  C_TOUCH_WORK, C_FREE_LAM, C_TOUCH_LAM, C_BODY_WORK, C_ROW_WORK, C_X, C_LAM, C_FEXT, C_ROW,
  C_ROW_BIAS, C_ROW_PHI, C_TAU, C_CONTACT_FRAME, C_COM_FRAME) = range(23)
@@ -40,8 +40,23 @@ SSLOTS = 5
 X_A1, X_A2, X_A3, X_A4, X_Q2, X_V2, X_Q3, X_V3, X_Q4, X_V4 = range(10)
 XROWS = 10
 
+# A frame array (``frame_array``): its body and placement X in it (rotation row-major, origin),
+# then what ``frame_from_rows`` leaves: world rotation, origin, classical acceleration, pose T.
+F_BODY, F_XR, F_XP, F_R, F_P, F_ACC, F_T = 0, 1, 10, 13, 22, 25, 31
+FWORK = 47
+
 #: raised (from compiled code too) when M or A M⁻¹ Aᵀ is singular
 SingularConstraints = np.linalg.LinAlgError
+
+
+def frame_array(model, frame: str) -> np.ndarray:
+    """A frame array (F_*) of a named frame of ``model``."""
+    body, X = model.frame_placement(frame)
+    F = np.zeros(FWORK)
+    F[F_BODY] = body
+    F[F_XR : F_XR + 9] = np.asarray(X, dtype=float)[:3, :3].ravel()
+    F[F_XP : F_XP + 3] = np.asarray(X, dtype=float)[:3, 3]
+    return F
 
 
 @entry_point
@@ -150,25 +165,38 @@ def evaluate(c, q, qd, tau, applied, saturated, qdd):
     acceleration(c, q, qd, applied, qdd)
 
 
-@njit(cache=True)
-def frame_pose(D, A, q, qd):
-    """T = T_{0,b}(q) X of the frame in the task array A, into A[TK_T] (kernels_task's
-    frame_kinematics; its J and J̇q̇ stay in A)."""
-    n = q.shape[0]
-    KT.frame_kinematics(D, A, int(A[KT.TK_SCALAR, KT.TS_BODY]), q, qd,
-                        A[KT.TK_T : KT.TK_T + 4, :4], A[KT.TK_J6 : KT.TK_J6 + 6, :n], A[KT.TK_SIX])
+@entry_point
+def frame_from_rows(D, G, F, qdd):
+    """World pose T = T_{0,b} X and classical acceleration (ω̇; p̈) = J q̈ + J̇q̇ (world axes, Craig
+    §5.9) of the frame in F, from ``body_motion``'s rows G at (q, q̇) (J̇q̇: its q̈ = 0 part)."""
+    R, p, acc = F[F_R : F_R + 9], F[F_P : F_P + 3], F[F_ACC : F_ACC + 6]
+    body = int(F[F_BODY])
+    frame_state(G, body, F[F_XR : F_XR + 9], F[F_XP : F_XP + 3], R, p, acc)
+    j = body
+    while j >= 0:  # + Σ_j (ω_j, v_j + ω_j × p) q̈_j over the chain (the Jacobian's columns)
+        xi = G[j, G_S : G_S + 6]
+        a = qdd[j]
+        acc[0] += xi[0] * a
+        acc[1] += xi[1] * a
+        acc[2] += xi[2] * a
+        acc[3] += (xi[3] + xi[1] * p[2] - xi[2] * p[1]) * a
+        acc[4] += (xi[4] + xi[2] * p[0] - xi[0] * p[2]) * a
+        acc[5] += (xi[5] + xi[0] * p[1] - xi[1] * p[0]) * a
+        j = int(D[j, K.PARENT])
+    T = F[F_T : F_T + 16]
+    for r in range(3):
+        for k in range(3):
+            T[4 * r + k] = R[3 * r + k]
+        T[4 * r + 3] = p[r]
+        T[12 + r] = 0.0
+    T[15] = 1.0
 
 
-@njit(cache=True)
-def frame_acceleration(D, A, q, qd, qdd, out):
-    """(ω̇, a) = J q̈ + J̇q̇ of the frame in A, world axes (Craig §5.9, the classical acceleration)."""
-    n = q.shape[0]
-    frame_pose(D, A, q, qd)
-    for r in range(6):
-        acc = 0.0
-        for j in range(n):
-            acc += A[KT.TK_J6 + r, j] * qdd[j]
-        out[r] = acc + A[KT.TK_SIX, r]
+@entry_point
+def frame_kinematics(D, G, F, q, qd, qdd):
+    """``frame_from_rows`` at (q, q̇, q̈): the frame's pose and classical acceleration into F."""
+    body_motion(D, q, qd, G)
+    frame_from_rows(D, G, F, qdd)
 
 
 @njit(cache=True)
@@ -183,15 +211,17 @@ def pressing_forces(F, mass, accel, gravity, normal, shares, out):
                    + (F[i, 2] - s * i2) * normal[2])
 
 
-@njit(cache=True)
-def log_forces(c, q, qd, qdd, shares, mass, normal, F, acc, p):
-    """λ_E (0 off the plane) and each arm's pressing force p_i at the last evaluated q̈ and λ."""
+@entry_point
+def log_forces(c, qdd, shares, mass, normal, F, p):
+    """λ_E (0 off the plane) and each arm's pressing force p_i at the last evaluated q̈ and λ,
+    ``body_motion``'s rows at (q, q̇) in c's row workspace."""
     lam = c[C_LAM]
     for i in range(F.shape[0]):
         for k in range(3):
             F[i, k] = -lam[6 * i + 3 + k]  # f_i: the force arm i exerts on the object
-    frame_acceleration(c[C_D], c[C_COM_FRAME], q, qd, qdd, acc)
-    pressing_forces(F, mass, acc[3:6], c[C_GRAVITY], normal, shares, p)
+    com = c[C_COM_FRAME]
+    frame_from_rows(c[C_D], c[C_ROW_WORK], com, qdd)
+    pressing_forces(F, mass, com[F_ACC + 3 : F_ACC + 6], c[C_GRAVITY], normal, shares, p)
     return lam[lam.shape[0] - 1] if c[C_S][S_CONTACT] > 0.0 else 0.0
 
 
@@ -212,7 +242,7 @@ def run_cell_periods(k0, k1, steps, tick_ns, substeps, c, state, noise, sigma, l
     na = q_hold.shape[0]
     qm, qdm, tau, applied, sat, zero = work[0], work[1], work[2], work[3], work[4], work[5]
     pose = O[KT.TK_POSE : KT.TK_POSE + 4, :4]
-    acc = np.empty(6)
+    D, G, E = c[C_D], c[C_ROW_WORK], c[C_CONTACT_FRAME]
     for k in range(k0, k1):
         t = k * tick_ns * 1e-9
         PK.sense(na, q, qd, sigma, noise[k - k0], qm, qdm)
@@ -220,14 +250,13 @@ def run_cell_periods(k0, k1, steps, tick_ns, substeps, c, state, noise, sigma, l
         load_sharing_torque(Ds, As, O, starts, fractions, f_d, qm, qdm, q_hold, zero, zero, tau)
         if not PK.all_finite(tau):
             return -2 - k
-        E = c[C_CONTACT_FRAME]
-        frame_pose(c[C_D], E, q, qd)
-        KT.task_error(E[KT.TK_T : KT.TK_T + 4, :4], pose, 6, e_log[k])
+        frame_kinematics(D, G, E, q, qd, qdd)  # G: (q, q̇)'s rows for log_forces too
+        KT.task_error(E[F_T : F_T + 16].reshape((4, 4)), pose, 6, e_log[k])
         evaluate(c, q, qd, tau, applied, sat, qdd)
         t_log[k] = t
         for i in range(na):
             q_log[k, i] = q[i]
-        lam_log[k] = log_forces(c, q, qd, qdd, shares, mass, normal, F, acc, p_log[k])
+        lam_log[k] = log_forces(c, qdd, shares, mass, normal, F, p_log[k])
         PK.saturate(c[C_JOINTS], c[C_SETTINGS], tau, applied, sat)
         for i in range(na):
             tau_log[k, i] = applied[i]
