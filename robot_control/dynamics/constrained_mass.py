@@ -164,7 +164,14 @@ def constraint_gram(P, M, A, Y, Z, Gm):
     for r in range(m):
         for l in range(n):
             Y[r, l] = A[r, l]
-        solve_lt(P, M, Y[r])
+    for i in range(n - 1, -1, -1):  # ``solve_lt`` on all rows at once: m independent updates
+        j = int(P[i, K.PARENT])
+        while j >= 0:
+            a = M[i, j]
+            for r in range(m):
+                Y[r, j] -= a * Y[r, i]
+            j = int(P[j, K.PARENT])
+    for r in range(m):
         for l in range(n):
             Z[r, l] = Y[r, l] / M[l, l]
     for i in range(m):
@@ -182,10 +189,13 @@ def respond(P, M, Y, u, lam, out):
     the velocity change M⁻¹AᵀΛ of an impulse Λ."""
     n = out.shape[0]
     for l in range(n):
-        s = u[l]
-        for r in range(Y.shape[0]):
-            s += Y[r, l] * lam[r]
-        out[l] = s / M[l, l]
+        out[l] = u[l]
+    for r in range(Y.shape[0]):  # whole rows at a time: the n sums advance side by side
+        x = lam[r]
+        for l in range(n):
+            out[l] += Y[r, l] * x
+    for l in range(n):
+        out[l] /= M[l, l]
     solve_l(P, M, out)
 
 
@@ -208,8 +218,8 @@ def constrained_mass_pass(P, g, alpha, beta, q, qd, qdd, tau, fext, C, W, S, lam
         return False
     solve_lt(P, M, u)
     constraint_gram(P, M, A, Y, Z, Gm)
+    # −(A q̈_r + Ȧq̇ + 2α A q̇ + β² φ), A q̈_r = Zu (eq. 76 with Baumgarte's terms)
     for i in range(m):
-        # −(A q̈_r + Ȧq̇ + 2α A q̇ + β² φ), A q̈_r = Zᵀu (eq. 76 with Baumgarte's terms)
         s = bias[i] + beta * beta * phi[i]
         for l in range(n):
             s += A[i, l] * 2.0 * alpha * qd[l] + Z[i, l] * u[l]
@@ -239,10 +249,10 @@ def plastic_impact_pass(P, q, qd, C, W, S, impulse):
         return False
     constraint_gram(P, M, A, Y, Z, Gm)
     for i in range(m):
-        s = 0.0
-        for l in range(n):
-            s += A[i, l] * qd[l]
-        impulse[i] = -s
+        impulse[i] = 0.0
+    for l in range(n):
+        for i in range(m):
+            impulse[i] -= A[i, l] * qd[l]
     if not cholesky_solve(Gm, impulse):
         return False
     respond(P, M, Y, x, impulse, u)
