@@ -20,8 +20,9 @@ from robot_control.control import kernels_task as KT
 from robot_control.control.kernels_load_sharing import load_sharing_torque
 from robot_control.dynamics import kernels as K
 from robot_control.dynamics.constrained_mass import constrained_mass_pass, plastic_impact_pass
-from robot_control.dynamics.contact import G_S, body_motion, constraint_rows, frame_state
+from robot_control.dynamics.contact import G_S, GWORK, body_motion, constraint_rows, frame_state
 from robot_control.dynamics.kernels import entry_point
+from robot_control.dynamics.packing import kernel_data
 from robot_control.sim import plant_kernels as PK
 from robot_control.trajectory.cartesian import path_sample_into
 
@@ -57,6 +58,15 @@ def frame_array(model, frame: str) -> np.ndarray:
     F[F_XR : F_XR + 9] = np.asarray(X, dtype=float)[:3, :3].ravel()
     F[F_XP : F_XP + 3] = np.asarray(X, dtype=float)[:3, 3]
     return F
+
+
+def frame_pose_at(model, q: np.ndarray, frame: str) -> np.ndarray:
+    """World pose of a named frame of ``model`` at q, as the plant's ``frame_pose`` computes it
+    (``frame_kinematics``: the kernel a cell run has loaded anyway)."""
+    F, zero = frame_array(model, frame), np.zeros(model.nq)
+    frame_kinematics(kernel_data(model).D, np.zeros((model.nq, GWORK)), F,
+                     np.ascontiguousarray(q, dtype=float), zero, zero)
+    return F[F_T : F_T + 16].reshape(4, 4).copy()
 
 
 @entry_point
