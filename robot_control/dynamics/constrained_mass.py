@@ -19,6 +19,7 @@ point (no allocation, no reference counting): the caller hands in the workspaces
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 from robot_control.dynamics import kernels as K
 from robot_control.dynamics import kernels_world as KW
@@ -55,7 +56,7 @@ def row_work_size(n: int, m: int) -> int:
     return m * (3 * n + m + 2)
 
 
-@K.entry_point
+@njit(cache=True, inline="always")
 def row_views(S, m, n):
     """The row workspace's blocks: A, Y, Z (m × n), the Gram matrix (m × m), Ȧq̇ and φ (m)."""
     A = S[0 : m * n].reshape((m, n))
