@@ -12,8 +12,9 @@ Y = L⁻ᵀAᵀ and u = L⁻ᵀ(τ − b),
     A M⁻¹ Aᵀ = Yᵀ D⁻¹ Y,   A q̈_r = Yᵀ D⁻¹ u,   q̈ = L⁻¹ D⁻¹ (u + Y λ).
 
 The bias b = C q̇ + g − Σ Jᵀf_ext is the Newton–Euler wrench of every body at q̈ = 0 (gravity as
-the base's acceleration), summed to the root in base coordinates. Every kernel here is an entry
-point (no allocation, no reference counting): the caller hands in the workspaces.
+the base's acceleration), summed to the root in base coordinates. The kernels are entry points
+(no allocation, no reference counting; ``row_views`` is inlined into them): the caller hands in
+the workspaces.
 """
 
 from __future__ import annotations
