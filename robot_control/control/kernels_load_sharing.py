@@ -17,6 +17,7 @@ import numpy as np
 from numba import njit
 
 from robot_control.control import kernels_task as KT
+from robot_control.dynamics import kernels as K
 
 #: task rows of a pose task: linear, then angular rows of the (ω; v) Jacobian
 POSE_ROWS = (3, 4, 5, 0, 1, 2)
@@ -140,7 +141,7 @@ def object_motion(Ds, As, O, starts, q, qd, q_d, qd_d, qdd_d):
                   O[KT.TK_OUT, :6])
 
 
-@njit(cache=True)
+@K.entry_point
 def load_sharing_torque(Ds, As, O, starts, fractions, f_d, q, qd, q_d, qd_d, qdd_d, tau):
     """τⁱ = M̃ⁱJ⁻¹(a_p − J̇ⁱq̇ⁱ) + C̃ⁱq̇ⁱ + g̃ⁱ − f_nᵈ'ⁱ J_vⁱᵀn, f_nᵈ'ⁱ = fraction_i f_nᵈ, one a_p =
     E_pᵀE_p(ẍ_d + K_d(ẋ_d − ẋ) + K_p e) for all arms (Huo 3-158, 3-161)."""

@@ -235,7 +235,7 @@ def log_forces(c, qdd, shares, mass, normal, F, p):
     return lam[lam.shape[0] - 1] if c[C_S][S_CONTACT] > 0.0 else 0.0
 
 
-@njit(cache=True)
+@entry_point
 def run_cell_periods(k0, k1, steps, tick_ns, substeps, c, state, noise, sigma, law, path,
                      q_hold, f_d, shares, mass, normal, work, F, t_log, q_log, tau_log, e_log,
                      lam_log, p_log):
