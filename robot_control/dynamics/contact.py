@@ -52,6 +52,9 @@ CROW = 32
 G_R, G_P, G_S = KW.O_R, KW.O_P, KW.O_S
 G_V, G_A = G_S + 6, G_S + 12
 GWORK = G_A + 6
+#: row 0 only, columns G_TMP … G_TMP + 66: scratch of the kernels below (the world columns start
+#: past the packed model row of kernels_world's layout, so those in front are free: no allocation)
+G_TMP = 0
 
 _CACHE = True
 
@@ -206,15 +209,15 @@ def rotation_log(R, out):
     out[0], out[1], out[2] = f * wx, f * wy, f * wz
 
 
-@njit(cache=_CACHE)
+@K.entry_point
 def body_motion(P, q, qd, G):
     """World placements T_0i, body twists V_i, bias accelerations (q̈ = 0, g = 0) of all bodies."""
     n = P.shape[0]
     K.check_length(q, n)
     K.check_length(qd, n)
-    Rl = np.empty(9)
-    pl = np.empty(3)
-    c = np.empty(6)
+    Rl = G[0, G_TMP + 48 : G_TMP + 57]
+    pl = G[0, G_TMP + 57 : G_TMP + 60]
+    c = G[0, G_TMP + 60 : G_TMP + 66]
     for i in range(n):
         KW.world_pose(P, i, q, G, Rl, pl)  # T_0i into G's world columns; T_{λ(i),i} in Rl, pl
         KW.world_screw(P, i, G)  # ξ_i = Ad_{T_0i} S_i
@@ -268,52 +271,72 @@ def frame_state(G, body, Xr, Xp, R, p, acc):
 
 
 @njit(cache=_CACHE, inline="always")
-def add_jacobian_row(P, G, body, p, sigma, sign, row):
-    """row += sign · σᵀ J_X: world-aligned Jacobian of a frame at world point p on ``body``."""
+def add_jacobian_rows(P, G, body, p, C, r0, r1, sign, A):
+    """A[r] += sign · σ_rᵀ J_X for the rows r0 … r1−1 of C (one frame, their selections σ_r):
+    world-aligned Jacobian of a frame at world point p on ``body``, walked once for all rows."""
     j = body
     while j >= 0:
         xi = G[j, G_S : G_S + 6]
         # the column (ω_j, v_j + ω_j × p) of J_X
+        w0, w1, w2 = xi[0], xi[1], xi[2]
         v0 = xi[3] + xi[1] * p[2] - xi[2] * p[1]
         v1 = xi[4] + xi[2] * p[0] - xi[0] * p[2]
         v2 = xi[5] + xi[0] * p[1] - xi[1] * p[0]
-        row[j] += sign * (sigma[0] * xi[0] + sigma[1] * xi[1] + sigma[2] * xi[2]
-                          + sigma[3] * v0 + sigma[4] * v1 + sigma[5] * v2)
+        for r in range(r0, r1):
+            sigma = C[r, C_SIG : C_SIG + 6]
+            A[r, j] += sign * (sigma[0] * w0 + sigma[1] * w1 + sigma[2] * w2
+                               + sigma[3] * v0 + sigma[4] * v1 + sigma[5] * v2)
         j = int(P[j, K.PARENT])
 
 
-@njit(cache=_CACHE)
+@K.entry_point
 def constraint_rows(P, C, G, A, bias, phi):
     """A (m × n), Ȧq̇ and φ of the packed rows C, after ``body_motion`` has filled G."""
     m = C.shape[0]
     n = P.shape[0]
-    buf = np.empty(48)
+    buf = G[0, G_TMP : G_TMP + 48]
     Ra, pa, acca = buf[0:9], buf[9:12], buf[12:18]
     Rb, pb, accb = buf[18:27], buf[27:30], buf[30:36]
     Rrel, e = buf[36:45], buf[45:48]
-    for r in range(m):
-        row = C[r]
+    r0 = 0
+    while r0 < m:
+        row = C[r0]
         a = int(row[C_A])
         b = int(row[C_B])
-        sigma = row[C_SIG : C_SIG + 6]
+        r1 = r0 + 1  # the rows of one constraint: the same bodies and frames, its own σ each
+        while r1 < m:
+            same = True
+            for k in range(C_SIG):
+                if C[r1, k] != row[k]:
+                    same = False
+                    break
+            if not same:
+                break
+            r1 += 1
         frame_state(G, a, row[C_RA : C_RA + 9], row[C_PA : C_PA + 3], Ra, pa, acca)
         frame_state(G, b, row[C_RB : C_RB + 9], row[C_PB : C_PB + 3], Rb, pb, accb)
-        for j in range(n):
-            A[r, j] = 0.0
-        add_jacobian_row(P, G, a, pa, sigma, 1.0, A[r])
-        add_jacobian_row(P, G, b, pb, sigma, -1.0, A[r])
-        s = 0.0
-        for k in range(6):
-            s += sigma[k] * (acca[k] - accb[k])
-        bias[r] = s
-        # rotation error log(R_A R_Bᵀ) in world axes, position error p_A − p_B
+        # rotation error log(R_A R_Bᵀ) in world axes
         for x in range(3):
             for y in range(3):
                 Rrel[3 * x + y] = Ra[3 * x] * Rb[3 * y] + Ra[3 * x + 1] * Rb[3 * y + 1] \
                     + Ra[3 * x + 2] * Rb[3 * y + 2]
         rotation_log(Rrel, e)
-        phi[r] = (sigma[0] * e[0] + sigma[1] * e[1] + sigma[2] * e[2] + sigma[3] * (pa[0] - pb[0])
-                  + sigma[4] * (pa[1] - pb[1]) + sigma[5] * (pa[2] - pb[2]))
+        for r in range(r0, r1):
+            for j in range(n):
+                A[r, j] = 0.0
+        add_jacobian_rows(P, G, a, pa, C, r0, r1, 1.0, A)
+        add_jacobian_rows(P, G, b, pb, C, r0, r1, -1.0, A)
+        for r in range(r0, r1):
+            sigma = C[r, C_SIG : C_SIG + 6]
+            s = 0.0
+            for k in range(6):
+                s += sigma[k] * (acca[k] - accb[k])
+            bias[r] = s
+            # the rotation error's and the position error p_A − p_B's components along σ
+            phi[r] = (sigma[0] * e[0] + sigma[1] * e[1] + sigma[2] * e[2]
+                      + sigma[3] * (pa[0] - pb[0]) + sigma[4] * (pa[1] - pb[1])
+                      + sigma[5] * (pa[2] - pb[2]))
+        r0 = r1
 
 
 # ----------------------------------------------------------------------------- Python API

@@ -12,7 +12,6 @@ and the derivatives (Kim Table 7) linearise about them.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from robot_control.dynamics import kernels as K
 from robot_control.dynamics.packing import array, kernel_data, wrenches
@@ -143,7 +142,7 @@ def hybrid_pass(P, g, q, qd, qdd, tau, prescribed, fext, H):
             tau[i] = K.dot6(S, F)
 
 
-@njit(cache=_CACHE)
+@K.entry_point
 def unit_response(P, prescribed, H, x, y, Z):
     """Kim §3.2–3.3 no-bias hybrid pass: inputs τ_v = x_v, q̈_u = 0 → y_v = q̈_v, y_u = τ_u.
 

@@ -18,11 +18,9 @@ from __future__ import annotations
 import numpy as np
 
 from robot_control import dynamics as dyn
-from robot_control.control import kernels_task as KT
 from robot_control.control.compiled import vector
-from robot_control.control.kernels_load_sharing import task_array
+from robot_control.dynamics.constrained_mass import row_work_size, work_size
 from robot_control.dynamics.contact import GWORK
-from robot_control.dynamics.hybrid import HWORK, ZWORK
 from robot_control.dynamics.packing import kernel_data
 from robot_control.model.cell import (
     OBJECT_JOINTS,
@@ -131,18 +129,28 @@ class CellPlantBase:
         return np.clip(tau, -self._effort, self._effort)
 
     # ------------------------------------------------------------- kinematics
-    def frame_task(self, frame: str) -> Array:
-        """The kernels_task array of a frame of the closed-chain model (made once per frame)."""
+    def frame_array(self, frame: str) -> Array:
+        """The frame array (sim.cell_kernels F_*) of a frame of the closed-chain model (made once
+        per frame)."""
         frames = self.__dict__.setdefault("_frames", {})
         if frame not in frames:
-            frames[frame] = task_array(self.model, frame)
+            frames[frame] = CK.frame_array(self.model, frame)
         return frames[frame]
+
+    def _frame(self, frame: str, qdd: Array) -> Array:
+        """The frame's array after ``cell_kernels.frame_kinematics`` at (q, q̇, q̈)."""
+        F = self.frame_array(frame)
+        G = self.__dict__.get("_frame_rows")
+        if G is None:
+            G = self._frame_rows = np.zeros((self.n, GWORK))
+        CK.frame_kinematics(kernel_data(self.model).D, G, F, vector(self.q), vector(self.qd),
+                            qdd)
+        return F
 
     def frame_pose(self, frame: str) -> Array:
         """World placement of a frame of the closed-chain model (``object``, ``contact``, …)."""
-        A = self.frame_task(frame)
-        CK.frame_pose(kernel_data(self.model).D, A, vector(self.q), vector(self.qd))
-        return A[KT.TK_T : KT.TK_T + 4, :4].copy()
+        pose = self._frame(frame, kernel_data(self.model).zeros)  # (the pose needs no q̈)
+        return pose[CK.F_T : CK.F_T + 16].reshape(4, 4).copy()
 
     def object_acceleration(self) -> Array:
         """Classical acceleration of the object's centre of mass at the last evaluated q̈."""
@@ -151,10 +159,8 @@ class CellPlantBase:
     def object_accelerations(self) -> tuple[Array, Array]:
         """(angular acceleration of the object, classical acceleration of its centre of mass),
         world axes, at the last evaluated q̈: the rows of J q̈ + J̇q̇ of frame object_com."""
-        out = np.empty(6)
-        CK.frame_acceleration(kernel_data(self.model).D, self.frame_task("object_com"),
-                              vector(self.q), vector(self.qd), vector(self.qdd), out)
-        return out[:3], out[3:]
+        acc = self._frame("object_com", vector(self.qdd))[CK.F_ACC : CK.F_ACC + 6].copy()
+        return acc[:3], acc[3:]
 
 
 class CellPlant(CellPlantBase):
@@ -178,7 +184,6 @@ class CellPlant(CellPlantBase):
         d = kernel_data(model)
         S = np.zeros(CK.SSLOTS)
         S[CK.S_DT], (S[CK.S_ALPHA], S[CK.S_BETA]) = self.dt, self._baumgarte
-        S[CK.S_KEY] = CK.register(self)
         joints = np.zeros((na, PK.JCOLS))
         joints[:, PK.J_EFFORT] = self._effort
         settings = np.zeros(PK.SCOLS)
@@ -188,11 +193,11 @@ class CellPlant(CellPlantBase):
             cs.check(model)  # bodies in [−1, n): the kernels index them without bounds checks
         free, touching = self._free.m, self._touching.m
         return (d.D, model.gravity, S, joints, settings, *(cs.packed for cs in sets),
-                np.zeros(free * (2 * n + free + 2)), np.zeros(touching * (2 * n + touching + 2)),
-                np.zeros(free), np.zeros(touching), np.zeros(n * (HWORK + ZWORK + GWORK)),
+                np.zeros(row_work_size(n, free)), np.zeros(row_work_size(n, touching)),
+                np.zeros(free), np.zeros(touching), np.zeros(work_size(n)),
                 np.zeros((n, GWORK)), np.zeros((CK.XROWS, n)), np.zeros(touching),
-                np.zeros(n, dtype=np.bool_), d.fext0, np.zeros((1, n)), np.zeros(1), np.zeros(1),
-                np.zeros(n), self.frame_task("contact"), self.frame_task("object_com"))
+                d.fext0, np.zeros((1, n)), np.zeros(1), np.zeros(1),
+                np.zeros(n), self.frame_array("contact"), self.frame_array("object_com"))
 
     def reset(self, q_arms_guess, object_pose, t: float = 0.0) -> None:
         """Grasp the object at rest at ``object_pose``; no constraint force yet."""

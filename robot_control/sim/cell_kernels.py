@@ -3,72 +3,83 @@
 ``CellPlant`` packs its model, constraint sets and workspaces once into a tuple ``c`` (items
 named C_*); its ``evaluate`` and ``step`` call ``evaluate`` and ``hold`` here, and the offline
 loop ``run_cell_periods`` calls the same kernels for many control periods at once, so both routes
-give the same bits. The dynamics are the package's constrained pass (dynamics.constrained, Kim
-§3.2 with Baumgarte's terms) and constraint rows (dynamics.contact); a plastic impact when E
-reaches the plane — rare — runs the package's ``dynamics.impact_velocity`` in Python (objmode)
-on the plant registered under its key. Sums run in index order (no BLAS).
+give the same bits. The dynamics are Kim's constrained forward dynamics (§3.2 with Baumgarte's
+terms) through the mass matrix factored along the tree (dynamics.constrained_mass: 13 constraint
+rows on 18 joints make that cheaper than Kim's unit passes), with the constraint rows of
+dynamics.contact; a plastic impact when E reaches the plane solves the same factored system.
+The plant's kernels are entry points (no allocation, no reference counting). Sums run in index
+order (no BLAS).
 """
 
 from __future__ import annotations
 
-import itertools
-import weakref
-
 import numpy as np
-from numba import njit, objmode
+from numba import njit
 
-from robot_control import dynamics as dyn
 from robot_control.control import kernels_task as KT
 from robot_control.control.kernels_load_sharing import load_sharing_torque
-from robot_control.dynamics.constrained import constrained_pass
-from robot_control.dynamics.contact import body_motion, constraint_rows
+from robot_control.dynamics import kernels as K
+from robot_control.dynamics.constrained_mass import constrained_mass_pass, plastic_impact_pass
+from robot_control.dynamics.contact import G_S, GWORK, body_motion, constraint_rows, frame_state
+from robot_control.dynamics.kernels import entry_point
+from robot_control.dynamics.packing import kernel_data
 from robot_control.sim import plant_kernels as PK
 from robot_control.trajectory.cartesian import path_sample_into
 
 # Items of the plant tuple c: model data, gravity, scalars S_*, the saturation table and settings
 # of plant_kernels.saturate, packed constraint sets (grasps; grasps + surface; surface alone) and
 # their row workspaces and λ, the per-body workspace of the constrained pass and of constraint
-# rows, RK4 scratch, the plant's λ (grasps, then contact), no prescribed joints, no external
-# wrenches, the surface row (A, Ȧq̇, φ), the full joint torque [τ; 0], and the task arrays
-# (control.kernels_task) of frames E and object_com.
+# rows, RK4 scratch, the plant's λ (grasps, then contact), no external wrenches, the surface row
+# (A, Ȧq̇, φ), the full joint torque [τ; 0], and the frame arrays (F_*) of E and object_com.
 (C_D, C_GRAVITY, C_S, C_JOINTS, C_SETTINGS, C_FREE, C_TOUCHING, C_SURFACE, C_FREE_WORK,
- C_TOUCH_WORK, C_FREE_LAM, C_TOUCH_LAM, C_BODY_WORK, C_ROW_WORK, C_X, C_LAM, C_NONE, C_FEXT,
- C_ROW, C_ROW_BIAS, C_ROW_PHI, C_TAU, C_CONTACT_FRAME, C_COM_FRAME) = range(24)
-# scalars: physics step, Baumgarte's α and β, in contact (1) or not (0), registry key, time
-S_DT, S_ALPHA, S_BETA, S_CONTACT, S_KEY, S_T = range(6)
-SSLOTS = 6
+ C_TOUCH_WORK, C_FREE_LAM, C_TOUCH_LAM, C_BODY_WORK, C_ROW_WORK, C_X, C_LAM, C_FEXT, C_ROW,
+ C_ROW_BIAS, C_ROW_PHI, C_TAU, C_CONTACT_FRAME, C_COM_FRAME) = range(23)
+# scalars: physics step, Baumgarte's α and β, in contact (1) or not (0), time
+S_DT, S_ALPHA, S_BETA, S_CONTACT, S_T = range(5)
+SSLOTS = 5
 # rows of the scratch X: RK4 stages a1…a4 and their states q2, v2, q3, v3, q4, v4
 X_A1, X_A2, X_A3, X_A4, X_Q2, X_V2, X_Q3, X_V3, X_Q4, X_V4 = range(10)
 XROWS = 10
 
-#: raised (from compiled code too) when A M⁻¹ Aᵀ is singular
+# A frame array (``frame_array``): its body and placement X in it (rotation row-major, origin),
+# then what ``frame_from_rows`` leaves: world rotation, origin, classical acceleration, pose T.
+F_BODY, F_XR, F_XP, F_R, F_P, F_ACC, F_T = 0, 1, 10, 13, 22, 25, 31
+FWORK = 47
+
+#: raised (from compiled code too) when M or A M⁻¹ Aᵀ is singular
 SingularConstraints = np.linalg.LinAlgError
 
-_PLANTS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
-_KEYS = itertools.count(1)
+
+def frame_array(model, frame: str) -> np.ndarray:
+    """A frame array (F_*) of a named frame of ``model``."""
+    body, X = model.frame_placement(frame)
+    F = np.zeros(FWORK)
+    F[F_BODY] = body
+    F[F_XR : F_XR + 9] = np.asarray(X, dtype=float)[:3, :3].ravel()
+    F[F_XP : F_XP + 3] = np.asarray(X, dtype=float)[:3, 3]
+    return F
 
 
-def register(plant) -> int:
-    """A key under which compiled code finds ``plant`` for its impacts (held weakly)."""
-    key = next(_KEYS)
-    _PLANTS[key] = plant
-    return key
+def frame_pose_at(model, q: np.ndarray, frame: str) -> np.ndarray:
+    """World pose of a named frame of ``model`` at q, as the plant's ``frame_pose`` computes it
+    (``frame_kinematics``: the kernel a cell run has loaded anyway)."""
+    F, zero = frame_array(model, frame), np.zeros(model.nq)
+    frame_kinematics(kernel_data(model).D, np.zeros((model.nq, GWORK)), F,
+                     np.ascontiguousarray(q, dtype=float), zero, zero)
+    return F[F_T : F_T + 16].reshape(4, 4).copy()
 
 
-def plastic_impact(key: int, q: np.ndarray, qd: np.ndarray) -> None:
-    """q̇ ← q̇⁺ of a plastic impact closing the contact (dynamics.impact_velocity, e = 0)."""
-    plant = _PLANTS[int(key)]
-    qd[:] = dyn.impact_velocity(plant.model, q, qd, plant._touching)[0]
+@entry_point
+def impact(c, q, qd):
+    """q̇ ← q̇⁺ of a plastic impact closing the contact: A q̇⁺ = 0 over the grasps and the surface
+    (dynamics.constrained_mass, e = 0; the impulse into the touching set's λ)."""
+    if not plastic_impact_pass(c[C_D], q, qd, c[C_TOUCHING], c[C_BODY_WORK], c[C_TOUCH_WORK],
+                               c[C_TOUCH_LAM]):
+        raise SingularConstraints("A M⁻¹ Aᵀ is singular at the impact: the constraint rows are "
+                                  "dependent at this configuration")
 
 
-@njit(cache=True)
-def impact(key, q, qd):
-    """``plastic_impact`` from compiled code (Python: the package's impact, one per contact)."""
-    with objmode():
-        plastic_impact(key, q, qd)
-
-
-@njit(cache=True)
+@entry_point
 def acceleration(c, q, qd, tau, out):
     """q̈ of M q̈ + b = [τ; 0] + Aᵀλ, A q̈ + Ȧq̇ + 2αAq̇ + β²φ = 0 over the grasps (and the surface
     while touching) (Kim 67–69); λ into c's λ, zero past the active rows."""
@@ -79,8 +90,8 @@ def acceleration(c, q, qd, tau, out):
         packed, rows, lam_x = c[C_TOUCHING], c[C_TOUCH_WORK], c[C_TOUCH_LAM]
     else:
         packed, rows, lam_x = c[C_FREE], c[C_FREE_WORK], c[C_FREE_LAM]
-    if not constrained_pass(c[C_D], c[C_GRAVITY], S[S_ALPHA], S[S_BETA], q, qd, out, full,
-                            c[C_NONE], c[C_FEXT], packed, c[C_BODY_WORK], rows, lam_x):
+    if not constrained_mass_pass(c[C_D], c[C_GRAVITY], S[S_ALPHA], S[S_BETA], q, qd, out, full,
+                                 c[C_FEXT], packed, c[C_BODY_WORK], rows, lam_x):
         raise SingularConstraints("A M⁻¹ Aᵀ is singular: the constraint rows are dependent at "
                                   "this configuration")
     lam = c[C_LAM]
@@ -88,7 +99,7 @@ def acceleration(c, q, qd, tau, out):
         lam[i] = lam_x[i] if i < lam_x.shape[0] else 0.0
 
 
-@njit(cache=True)
+@entry_point
 def update_contact_mode(c, q, qd, tau, known):
     """Close the contact with a plastic impact when E arrives (φ ≤ 0, n·v_E ≤ 0); open it when
     λ would pull (a surface only pushes). ``known``: X_A1 and λ already hold q̈ and λ at (q, q̇,
@@ -103,7 +114,7 @@ def update_contact_mode(c, q, qd, tau, known):
             approach += A[0, j] * qd[j]
         if phi[0] > 0.0 or approach > 0.0:
             return known
-        impact(S[S_KEY], q, qd)
+        impact(c, q, qd)
         S[S_CONTACT] = 1.0
         known = False
     if not known:
@@ -115,7 +126,7 @@ def update_contact_mode(c, q, qd, tau, known):
     return True
 
 
-@njit(cache=True)
+@entry_point
 def rk4_step(c, q, qd, tau, known):
     """Classical fourth-order Runge–Kutta on x = (q, q̇) under the held τ (Huo's integrator);
     ``known``: the first stage's q̈ is already in X_A1."""
@@ -143,7 +154,7 @@ def rk4_step(c, q, qd, tau, known):
         qd[i] = qd[i] + h / 6.0 * (a1[i] + 2.0 * a2[i] + 2.0 * a3[i] + a4[i])
 
 
-@njit(cache=True)
+@entry_point
 def hold(c, q, qd, tau, steps, known):
     """``steps`` physics steps under the held (saturated) arm torques: contact mode, then RK4;
     the time in c's scalars advances by repeated addition of the step, as the plant's does.
@@ -157,32 +168,45 @@ def hold(c, q, qd, tau, steps, known):
         S[S_T] += S[S_DT]
 
 
-@njit(cache=True)
+@entry_point
 def evaluate(c, q, qd, tau, applied, saturated, qdd):
     """q̈ and λ at (q, q̇) under τ saturated into ``applied`` (what a torque does right away)."""
     PK.saturate(c[C_JOINTS], c[C_SETTINGS], tau, applied, saturated)
     acceleration(c, q, qd, applied, qdd)
 
 
-@njit(cache=True)
-def frame_pose(D, A, q, qd):
-    """T = T_{0,b}(q) X of the frame in the task array A, into A[TK_T] (kernels_task's
-    frame_kinematics; its J and J̇q̇ stay in A)."""
-    n = q.shape[0]
-    KT.frame_kinematics(D, A, int(A[KT.TK_SCALAR, KT.TS_BODY]), q, qd,
-                        A[KT.TK_T : KT.TK_T + 4, :4], A[KT.TK_J6 : KT.TK_J6 + 6, :n], A[KT.TK_SIX])
+@entry_point
+def frame_from_rows(D, G, F, qdd):
+    """World pose T = T_{0,b} X and classical acceleration (ω̇; p̈) = J q̈ + J̇q̇ (world axes, Craig
+    §5.9) of the frame in F, from ``body_motion``'s rows G at (q, q̇) (J̇q̇: its q̈ = 0 part)."""
+    R, p, acc = F[F_R : F_R + 9], F[F_P : F_P + 3], F[F_ACC : F_ACC + 6]
+    body = int(F[F_BODY])
+    frame_state(G, body, F[F_XR : F_XR + 9], F[F_XP : F_XP + 3], R, p, acc)
+    j = body
+    while j >= 0:  # + Σ_j (ω_j, v_j + ω_j × p) q̈_j over the chain (the Jacobian's columns)
+        xi = G[j, G_S : G_S + 6]
+        a = qdd[j]
+        acc[0] += xi[0] * a
+        acc[1] += xi[1] * a
+        acc[2] += xi[2] * a
+        acc[3] += (xi[3] + xi[1] * p[2] - xi[2] * p[1]) * a
+        acc[4] += (xi[4] + xi[2] * p[0] - xi[0] * p[2]) * a
+        acc[5] += (xi[5] + xi[0] * p[1] - xi[1] * p[0]) * a
+        j = int(D[j, K.PARENT])
+    T = F[F_T : F_T + 16]
+    for r in range(3):
+        for k in range(3):
+            T[4 * r + k] = R[3 * r + k]
+        T[4 * r + 3] = p[r]
+        T[12 + r] = 0.0
+    T[15] = 1.0
 
 
-@njit(cache=True)
-def frame_acceleration(D, A, q, qd, qdd, out):
-    """(ω̇, a) = J q̈ + J̇q̇ of the frame in A, world axes (Craig §5.9, the classical acceleration)."""
-    n = q.shape[0]
-    frame_pose(D, A, q, qd)
-    for r in range(6):
-        acc = 0.0
-        for j in range(n):
-            acc += A[KT.TK_J6 + r, j] * qdd[j]
-        out[r] = acc + A[KT.TK_SIX, r]
+@entry_point
+def frame_kinematics(D, G, F, q, qd, qdd):
+    """``frame_from_rows`` at (q, q̇, q̈): the frame's pose and classical acceleration into F."""
+    body_motion(D, q, qd, G)
+    frame_from_rows(D, G, F, qdd)
 
 
 @njit(cache=True)
@@ -197,19 +221,21 @@ def pressing_forces(F, mass, accel, gravity, normal, shares, out):
                    + (F[i, 2] - s * i2) * normal[2])
 
 
-@njit(cache=True)
-def log_forces(c, q, qd, qdd, shares, mass, normal, F, acc, p):
-    """λ_E (0 off the plane) and each arm's pressing force p_i at the last evaluated q̈ and λ."""
+@entry_point
+def log_forces(c, qdd, shares, mass, normal, F, p):
+    """λ_E (0 off the plane) and each arm's pressing force p_i at the last evaluated q̈ and λ,
+    ``body_motion``'s rows at (q, q̇) in c's row workspace."""
     lam = c[C_LAM]
     for i in range(F.shape[0]):
         for k in range(3):
             F[i, k] = -lam[6 * i + 3 + k]  # f_i: the force arm i exerts on the object
-    frame_acceleration(c[C_D], c[C_COM_FRAME], q, qd, qdd, acc)
-    pressing_forces(F, mass, acc[3:6], c[C_GRAVITY], normal, shares, p)
+    com = c[C_COM_FRAME]
+    frame_from_rows(c[C_D], c[C_ROW_WORK], com, qdd)
+    pressing_forces(F, mass, com[F_ACC + 3 : F_ACC + 6], c[C_GRAVITY], normal, shares, p)
     return lam[lam.shape[0] - 1] if c[C_S][S_CONTACT] > 0.0 else 0.0
 
 
-@njit(cache=True)
+@entry_point
 def run_cell_periods(k0, k1, steps, tick_ns, substeps, c, state, noise, sigma, law, path,
                      q_hold, f_d, shares, mass, normal, work, F, t_log, q_log, tau_log, e_log,
                      lam_log, p_log):
@@ -226,7 +252,7 @@ def run_cell_periods(k0, k1, steps, tick_ns, substeps, c, state, noise, sigma, l
     na = q_hold.shape[0]
     qm, qdm, tau, applied, sat, zero = work[0], work[1], work[2], work[3], work[4], work[5]
     pose = O[KT.TK_POSE : KT.TK_POSE + 4, :4]
-    acc = np.empty(6)
+    D, G, E = c[C_D], c[C_ROW_WORK], c[C_CONTACT_FRAME]
     for k in range(k0, k1):
         t = k * tick_ns * 1e-9
         PK.sense(na, q, qd, sigma, noise[k - k0], qm, qdm)
@@ -234,14 +260,13 @@ def run_cell_periods(k0, k1, steps, tick_ns, substeps, c, state, noise, sigma, l
         load_sharing_torque(Ds, As, O, starts, fractions, f_d, qm, qdm, q_hold, zero, zero, tau)
         if not PK.all_finite(tau):
             return -2 - k
-        E = c[C_CONTACT_FRAME]
-        frame_pose(c[C_D], E, q, qd)
-        KT.task_error(E[KT.TK_T : KT.TK_T + 4, :4], pose, 6, e_log[k])
+        frame_kinematics(D, G, E, q, qd, qdd)  # G: (q, q̇)'s rows for log_forces too
+        KT.task_error(E[F_T : F_T + 16].reshape((4, 4)), pose, 6, e_log[k])
         evaluate(c, q, qd, tau, applied, sat, qdd)
         t_log[k] = t
         for i in range(na):
             q_log[k, i] = q[i]
-        lam_log[k] = log_forces(c, q, qd, qdd, shares, mass, normal, F, acc, p_log[k])
+        lam_log[k] = log_forces(c, qdd, shares, mass, normal, F, p_log[k])
         PK.saturate(c[C_JOINTS], c[C_SETTINGS], tau, applied, sat)
         for i in range(na):
             tau_log[k, i] = applied[i]

@@ -33,7 +33,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from robot_control import dynamics as dyn
 from robot_control.control import kernels_task as KT
 from robot_control.control.base import NonFiniteOutput, Reference, State
 from robot_control.control.compiled import task_inputs, vector
@@ -224,7 +223,7 @@ def initial_contact_pose(sc: CellScenario) -> Array:
     model = closed_chain_model(sc.cell)
     q = np.zeros(model.nq)
     q[sc.cell.nq:] = object_coordinates(sc.object_pose)
-    return dyn.frame_placement(model, q, "contact")
+    return CK.frame_pose_at(model, q, "contact")
 
 
 def cell_path(sc: CellScenario, start: Array) -> CartesianPath:
