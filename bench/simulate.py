@@ -134,8 +134,7 @@ def fresh_process_factor(scenario: str) -> float:
 
 
 def bundled_scenarios() -> list[str]:
-    return sorted(p.stem for p in (ROOT / "config" / "scenarios").glob("*.yaml")
-                  if not p.stem.startswith("identification"))
+    return sorted(p.stem for p in (ROOT / "config" / "scenarios").glob("*.yaml"))
 
 
 def scenario_table(repeat: int, only: str = "") -> list[dict]:
