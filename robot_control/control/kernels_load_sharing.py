@@ -17,12 +17,11 @@ import numpy as np
 from numba import njit
 
 from robot_control.control import kernels_task as KT
+from robot_control.control.kernels_svd import jacobi_svd
 from robot_control.dynamics import kernels as K
 
 #: task rows of a pose task: linear, then angular rows of the (ω; v) Jacobian
 POSE_ROWS = (3, 4, 5, 0, 1, 2)
-#: cyclic Jacobi sweeps at most (a 3 × 3 converges quadratically, in three or four)
-JACOBI_SWEEPS = 12
 
 
 def task_array(model, frame: str) -> np.ndarray:
@@ -36,73 +35,38 @@ def task_array(model, frame: str) -> np.ndarray:
     return A
 
 
-@njit(cache=True, inline="always")
-def jacobi_rotation(B, V, p, q):
-    """B ← JᵀBJ with J the rotation in plane (p, q) that zeroes B_pq, V ← VJ (Golub–Van Loan
-    Alg. 8.5.1, sym.schur2); B symmetric 3 × 3, row-major."""
-    bpq = B[3 * p + q]
-    if bpq == 0.0:
-        return
-    tau = (B[4 * q] - B[4 * p]) / (2.0 * bpq)
-    t = 1.0 / (tau + np.sqrt(1.0 + tau * tau)) if tau >= 0.0 else \
-        -1.0 / (-tau + np.sqrt(1.0 + tau * tau))
-    c = 1.0 / np.sqrt(1.0 + t * t)
-    s = t * c
-    for k in range(3):
-        bkp, bkq = B[3 * k + p], B[3 * k + q]
-        B[3 * k + p] = c * bkp - s * bkq
-        B[3 * k + q] = s * bkp + c * bkq
-        vkp, vkq = V[3 * k + p], V[3 * k + q]
-        V[3 * k + p] = c * vkp - s * vkq
-        V[3 * k + q] = s * vkp + c * vkq
-    for k in range(3):
-        bpk, bqk = B[3 * p + k], B[3 * q + k]
-        B[3 * p + k] = c * bpk - s * bqk
-        B[3 * q + k] = s * bpk + c * bqk
-    B[3 * p + q] = 0.0
-    B[3 * q + p] = 0.0
-
-
 @njit(cache=True)
 def average_pose(As, T, work):
     """T: mean position of the arms' T_E, rotation nearest the sum S of theirs (Huo 3.13 ③):
-    U diag(1, 1, sgn det UVᵀ) Vᵀ of S = UΣVᵀ, with V and Σ² from SᵀS by cyclic Jacobi rotations
-    (Golub–Van Loan §8.5) and U's columns S v_i / σ_i for the two largest σ_i, the third their
-    cross product. ``work``: 3 × 9 scratch (S, SᵀS and V, row-major)."""
+    U diag(1, 1, sgn det UVᵀ) Vᵀ of S = UΣVᵀ (one-sided Jacobi, control.kernels_svd), U's columns
+    w_i / σ_i for the two largest σ_i and the third their cross product, as V's. ``work``: 2 × 9
+    scratch (W = UΣ and V, row-major)."""
     m = len(As)
-    S, B, V = work[0, :9], work[1, :9], work[2, :9]
+    W, V = work[0, :9].reshape((3, 3)), work[1, :9].reshape((3, 3))
     for r in range(3):
         for c in range(3):
             acc = 0.0
             for i in range(m):
                 acc += As[i][KT.TK_T + r, c]
-            S[3 * r + c] = acc
-    for r in range(3):
-        for c in range(3):
-            B[3 * r + c] = S[r] * S[c] + S[3 + r] * S[3 + c] + S[6 + r] * S[6 + c]
-            V[3 * r + c] = 1.0 if r == c else 0.0
-    for _ in range(JACOBI_SWEEPS):
-        off = B[1] * B[1] + B[2] * B[2] + B[5] * B[5]
-        if not off > 1e-34 * (B[0] * B[0] + B[4] * B[4] + B[8] * B[8]):
-            break
-        for p, q in ((0, 1), (0, 2), (1, 2)):
-            jacobi_rotation(B, V, p, q)
-    k3 = 0  # the smallest σ² last; its direction's sign is the one det(UVᵀ) decides
+            W[r, c] = acc
+    jacobi_svd(W, V)
+    sq = (W[0, 0] ** 2 + W[1, 0] ** 2 + W[2, 0] ** 2, W[0, 1] ** 2 + W[1, 1] ** 2 + W[2, 1] ** 2,
+          W[0, 2] ** 2 + W[1, 2] ** 2 + W[2, 2] ** 2)
+    k3 = 0  # the smallest σ last; its direction's sign is the one det(UVᵀ) decides
     for k in range(1, 3):
-        if B[4 * k] < B[4 * k3]:
+        if sq[k] < sq[k3]:
             k3 = k
     k1, k2 = (1, 2) if k3 == 0 else ((0, 2) if k3 == 1 else (0, 1))
-    s1, s2 = np.sqrt(B[4 * k1]), np.sqrt(B[4 * k2])
-    u = work[1, :6]  # u1, u2 over SᵀS (its diagonal already read)
-    for r in range(3):
-        u[r] = (S[3 * r] * V[k1] + S[3 * r + 1] * V[3 + k1] + S[3 * r + 2] * V[6 + k1]) / s1
-        u[3 + r] = (S[3 * r] * V[k2] + S[3 * r + 1] * V[3 + k2] + S[3 * r + 2] * V[6 + k2]) / s2
-    u3 = (u[1] * u[5] - u[2] * u[4], u[2] * u[3] - u[0] * u[5], u[0] * u[4] - u[1] * u[3])
-    v3 = (V[3 + k1] * V[6 + k2] - V[6 + k1] * V[3 + k2], V[6 + k1] * V[k2] - V[k1] * V[6 + k2],
-          V[k1] * V[3 + k2] - V[3 + k1] * V[k2])
+    s1, s2 = np.sqrt(sq[k1]), np.sqrt(sq[k2])
+    u1 = (W[0, k1] / s1, W[1, k1] / s1, W[2, k1] / s1)
+    u2 = (W[0, k2] / s2, W[1, k2] / s2, W[2, k2] / s2)
+    u3 = (u1[1] * u2[2] - u1[2] * u2[1], u1[2] * u2[0] - u1[0] * u2[2],
+          u1[0] * u2[1] - u1[1] * u2[0])
+    v3 = (V[1, k1] * V[2, k2] - V[2, k1] * V[1, k2], V[2, k1] * V[0, k2] - V[0, k1] * V[2, k2],
+          V[0, k1] * V[1, k2] - V[1, k1] * V[0, k2])
     for r in range(3):
         for c in range(3):
-            T[r, c] = u[r] * V[3 * c + k1] + u[3 + r] * V[3 * c + k2] + u3[r] * v3[c]
+            T[r, c] = u1[r] * V[c, k1] + u2[r] * V[c, k2] + u3[r] * v3[c]
         acc = 0.0
         for i in range(m):
             acc += As[i][KT.TK_T + r, 3]
@@ -129,7 +93,7 @@ def object_motion(Ds, As, O, starts, q, qd, q_d, qd_d, qdd_d):
     for i in range(m):
         s0, s1 = starts[i], starts[i + 1]
         arm_kinematics(Ds[i], As[i], q[s0:s1], qd[s0:s1])
-    average_pose(As, O[KT.TK_T : KT.TK_T + 4, :4], O[KT.TK_QR : KT.TK_QR + 3])
+    average_pose(As, O[KT.TK_T : KT.TK_T + 4, :4], O[KT.TK_QR : KT.TK_QR + 2])
     for r in range(6):
         acc = 0.0
         for i in range(m):

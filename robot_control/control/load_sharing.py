@@ -52,7 +52,7 @@ def average_pose(poses) -> Array:
     for A, T in zip(As, poses):
         A[KT.TK_T : KT.TK_T + 4] = T
     out = np.empty((4, 4))
-    LS.average_pose(As, out, np.empty((3, 9)))
+    LS.average_pose(As, out, np.empty((2, 9)))
     return out
 
 
@@ -151,7 +151,7 @@ class LoadSharing(Controller):
         for D, A, s in zip(cfg.data, cfg.tasks, cfg.slices):
             LS.arm_kinematics(D, A, vector(state.q[s]), vector(state.qd[s]))
         T = np.empty((4, 4))
-        LS.average_pose(cfg.tasks, T, np.empty((3, 9)))
+        LS.average_pose(cfg.tasks, T, np.empty((2, 9)))
         return T, np.mean([A[KT.TK_X, :6] for A in cfg.tasks], axis=0)
 
     def compute(self, t: float, state: State, reference: Reference) -> Array:

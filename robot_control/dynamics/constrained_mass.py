@@ -75,16 +75,7 @@ def composite_mass(P, G, M):
     n = P.shape[0]
     for i in range(n):
         KW.world_inertia(P, i, G)
-    F = G[0, X_TMP : X_TMP + 6]
-    for j in range(n - 1, -1, -1):
-        Sj = G[j, G_S : G_S + 6]
-        KW.inertia_times(G, j, Sj, F)
-        M[j, j] = K.dot6(Sj, F)
-        i = int(P[j, K.PARENT])
-        while i >= 0:
-            M[j, i] = K.dot6(G[i, G_S : G_S + 6], F)
-            i = int(P[i, K.PARENT])
-        KW.add_to_parent_composite(P, j, G, False)
+    KW.composite_columns(P, G, G[0, X_TMP : X_TMP + 6], M, False)  # G_S is kernels_world's O_S
 
 
 @K.entry_point

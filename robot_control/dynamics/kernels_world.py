@@ -254,15 +254,24 @@ def crba_world(P, q, W, M):
         world_pose(P, i, q, W, R, p)
         world_screw(P, i, W)
         world_inertia(P, i, W)
-    for j in range(n - 1, -1, -1):
+    composite_columns(P, W, F, M, True)
+
+
+@njit(cache=_CACHE)
+def composite_columns(P, W, F, M, symmetric):
+    """M_ij = S_iᵀ Ic_j S_j for j and each ancestor i, leaves to root, accumulating the composite
+    inertias (RBDA §6.2) from the bodies' world screws and inertias in W; F is 6-vector scratch.
+    Writes M[j, i] (the lower triangle), and M[i, j] too if ``symmetric``."""
+    for j in range(P.shape[0] - 1, -1, -1):
         Sj = W[j, O_S : O_S + 6]
         inertia_times(W, j, Sj, F)
         M[j, j] = dot6(Sj, F)
         i = int(P[j, PARENT])
         while i >= 0:
             m = dot6(W[i, O_S : O_S + 6], F)
-            M[i, j] = m
             M[j, i] = m
+            if symmetric:
+                M[i, j] = m
             i = int(P[i, PARENT])
         add_to_parent_composite(P, j, W, False)
 
