@@ -47,7 +47,11 @@ def ros2_suite(checkout: Path, domain: int) -> Suite:
             Endless(ENV + r"ros2 launch\b", ACTIVE),
             Endless(ENV + r"robot-control launch\b(?!.*--duration)", ACTIVE,
                     after_stop=rf"^{re.escape(LAUNCH_OK)}\Z"),
-            Endless(ENV + r"ros2 topic echo\b(?!.*--once)", r"^---$", stopped_codes=CTRL_C),
+            # settle: a latched topic (/rosout) delivers its kept lines in one burst; a Ctrl-C
+            # landing while rclpy converts one of them becomes pybind11's "Unable to convert call
+            # argument to Python object" and exit 1 (rclpy's take, not the stack)
+            Endless(ENV + r"ros2 topic echo\b(?!.*--once)", r"^---$", settle_s=1.5,
+                    stopped_codes=CTRL_C),
             Endless(ENV + r"ros2 topic hz\b", r"average rate", stopped_codes=CTRL_C),
             Endless(ENV + r"ros2 bag record\b", r"Subscribed to topic|Recording\.\.\.",
                     settle_s=2.0, stopped_codes=CTRL_C),
