@@ -130,7 +130,8 @@ def notice_if_slow(what: str, delay_s: float = 1.0, stream=None) -> Iterator[Non
 
 @contextlib.contextmanager
 def compiling(kernel: str) -> Iterator[None]:
-    """Hold the machine-wide lock of one kernel while its first call compiles or loads it."""
+    """Hold the machine-wide lock of one kernel while its first call compiles or loads it; once
+    it returns, the cache holds the kernel (:func:`is_compiled`)."""
     if CACHE_DIR is None:
         yield
         return
@@ -139,5 +140,12 @@ def compiling(kernel: str) -> Iterator[None]:
         fcntl.flock(fh, fcntl.LOCK_EX)
         try:
             yield
+            (CACHE_DIR / f"{kernel}.compiled").touch()
         finally:
             fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def is_compiled(kernel: str) -> bool:
+    """Whether a call under :func:`compiling` of this name has filled the cache (of these kernel
+    sources: the folder changes with them), so a new process only loads it."""
+    return CACHE_DIR is not None and (CACHE_DIR / f"{kernel}.compiled").exists()

@@ -30,8 +30,9 @@ from robot_control.control.parameters import ParameterError as LawParameterError
 from robot_control.control.registry import create
 from robot_control.control.requirements import refusal
 from robot_control.control.tuning import derived_law_parameters
-from robot_control.nodes.common import warm_up
+from robot_control.dynamics.compile_cache import CACHE_DIR, is_compiled
 from robot_control.nodes.health import ERROR, OK
+from robot_control.nodes.law_compiler import compile_law, kernel_name, start_background
 from robot_control.nodes.validation import IMPLAUSIBLE_FACTOR, Plausible
 
 #: the status is ERROR this long (s) after a command the plant rejects
@@ -73,14 +74,16 @@ class LawHost:
             raise ParameterError(f"unknown controller '{self.name}'; available: "
                                  + ", ".join(laws))
         self.precompile = node.declare_parameter(
-            "precompile_laws", True, "configure compiles (or loads) every law offered, so a "
-            "swap is instant; false: only the selected one (a swap to another is then made on "
-            "a worker thread, and takes over once it is ready)", read_only=True)
+            "precompile_laws", True, "configure loads every law offered that the compile cache "
+            "holds, so a swap is instant, and compiles the others in a background process; "
+            "false: only the selected one (a swap to another is then made on a worker thread, "
+            "and takes over once it is ready)", read_only=True)
         self.precompile_budget = node.declare_parameter(
-            "precompile_budget", 20.0, "s configure may spend on the laws not selected (a large "
-            "model's warm-up is numeric work, not compiling); the rest are made at their swap",
+            "precompile_budget", 20.0, "s configure may spend loading the laws not selected (a "
+            "large model's warm-up is numeric work); the rest are made at their swap",
             floating_point_range=(0.0, 3600.0), read_only=True)
         self.warmed: set[str] = set()  # laws whose update is compiled in this process
+        self.compiler = None  # the background process compiling the other laws (law_compiler)
         self.law = None  # made by configure()
         self.takeover: str | None = None  # "activate", "swap" or "gains": see _take_over
         self.last_tau = np.zeros(self.n)
@@ -147,50 +150,50 @@ class LawHost:
 
     def configure(self) -> None:
         """Make the selected law from the parameters and compile its update (CONFIGURE_ERRORS
-        if the law refuses them); with ``precompile_laws`` the other laws' updates too, so that
-        a swap (a parameter callback, in the loop's thread) never waits for a compiler."""
+        if the law refuses them); with ``precompile_laws`` load the other laws the cache holds
+        too, so that a swap (a parameter callback, in the loop's thread) never waits for a
+        compiler, and compile the rest in a background process (nodes/law_compiler.py)."""
         self.name = self.selected
         self.law = self._make_law(self.name, self._law_params(self.name))
         self.checked = False
         self.pending, self._incoming = None, None
         self._warm_up(self.law, self.name)
+        if not self.precompile or self.terms is not None:
+            return  # model terms from the bus: the laws compile nothing of their own
         until = time.monotonic() + self.precompile_budget
-        for law in self.specs if self.precompile else ():
+        uncompiled: dict[str, dict] = {}
+        for law in self.specs:
             if law in self.warmed:
                 continue
-            if time.monotonic() > until:
-                self.log.info(f"precompile_budget of {self.precompile_budget:g} s spent: "
-                              f"{sorted(set(self.specs) - self.warmed)} are made at their swap")
-                break
+            params = self._law_params(law)
             try:
-                self._warm_up(self._make_law(law, self._law_params(law)), law)
+                made = self._make_law(law, params)
             except CONFIGURE_ERRORS as exc:  # its parameters need setting first: at its swap
                 self.log.debug(f"{law} not precompiled: {exc}")
+                continue
+            if CACHE_DIR is not None and not is_compiled(kernel_name(law)):
+                uncompiled[law] = params
+            elif time.monotonic() > until:
+                self.log.info(f"precompile_budget of {self.precompile_budget:g} s spent: "
+                              f"{law} and the laws after it are made at their swap")
+                break
+            else:
+                self._warm_up(made, law)
+        if uncompiled and (self.compiler is None or self.compiler.poll() is not None):
+            self.compiler = start_background(self.model, uncompiled)
+            self.log.info(f"compiling {sorted(uncompiled)} in the background (pid "
+                          f"{self.compiler.pid}, lowest priority); a swap to one of them before "
+                          "it is done compiles on the swap's worker thread")
 
     def clear(self) -> None:
         self.law = None
         self.name, self.pending, self._incoming = self.selected, None, None
 
     def _warm_up(self, law, name: str) -> None:
-        """One throw-away update: loading compiled kernels must not stall the first real tick
-        (Newton–Euler first, under its shared lock: the plant's hold needs it too)."""
+        """One throw-away update: loading compiled kernels must not stall the first real tick."""
         if self.terms is not None or name in self.warmed:
             return  # terms arrive from the bus, or compiled already: nothing to compile here
-        from robot_control import dynamics as dyn
-
-        q = np.clip(np.zeros(self.n), self.model.lower, self.model.upper)
-        zeros = np.zeros(self.n)
-        warm_up(self.log, "inverse_dynamics",
-                lambda: dyn.inverse_dynamics(self.model, q, zeros, zeros))
-
-        def update() -> None:
-            try:
-                law.update(0.0, State(0.0, q, zeros, wrench=np.zeros(6)), Reference(q))
-            except (ValueError, np.linalg.LinAlgError) as exc:
-                self.log.debug(f"warm-up skipped: {exc}")
-
-        warm_up(self.log, f"law.{name}", update)
-        law.reset()
+        compile_law(self.log, self.model, name, law)
         self.warmed.add(name)
 
     # ------------------------------------------------------------- parameters

@@ -1,0 +1,122 @@
+"""Compiling a controller's laws: the one it runs now, the others in a background process.
+
+A law's first update compiles its kernels (numba), seconds each on a fresh install; the kernels
+are then cached (dynamics.compile_cache) and a later process only loads them, in milliseconds.
+A controller offers every law so that a swap is instant, but compiling all of them in its
+configure made a fresh install's first start wait about a minute. So configure compiles the law
+it runs and loads the other laws already in the cache (compile_cache.is_compiled says which);
+the rest are compiled by one background process at the lowest CPU priority (SCHED_IDLE), which
+fills the cache while the stack runs. A swap to a law the cache does not hold yet is made on the
+swap's worker thread (law_host), as before.
+
+``python -m robot_control.nodes.law_compiler FILE`` is that background process: FILE holds the
+model and each law's parameters (a pickle this module wrote in a private temporary file; only
+this package's own processes read it).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+import pickle
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from robot_control.control.base import Reference, State
+from robot_control.control.registry import create
+from robot_control.nodes.common import warm_up
+
+#: one background compiler per cache: a second one would compile the same kernels again
+LOCK_NAME = "law_compiler.lock"
+
+
+def kernel_name(law: str) -> str:
+    """The name of a law's compile (its lock and its marker in the cache)."""
+    return f"law.{law}"
+
+
+def compile_law(log, model, law_name: str, law) -> None:
+    """One throw-away update of a configured law at the joint-range-clipped zero pose, so its
+    kernels are compiled (or loaded) now (Newton–Euler first, under its shared lock: the plant's
+    hold needs it too); the law is reset afterwards."""
+    from robot_control import dynamics as dyn
+
+    n = model.nq
+    q = np.clip(np.zeros(n), model.lower, model.upper)
+    zeros = np.zeros(n)
+    warm_up(log, "inverse_dynamics", lambda: dyn.inverse_dynamics(model, q, zeros, zeros))
+
+    def update() -> None:
+        try:
+            law.update(0.0, State(0.0, q, zeros, wrench=np.zeros(6)), Reference(q))
+        except (ValueError, np.linalg.LinAlgError) as exc:
+            log.debug(f"warm-up skipped: {exc}")
+
+    warm_up(log, kernel_name(law_name), update)
+    law.reset()
+
+
+def start_background(model, laws: dict[str, dict]) -> subprocess.Popen | None:
+    """Start the background compiler of ``laws`` (name → parameters) for ``model``, at SCHED_IDLE
+    (nice 19 where that is refused); None where there is no writable cache to fill."""
+    from robot_control.dynamics.compile_cache import CACHE_DIR
+
+    if CACHE_DIR is None or not laws:
+        return None
+    fd, path = tempfile.mkstemp(prefix="robot_control_laws_", suffix=".pickle")
+    with os.fdopen(fd, "wb") as fh:
+        pickle.dump({"model": model, "laws": laws}, fh)
+    proc = subprocess.Popen([sys.executable, "-m", __name__, path], stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)  # a Ctrl-C of the stack leaves it to finish
+    lowest_priority(proc.pid)  # it inherits a real-time loop's SCHED_FIFO otherwise
+    return proc
+
+
+def lowest_priority(pid: int) -> None:
+    """SCHED_IDLE for the process (it runs only when no other thread wants the CPU), else nice 19."""
+    try:
+        os.sched_setscheduler(pid, os.SCHED_IDLE, os.sched_param(0))
+    except (AttributeError, OSError):
+        try:
+            os.setpriority(os.PRIO_PROCESS, pid, 19)
+        except OSError:
+            pass
+
+
+def compile_laws(path: Path) -> int:
+    """The background process: compile each law in the file (unless the cache holds it already),
+    holding the cache's compiler lock; 0 also when another compiler holds it (it does the work)."""
+    from robot_control.dynamics.compile_cache import CACHE_DIR, is_compiled
+
+    lowest_priority(0)
+    with open(path, "rb") as fh:
+        job = pickle.load(fh)
+    path.unlink(missing_ok=True)
+    log = logging.getLogger("law_compiler")
+    if CACHE_DIR is None:
+        return 0
+    with open(CACHE_DIR / LOCK_NAME, "a") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return 0
+        for name, params in job["laws"].items():
+            if is_compiled(kernel_name(name)):
+                continue
+            try:
+                law = create(name)
+                law.configure(job["model"], params)
+                compile_law(log, job["model"], name, law)
+            except Exception as exc:  # noqa: BLE001 - a law that cannot warm is made at its swap
+                log.warning(f"{name} not compiled: {exc}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(compile_laws(Path(sys.argv[1])))
