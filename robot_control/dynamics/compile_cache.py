@@ -129,15 +129,17 @@ def notice_if_slow(what: str, delay_s: float = 1.0, stream=None) -> Iterator[Non
 
 
 @contextlib.contextmanager
-def compiling(kernel: str) -> Iterator[None]:
-    """Hold the machine-wide lock of one kernel while its first call compiles or loads it; once
-    it returns, the cache holds the kernel (:func:`is_compiled`)."""
+def compiling(kernel: str, wait: bool = True) -> Iterator[None]:
+    """Hold the machine-wide lock of one kernel while its first call compiles or loads it (with
+    ``wait`` false, compile alongside whoever holds it); once it returns, the cache holds the
+    kernel (:func:`is_compiled`)."""
     if CACHE_DIR is None:
         yield
         return
     lock = CACHE_DIR / f"{kernel}.lock"
     with open(lock, "a") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
+        if wait:
+            fcntl.flock(fh, fcntl.LOCK_EX)
         try:
             yield
             (CACHE_DIR / f"{kernel}.compiled").touch()

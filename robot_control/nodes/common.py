@@ -193,13 +193,14 @@ class ErrorStatistics:
         return out
 
 
-def warm_up(log, kernel: str, call: Callable[[], object]) -> None:
+def warm_up(log, kernel: str, call: Callable[[], object], wait: bool = True) -> None:
     """Run ``call`` once so the kernels it needs are compiled (or loaded from the cache) now,
-    holding the machine-wide lock of ``kernel``: nodes starting together compile it once."""
+    holding the machine-wide lock of ``kernel``: nodes starting together compile it once (a
+    lowest-priority process passes ``wait=False``: nobody may wait for it)."""
     from robot_control.dynamics.compile_cache import compiling
 
     start = time.perf_counter()
-    with compiling(kernel):
+    with compiling(kernel, wait):
         call()
     log.debug(f"{kernel} ready in {time.perf_counter() - start:.2f} s")
 

@@ -6,8 +6,9 @@ A controller offers every law so that a swap is instant, but compiling all of th
 configure made a fresh install's first start wait about a minute. So configure compiles the law
 it runs and loads the other laws already in the cache (compile_cache.is_compiled says which);
 the rest are compiled by one background process at the lowest CPU priority (SCHED_IDLE), which
-fills the cache while the stack runs. A swap to a law the cache does not hold yet is made on the
-swap's worker thread (law_host), as before.
+fills the cache while the stack runs. It takes no kernel's lock: a node waiting for a process
+the scheduler starves would be a priority inversion (at worst both compile a law). A swap to a
+law the cache does not hold yet is made on the swap's worker thread (law_host), as before.
 
 ``python -m robot_control.nodes.law_compiler FILE`` is that background process: FILE holds the
 model and each law's parameters (a pickle this module wrote in a private temporary file; only
@@ -40,16 +41,16 @@ def kernel_name(law: str) -> str:
     return f"law.{law}"
 
 
-def compile_law(log, model, law_name: str, law) -> None:
+def compile_law(log, model, law_name: str, law, wait: bool = True) -> None:
     """One throw-away update of a configured law at the joint-range-clipped zero pose, so its
     kernels are compiled (or loaded) now (Newton–Euler first, under its shared lock: the plant's
-    hold needs it too); the law is reset afterwards."""
+    hold needs it too; ``wait``: see common.warm_up); the law is reset afterwards."""
     from robot_control import dynamics as dyn
 
     n = model.nq
     q = np.clip(np.zeros(n), model.lower, model.upper)
     zeros = np.zeros(n)
-    warm_up(log, "inverse_dynamics", lambda: dyn.inverse_dynamics(model, q, zeros, zeros))
+    warm_up(log, "inverse_dynamics", lambda: dyn.inverse_dynamics(model, q, zeros, zeros), wait)
 
     def update() -> None:
         try:
@@ -57,7 +58,7 @@ def compile_law(log, model, law_name: str, law) -> None:
         except (ValueError, np.linalg.LinAlgError) as exc:
             log.debug(f"warm-up skipped: {exc}")
 
-    warm_up(log, kernel_name(law_name), update)
+    warm_up(log, kernel_name(law_name), update, wait)
     law.reset()
 
 
@@ -112,7 +113,7 @@ def compile_laws(path: Path) -> int:
             try:
                 law = create(name)
                 law.configure(job["model"], params)
-                compile_law(log, job["model"], name, law)
+                compile_law(log, job["model"], name, law, wait=False)  # a node never waits
             except Exception as exc:  # noqa: BLE001 - a law that cannot warm is made at its swap
                 log.warning(f"{name} not compiled: {exc}")
     return 0
