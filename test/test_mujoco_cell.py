@@ -123,6 +123,9 @@ def test_the_bar_lands_without_rebound_and_lifts_off_when_pulled():
     result = run_cell(load_cell_scenario(doc))
     assert np.all(result.contact_force[5:] == 0.0)
     assert result.pose_error[-1, 2] < -1e-3
+    assert not result.contact_force.any()  # it never touched: no force share to measure
+    shares = result.summary["force_shares"]
+    assert all(v["measured_fraction_mean"] is None for v in shares.values()), shares  # not inf
 
 
 def test_same_commands_give_bit_identical_runs():

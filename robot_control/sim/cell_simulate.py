@@ -393,12 +393,15 @@ def summarise_cell(sc: CellScenario, t: Array, e: Array, lam: Array, f_d: Array,
     e_pos = np.linalg.norm(e[:, :3], axis=1)
     e_rot = np.linalg.norm(e[:, 3:], axis=1)
     force_error = f_d - lam
+    mean_normal = float(np.mean(lam))
     shares = {}
     for i, arm in enumerate(sc.cell.arms):
         prescribed = fractions[i] * f_d
         shares[arm.name] = {
             "prescribed_fraction": float(fractions[i]),
-            "measured_fraction_mean": float(np.mean(p[:, i]) / np.mean(lam)),
+            # no normal force over the run (the object never touched): no share to measure
+            "measured_fraction_mean": (float(np.mean(p[:, i]) / mean_normal)
+                                       if mean_normal != 0.0 else None),
             "prescribed_force_final": float(prescribed[-1]),
             "measured_force_final": float(p[-1, i]),
             "max_deviation": float(np.abs(p[:, i] - prescribed).max()),
