@@ -1,6 +1,6 @@
 """How many namespaced stacks one machine holds (issue 25): a fleet on one ROS domain.
 
-    python bench/fleet.py [--counts 1,2,4] [--rates 1000,500,250] [--duration S]
+    python bench/fleet.py [--counts 1,2,4] [--rates 1000,500,250] [--duration S] [--pin]
                           [--layout composed|processes] [--json FILE] [name:=value …]
 
 For every rate and stack count N, N ``robot-control launch namespace:=fleet<i> rate:=F
@@ -48,9 +48,16 @@ def fleet_env(domain: int) -> dict[str, str]:
             "ROBOT_CONTROL_BUS": "dds"}
 
 
+def pinned(i: int) -> list[str]:
+    """Stack i's launch argument putting its loop on one CPU of its own (round robin)."""
+    cpus = sorted(os.sched_getaffinity(0))
+    return [f"cpu_affinity:=[{cpus[i % len(cpus)]}]"]
+
+
 def run_fleet(count: int, rate: float, duration: float, layout: str, domain: int,
-              extra: list[str]) -> dict[str, object]:
-    """N stacks side by side; their summaries and the load around the run."""
+              extra: list[str], pin: bool = False) -> dict[str, object]:
+    """N stacks side by side (``pin``: stack i on CPU i mod the CPUs); their summaries and the
+    load around the run."""
     env = fleet_env(domain)
     with tempfile.TemporaryDirectory() as tmp:
         procs = []
@@ -59,7 +66,8 @@ def run_fleet(count: int, rate: float, duration: float, layout: str, domain: int
             out = Path(tmp) / f"fleet{i}.json"
             cmd = [sys.executable, "-m", "robot_control.cli", "launch", f"namespace:=fleet{i}",
                    f"rate:={rate:g}", f"composed:={'true' if layout == 'composed' else 'false'}",
-                   *extra, "--duration", str(duration), "--summary", str(out)]
+                   *extra, *(pinned(i) if pin else []), "--duration", str(duration),
+                   "--summary", str(out)]
             procs.append((out, subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL,
                                                 stderr=subprocess.DEVNULL)))
         codes = [p.wait(duration + 600) for _, p in procs]
@@ -148,6 +156,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", help="write every run's summaries here")
     parser.add_argument("--census", action="store_true",
                         help="instead: participants, endpoints and discovery time per stack count")
+    parser.add_argument("--pin", action="store_true",
+                        help="stack i's loop process on CPU i mod the CPUs (cpu_affinity)")
     parser.add_argument("extra", nargs="*", help="launch arguments for every stack (name:=value)")
     args = parser.parse_args(argv)
     counts = [int(c) for c in args.counts.split(",")]
@@ -165,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     runs, best = [], {}
     for rate in rates:
         for count in counts:
-            run = run_fleet(count, rate, args.duration, args.layout, domain, args.extra)
+            run = run_fleet(count, rate, args.duration, args.layout, domain, args.extra, args.pin)
             v = verdict(run)
             runs.append({**run, **v})
             if v["held"]:
@@ -179,7 +189,8 @@ def main(argv: list[str] | None = None) -> int:
     for rate in rates:
         allowed = MISSED_TARGET.get(rate, MISSED_TARGET_DEFAULT)
         print(f"{rate:g} Hz (≥ {100 * RATE_TARGET:g} % of the rate, missed ≤ {100 * allowed:g} %): "
-              f"{best.get(rate, 0)} stack(s) held, of {counts} tried ({args.layout})")
+              f"{best.get(rate, 0)} stack(s) held, of {counts} tried ({args.layout}"
+              + (", pinned)" if args.pin else ")"))
     if args.json:
         Path(args.json).write_text(json.dumps(runs, indent=2))
     return 0

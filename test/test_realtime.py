@@ -28,6 +28,10 @@ for _ in range(3):  # activated three times: the settings are applied (or refuse
     loop.start()
     loop.stop()
 print("status", loop.status(), flush=True)
+import os
+threads = [int(t) for t in os.listdir("/proc/self/task")]  # the DDS threads started earlier too
+print("threads", len(threads), "cpus", sorted({tuple(sorted(os.sched_getaffinity(t)))
+                                               for t in threads}), flush=True)
 node.shutdown()
 """
 
@@ -88,6 +92,8 @@ def test_permitted_settings_apply_to_the_process(env):
     assert out.returncode == 0, out.stderr
     assert "realtime_priority 40 (SCHED_FIFO) applied" in out.stderr, out.stderr
     assert "'realtime_priority': 40" in out.stdout and "'cpu_affinity': '0'" in out.stdout
+    threads = int(out.stdout.split("threads ")[1].split()[0])
+    assert threads > 1 and "cpus [(0,)]" in out.stdout, out.stdout  # every thread on CPU 0
 
 
 @pytest.mark.parametrize("param, reason", [

@@ -117,7 +117,7 @@ class LoopDiscipline:
     def _apply(self) -> None:
         if self.cpus:
             _attempt(self.log, "cpu_affinity", f"{sorted(self.cpus)}",
-                     lambda: os.sched_setaffinity(0, self.cpus))
+                     lambda: _affinity_every_thread(self.cpus))
         if self.lock_memory:
             _attempt(self.log, "lock_memory", "true", _lock_memory)
         if self.priority > 0:
@@ -156,6 +156,13 @@ def _attempt(log, name: str, value: str, apply) -> bool:
         return False
     log.info(f"{name} {value} applied")
     return True
+
+
+def _affinity_every_thread(cpus: set[int]) -> None:
+    """The CPU set for every thread of the process (sched_setaffinity(0) sets only the calling
+    thread's; the DDS threads started before the loop would stay anywhere)."""
+    for tid in sorted(int(t) for t in os.listdir("/proc/self/task")):
+        os.sched_setaffinity(tid, cpus)
 
 
 def _fifo_every_thread(priority: int) -> None:
