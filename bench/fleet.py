@@ -48,10 +48,11 @@ def fleet_env(domain: int) -> dict[str, str]:
             "ROBOT_CONTROL_BUS": "dds"}
 
 
-def pinned(i: int) -> list[str]:
-    """Stack i's launch argument putting its loop on one CPU of its own (round robin)."""
+def pinned(i: int):
+    """What runs stack i's launch on one CPU of its own (round robin), as ``taskset -c`` would:
+    its launcher, its nodes and their threads inherit the CPU set."""
     cpus = sorted(os.sched_getaffinity(0))
-    return [f"cpu_affinity:=[{cpus[i % len(cpus)]}]"]
+    return lambda: os.sched_setaffinity(0, {cpus[i % len(cpus)]})
 
 
 def run_fleet(count: int, rate: float, duration: float, layout: str, domain: int,
@@ -66,10 +67,10 @@ def run_fleet(count: int, rate: float, duration: float, layout: str, domain: int
             out = Path(tmp) / f"fleet{i}.json"
             cmd = [sys.executable, "-m", "robot_control.cli", "launch", f"namespace:=fleet{i}",
                    f"rate:={rate:g}", f"composed:={'true' if layout == 'composed' else 'false'}",
-                   *extra, *(pinned(i) if pin else []), "--duration", str(duration),
-                   "--summary", str(out)]
+                   *extra, "--duration", str(duration), "--summary", str(out)]
             procs.append((out, subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL,
-                                                stderr=subprocess.DEVNULL)))
+                                                stderr=subprocess.DEVNULL,
+                                                preexec_fn=pinned(i) if pin else None)))
         codes = [p.wait(duration + 600) for _, p in procs]
         load_end = os.getloadavg()[0]
         summaries = [json.loads(out.read_text()) if out.exists() else {} for out, _ in procs]
@@ -157,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--census", action="store_true",
                         help="instead: participants, endpoints and discovery time per stack count")
     parser.add_argument("--pin", action="store_true",
-                        help="stack i's loop process on CPU i mod the CPUs (cpu_affinity)")
+                        help="stack i's processes on CPU i mod the CPUs (as taskset -c)")
     parser.add_argument("extra", nargs="*", help="launch arguments for every stack (name:=value)")
     args = parser.parse_args(argv)
     counts = [int(c) for c in args.counts.split(",")]
