@@ -20,6 +20,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import minimize
 
+from robot_control.trajectory.excitation_cache import excitation_key
+from robot_control.trajectory.excitation_cache import load as load_coefficients
+from robot_control.trajectory.excitation_cache import store as store_coefficients
 from robot_control.trajectory.sampling import (
     F_DURATION,
     F_FREQ,
@@ -121,8 +124,31 @@ def optimise_excitation(model, q_start: ArrayLike, period: float = 10.0, harmoni
                         basis: str = "base", velocity_scale: float = 0.5,
                         max_acceleration: float | ArrayLike = 3.0, margin: float = 0.05,
                         samples: int = 60, seed: int = 0, maxiter: int = 20,
-                        cycles: float = 1.0) -> FourierExcitation:
-    """Fourier coefficients within the joint limits minimising cond(Ŷ) (Swevers; Huo 2.5).
+                        cycles: float = 1.0, cache: bool = True) -> FourierExcitation:
+    """The excitation of :func:`optimal_coefficients`, repeated ``cycles`` times; with ``cache``
+    the coefficients come from (or go to) the user cache (excitation_cache: bit-exact, keyed by
+    everything they depend on), since optimising costs seconds on a busy machine."""
+    n = model.nq
+    q_start = np.asarray(q_start, dtype=float).reshape(n)
+    settings = {"period": period, "harmonics": harmonics, "basis": basis,
+                "velocity_scale": velocity_scale, "max_acceleration": max_acceleration,
+                "margin": margin, "samples": samples, "seed": seed, "maxiter": maxiter}
+    key = excitation_key(model, q_start, settings) if cache else None
+    x = load_coefficients(key, n * 2 * int(harmonics)) if key is not None else None
+    if x is None:
+        x = optimal_coefficients(model, q_start, **settings)
+        if key is not None:
+            store_coefficients(key, x)
+    xj = x.reshape(n, -1)
+    a, b = xj[:, : xj.shape[1] // 2], xj[:, xj.shape[1] // 2 :]
+    return FourierExcitation(a, b, centre_for_start(a, b, q_start, period), period, cycles)
+
+
+def optimal_coefficients(model, q_start: Array, period: float, harmonics: int, basis: str,
+                         velocity_scale: float, max_acceleration: float | ArrayLike,
+                         margin: float, samples: int, seed: int, maxiter: int) -> Array:
+    """Fourier coefficients x = [a_1; b_1; …; a_n; b_n] within the joint limits minimising
+    cond(Ŷ) (Swevers; Huo 2.5).
 
     Limits: q within [lower + margin, upper − margin] (where finite), |q̇| ≤ velocity_scale ×
     the velocity limit, |q̈| ≤ max_acceleration, all on a grid of ``samples`` per period; start and
@@ -147,10 +173,6 @@ def optimise_excitation(model, q_start: ArrayLike, period: float = 10.0, harmoni
         raise ValueError("excitation: the start posture must lie inside the joint limits "
                          f"less the margin {margin}")
     mapping = parameter_basis(model, basis).regressor_map
-
-    def split(x: Array) -> tuple[Array, Array]:
-        xj = x.reshape(n, 2 * L)
-        return xj[:, :L], xj[:, L:]
 
     def cost(x: Array) -> float:
         X = x.reshape(n, 2 * L).T
@@ -190,9 +212,7 @@ def optimise_excitation(model, q_start: ArrayLike, period: float = 10.0, harmoni
             best, best_cost = x, c
     res = minimize(cost, best, method="SLSQP", constraints=constraints,
                    options={"maxiter": maxiter, "ftol": 1e-6})
-    x = res.x if res.fun <= best_cost and _feasible(G, E, res.x, g_lo, g_hi) else best
-    a, b = split(x)
-    return FourierExcitation(a, b, centre_for_start(a, b, q_start, period), period, cycles)
+    return res.x if res.fun <= best_cost and _feasible(G, E, res.x, g_lo, g_hi) else best
 
 
 def _null_space(E: Array) -> Array:
