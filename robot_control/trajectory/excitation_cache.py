@@ -3,16 +3,18 @@
 Why: a scenario with an excitation trajectory optimises its Fourier coefficients by SLSQP every
 time it is loaded — 0.25 s on a quiet machine and up to 2 s on a loaded one (OpenBLAS threads
 contend) for a 20 s identification run that itself takes ~50 ms compiled. The optimum is a
-deterministic function of its inputs (a seeded start, SLSQP, numpy's SVD), so it is computed once
-and kept as exact float64 bytes: a loaded result is the optimised one to the bit.
+deterministic function of its inputs (a seeded start, SLSQP, numpy's SVD) on a given CPU and
+BLAS thread count, so it is computed once and kept as exact float64 bytes: a loaded result is
+the optimised one to the bit.
 
 The key (:func:`excitation_key`) digests everything the optimum depends on — the robot model's
 kinematics, inertias, limits and parameter groups, the start posture, every optimiser setting,
-the source of ``excitation.py`` and of the dynamics room (the regressor), and the numpy and scipy
-versions — so a stale entry is never found. Entries live in the compile cache's folder
-(dynamics.compile_cache.CACHE_DIR, itself one folder per state of the kernel sources), each with
-a checksum over key and contents: a missing, corrupt or unreadable entry is a miss, and an
-unwritable cache only means optimising again next time.
+the source of ``excitation.py`` and of the dynamics room (the regressor), the numpy and scipy
+versions, the CPU and the BLAS thread count (:func:`numeric_environment`: both change the last
+bits, and SLSQP turns those into a different optimum) — so a stale entry is never found.
+Entries live in the compile cache's folder (dynamics.compile_cache.CACHE_DIR, itself one folder
+per state of the kernel sources), each with a checksum over key and contents: a missing, corrupt
+or unreadable entry is a miss, and an unwritable cache only means optimising again next time.
 """
 
 from __future__ import annotations
@@ -49,6 +51,23 @@ def source_digest() -> bytes:
     return digest.digest()
 
 
+#: environment variables that set the BLAS libraries' thread counts
+THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS",
+                    "MKL_NUM_THREADS")
+
+
+@functools.cache
+def numeric_environment() -> str:
+    """What else the optimum's last bits depend on: the CPU (OpenBLAS picks its kernels by it)
+    and the BLAS thread count (its env variables, else the usable CPUs; 1 and 2 threads give
+    optima 1e-6 apart on the DDArm)."""
+    import llvmlite.binding as ll  # numba's: already loaded
+
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    threads = ",".join(f"{v}={os.environ.get(v, '')}" for v in THREAD_VARIABLES)
+    return f"{ll.get_host_cpu_name()};{ll.get_host_cpu_features().flatten()};cpus={cpus};{threads}"
+
+
 def _feed(digest, value) -> None:
     """Add a value to the digest unambiguously (type-tagged; dicts in key order)."""
     if isinstance(value, dict):
@@ -73,8 +92,9 @@ def _feed(digest, value) -> None:
 
 
 def excitation_key(model, q_start: np.ndarray, settings: dict) -> bytes:
-    """SHA-256 over the model, the start posture, the optimiser settings and the sources."""
-    digest = hashlib.sha256(FORMAT + source_digest())
+    """SHA-256 over the model, the start posture, the optimiser settings, the sources and the
+    numeric environment."""
+    digest = hashlib.sha256(FORMAT + source_digest() + numeric_environment().encode())
     model_terms = [model.gravity, model.parent, model.joint_type, model.screw,
                    model.origin_rotation, model.origin_translation, model.spatial_inertia,
                    model.lower, model.upper, model.velocity_limit, model.parameter_groups]
