@@ -40,7 +40,8 @@ Array = NDArray[np.float64]
 class FourierExcitation:
     """q(t) of a finite Fourier series; ``a``, ``b`` are (n, L), ``q0`` (n,) the series' centre.
 
-    Frozen: ``table``, the packed series every sampler reads, is built once from these fields.
+    Frozen (its arrays read-only copies): ``table``, the packed series every sampler reads, is
+    built once from these fields.
     """
 
     a: Array
@@ -59,6 +60,8 @@ class FourierExcitation:
         if not self.period > 0.0 or not self.cycles > 0.0:
             raise ValueError("excitation: period and cycles must be > 0")
         duration = self.period * self.cycles
+        for array in (a, b, q0):  # read-only, as the table built from them
+            array.flags.writeable = False
         for name, value in (("a", a), ("b", b), ("q0", q0), ("dof", q0.size),
                             ("duration", duration),
                             ("table", series_table(a, b, q0, self.period, self.start_time,
