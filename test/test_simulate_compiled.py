@@ -84,6 +84,36 @@ def test_compiled_run_equals_the_python_loop_bit_for_bit(law, params, plant):
     assert_same_run(compiled, stepwise)
 
 
+#: identification runs (config/scenarios/identification_ddarm_excitation): an optimised Fourier
+#: excitation on a plant with a payload the law does not know and sensor noise
+EXCITATION = {"type": "excitation", "period": 2.0, "harmonics": 3, "cycles": 2, "basis": "huo_p",
+              "samples": 30, "maxiter": 3}
+IDENTIFICATION_PLANT = {"payload": {"mass": 0.5, "com": [0.1, 0.0, 0.05]},
+                        "noise": {"position": 1e-4, "velocity": 1e-3, "seed": 3}}
+
+
+@pytest.mark.parametrize("law,params", [LAWS[3], STATEFUL_LAWS[0]])
+@pytest.mark.parametrize("plant", [IDENTIFICATION_PLANT, {"integrator": "huo_2_107"}])
+def test_an_excitation_run_compiled_equals_the_python_loop_bit_for_bit(law, params, plant,
+                                                                       monkeypatch):
+    from robot_control.sim import run_kernels
+
+    scenario = doc(law, params, plant) | {"trajectory": EXCITATION}
+    sc = load_scenario(copy.deepcopy(scenario))
+    assert type(sc.trajectory).__name__ == "FourierExcitation"
+    calls = []  # the compiled loop did run (not the Python fallback)
+    compiled_periods = run_kernels.compiled_periods
+    monkeypatch.setattr(run_kernels, "compiled_periods",
+                        lambda *args: calls.append(args[-1]) or compiled_periods(*args))
+    compiled = run(sc)
+    assert calls and calls[0] is sc.trajectory.table
+    stepwise = run(load_scenario(copy.deepcopy(scenario)), compiled=False)
+    assert_same_run(compiled, stepwise)
+    assert np.abs(compiled.q_ref - compiled.q_ref[0]).max() > 1e-3  # the series did move
+    assert np.array_equal(compiled.q_measured, stepwise.q_measured)
+    assert np.array_equal(compiled.tau_command, stepwise.tau_command)
+
+
 @pytest.mark.parametrize("law,params", LAWS + STATEFUL_LAWS)
 def test_compiled_law_update_equals_update(law, params):
     from robot_control.control.compiled import law_update

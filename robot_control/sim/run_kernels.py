@@ -15,13 +15,13 @@ from robot_control.control.compiled import law_update
 from robot_control.dynamics import kernels_world as KW
 from robot_control.sim import plant_kernels as PK
 from robot_control.trajectory.cartesian import path_sample_into
-from robot_control.trajectory.sampling import sample_into
+from robot_control.trajectory.sampling import sample_into, series_sample_into
 
 
 @njit(cache=True, _nrt=False)
 def run_periods(k0, k1, steps, tick_ns, substeps, D, J, S, X, Mbuf, state, clock, noise, sigma,
                 kind, integrator, law, knots, rows, first, last, work, t_log, q_log, qd_log, ref_log,
-                tau_log, qm_log, qdm_log, cmd_log, C, path, frame, wrench_log, task_log):
+                tau_log, qm_log, qdm_log, cmd_log, C, path, frame, wrench_log, task_log, series):
     """Control periods k0 … k1−1; returns −1, the period k whose hold made the state non-finite,
     or −2 − k when the law's torque at period k is non-finite even from its reset state.
 
@@ -32,7 +32,8 @@ def run_periods(k0, k1, steps, tick_ns, substeps, D, J, S, X, Mbuf, state, clock
     (trajectory.cartesian.path_table; None: the joint reference of ``knots`` …) the task-space law
     gets its pose, twist and acceleration, ``work`` row 5 holds q₀ as its joint reference, and
     ``task_log`` the position error p_d − p of the frame ``frame`` (4 × 4 X, its body index in
-    frame[3, 0]) on the plant.
+    frame[3, 0]) on the plant. With a Fourier ``series`` (trajectory.excitation.series_table;
+    None: the quintics of ``knots`` …) the joint reference is that series.
     """
     # compiled (and cached) per law kind and integrator: only the code of the run
     kind = literally(kind)
@@ -46,10 +47,13 @@ def run_periods(k0, k1, steps, tick_ns, substeps, D, J, S, X, Mbuf, state, clock
     for k in range(k0, k1):
         t = k * tick_ns * 1e-9
         PK.sense(n, q, qd, sigma, noise[k - k0], qm, qdm)
-        if path is None:
-            sample_into(knots, rows, first, last, t, ref)
-        else:
+        # None-typed references are pruned: a run compiles only the sampler it uses
+        if path is not None:
             path_sample_into(path, t, pose, A[KT.TK_RATES])
+        elif series is not None:
+            series_sample_into(series, t, ref)
+        else:
+            sample_into(knots, rows, first, last, t, ref)
         if C is not None:
             for i in range(6):
                 A[KT.TK_WRENCH, i] = C[PK.C_WRENCH, i]

@@ -24,6 +24,7 @@ from robot_control.sim.engine import make_plant
 from robot_control.sim.plant_base import PlantBase as Plant
 from robot_control.sim.progress import progress_bar
 from robot_control.sim.scenario import CartesianPath, Scenario, load_scenario
+from robot_control.trajectory.excitation import FourierExcitation
 
 Array = np.ndarray
 #: control periods per compiled call (and per progress-bar update)
@@ -86,10 +87,10 @@ def run(scenario: Scenario | str, progress: bool = False, compiled: bool = True,
     """Simulate a scenario and summarise how well it tracked (design.md simulate keys).
 
     With a compiled law (``Controller.compiled``), a joint-space reference that samples through
-    ``trajectory.sampling`` or a Cartesian path, and a compiled plant (free space or a compliant
-    surface), whole chunks of control periods run in one compiled call (sim.run_kernels);
-    otherwise Python runs each period and the plant holds τ in one compiled call. Both give the
-    same numbers; ``compiled=False`` forces the second.
+    ``trajectory.sampling`` (quintics or a Fourier excitation) or a Cartesian path, and a
+    compiled plant (free space or a compliant surface), whole chunks of control periods run in
+    one compiled call (sim.run_kernels); otherwise Python runs each period and the plant holds τ
+    in one compiled call. Both give the same numbers; ``compiled=False`` forces the second.
     ``progress`` shows a bar on stderr (tqdm) for runs that last more than a moment. The wall time
     (and ``realtime_factor``) counts model load, compiled-code cache load and first call: from
     entry, or from ``started`` (a ``time.perf_counter()`` reading, e.g. before the caller loaded
@@ -106,8 +107,8 @@ def run(scenario: Scenario | str, progress: bool = False, compiled: bool = True,
     rows = steps + 1
     log = RunLog(rows, n, isinstance(sc.trajectory, CartesianPath))
     spec = law.compiled() if compiled else None
-    if isinstance(sc.trajectory, CartesianPath):
-        sampling = dummy_sampling(n)  # unused: the path is sampled instead
+    if isinstance(sc.trajectory, CartesianPath | FourierExcitation):
+        sampling = dummy_sampling(n)  # unused: the path or series is sampled instead
     else:
         sampling = getattr(sc.trajectory, "sampling_arrays", lambda: None)()
     with progress_bar(progress, sc.duration) as bar:
@@ -192,6 +193,7 @@ def run_compiled(sc: Scenario, plant: Plant, law, spec, sampling, tick_ns: int, 
     knots, seg_rows, first, last = sampling
     D = kernel_data(plant.model).D
     path = sc.trajectory.table if isinstance(sc.trajectory, CartesianPath) else None
+    series = sc.trajectory.table if isinstance(sc.trajectory, FourierExcitation) else None
     if path is not None:
         work[5] = sc.q0  # the joint reference of a Cartesian run: hold q₀
     # which inputs the law gets (the loop writes the path's pose, twist and acceleration and the
@@ -212,7 +214,7 @@ def run_compiled(sc: Scenario, plant: Plant, law, spec, sampling, tick_ns: int, 
                 int(plant._S[PK.S_INTEGRATOR]), spec.arrays, knots,
                 seg_rows, first, last, work, log.t, log.q, log.qd, log.ref, log.tau,
                 log.q_measured, log.qd_measured, log.tau_command, plant.surface, path, frame,
-                log.wrench, log.task)
+                log.wrench, log.task, series)
         if periods is None:
             with notice_if_slow(f"the offline loop of {law.name}"):
                 periods = RK.compiled_periods(*args)

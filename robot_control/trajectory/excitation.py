@@ -20,12 +20,29 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import minimize
 
+from robot_control.trajectory.excitation_cache import excitation_key
+from robot_control.trajectory.excitation_cache import load as load_coefficients
+from robot_control.trajectory.excitation_cache import store as store_coefficients
+from robot_control.trajectory.sampling import (
+    F_DURATION,
+    F_FREQ,
+    F_HARMONICS,
+    F_ROWS,
+    F_START,
+    series_sample_into,
+    series_sample_many,
+)
+
 Array = NDArray[np.float64]
 
 
-@dataclass
+@dataclass(frozen=True)
 class FourierExcitation:
-    """q(t) of a finite Fourier series; ``a``, ``b`` are (n, L), ``q0`` (n,) the series' centre."""
+    """q(t) of a finite Fourier series; ``a``, ``b`` are (n, L), ``q0`` (n,) the series' centre.
+
+    Frozen (its arrays read-only copies): ``table``, the packed series every sampler reads, is
+    built once from these fields.
+    """
 
     a: Array
     b: Array
@@ -35,32 +52,53 @@ class FourierExcitation:
     start_time: float = 0.0
 
     def __post_init__(self) -> None:
-        self.a = np.atleast_2d(np.asarray(self.a, dtype=float))
-        self.b = np.atleast_2d(np.asarray(self.b, dtype=float))
-        self.q0 = np.asarray(self.q0, dtype=float)
-        if self.a.shape != self.b.shape or self.a.shape[0] != self.q0.size:
+        a = np.atleast_2d(np.array(self.a, dtype=float))
+        b = np.atleast_2d(np.array(self.b, dtype=float))
+        q0 = np.array(self.q0, dtype=float)
+        if a.shape != b.shape or a.shape[0] != q0.size:
             raise ValueError("excitation: a and b must be (joints × harmonics), q0 one per joint")
         if not self.period > 0.0 or not self.cycles > 0.0:
             raise ValueError("excitation: period and cycles must be > 0")
-        self.dof = self.q0.size
-        self.duration = self.period * self.cycles
+        duration = self.period * self.cycles
+        for array in (a, b, q0):  # read-only, as the table built from them
+            array.flags.writeable = False
+        for name, value in (("a", a), ("b", b), ("q0", q0), ("dof", q0.size),
+                            ("duration", duration),
+                            ("table", series_table(a, b, q0, self.period, self.start_time,
+                                                   duration))):
+            object.__setattr__(self, name, value)
 
     @property
     def harmonics(self) -> int:
         return self.a.shape[1]
 
     def sample(self, t: float | ArrayLike) -> tuple[Array, Array, Array]:
-        """(q, q̇, q̈) at t: (n,) for scalar t, (k, n) for k times; held at rest after the end."""
-        scalar = np.ndim(t) == 0
-        tt = np.clip(np.atleast_1d(np.asarray(t, dtype=float)) - self.start_time, 0.0,
-                     self.duration)
-        S, C, P = fourier_basis(tt, self.harmonics, 2.0 * np.pi / self.period)
-        q = self.q0 + S @ (self.a / P).T - C @ (self.b / P).T
-        qd = C @ self.a.T + S @ self.b.T
-        qdd = -(S * P) @ self.a.T + (C * P) @ self.b.T
-        if scalar:
-            return q[0], qd[0], qdd[0]
-        return q, qd, qdd
+        """(q, q̇, q̈) at t: (n,) for scalar t, (k, n) for k times; held at rest after the end.
+
+        Evaluated by the compiled ``sampling.series_sample_into`` the offline loop calls, so the
+        Python and compiled routes of a run see the same reference to the bit."""
+        if np.ndim(t) == 0:
+            out = np.empty((3, self.dof))
+            series_sample_into(self.table, float(t), out)
+            return out[0], out[1], out[2]
+        times = np.atleast_1d(np.asarray(t, dtype=float))
+        out = np.empty((times.size, 3, self.dof))
+        series_sample_many(self.table, times, out)
+        return out[:, 0], out[:, 1], out[:, 2]
+
+
+def series_table(a: Array, b: Array, q0: Array, period: float, start_time: float,
+                 duration: float) -> Array:
+    """The (2 + 5n, max(L, 3)) table of ``sampling.series_sample_into`` (its layout there)."""
+    n, L = a.shape
+    freq = 2.0 * np.pi / period * np.arange(1, L + 1)
+    table = np.zeros((F_ROWS + 5 * n, max(L, 3)))
+    table[0, F_START], table[0, F_DURATION], table[0, F_HARMONICS] = start_time, duration, L
+    table[F_FREQ, :L] = freq
+    for i, block in enumerate((a / freq, b / freq, a, b)):
+        table[F_ROWS + i * n : F_ROWS + (i + 1) * n, :L] = block
+    table[F_ROWS + 4 * n :, 0] = q0
+    return table
 
 
 def fourier_basis(t: Array, harmonics: int, omega: float) -> tuple[Array, Array, Array]:
@@ -89,8 +127,31 @@ def optimise_excitation(model, q_start: ArrayLike, period: float = 10.0, harmoni
                         basis: str = "base", velocity_scale: float = 0.5,
                         max_acceleration: float | ArrayLike = 3.0, margin: float = 0.05,
                         samples: int = 60, seed: int = 0, maxiter: int = 20,
-                        cycles: float = 1.0) -> FourierExcitation:
-    """Fourier coefficients within the joint limits minimising cond(Ŷ) (Swevers; Huo 2.5).
+                        cycles: float = 1.0, cache: bool = True) -> FourierExcitation:
+    """The excitation of :func:`optimal_coefficients`, repeated ``cycles`` times; with ``cache``
+    the coefficients come from (or go to) the user cache (excitation_cache: bit-exact, keyed by
+    everything they depend on), since optimising costs seconds on a busy machine."""
+    n = model.nq
+    q_start = np.asarray(q_start, dtype=float).reshape(n)
+    settings = {"period": period, "harmonics": harmonics, "basis": basis,
+                "velocity_scale": velocity_scale, "max_acceleration": max_acceleration,
+                "margin": margin, "samples": samples, "seed": seed, "maxiter": maxiter}
+    key = excitation_key(model, q_start, settings) if cache else None
+    x = load_coefficients(key, n * 2 * int(harmonics)) if key is not None else None
+    if x is None:
+        x = optimal_coefficients(model, q_start, **settings)
+        if key is not None:
+            store_coefficients(key, x)
+    xj = x.reshape(n, -1)
+    a, b = xj[:, : xj.shape[1] // 2], xj[:, xj.shape[1] // 2 :]
+    return FourierExcitation(a, b, centre_for_start(a, b, q_start, period), period, cycles)
+
+
+def optimal_coefficients(model, q_start: Array, period: float, harmonics: int, basis: str,
+                         velocity_scale: float, max_acceleration: float | ArrayLike,
+                         margin: float, samples: int, seed: int, maxiter: int) -> Array:
+    """Fourier coefficients x = [a_1; b_1; …; a_n; b_n] within the joint limits minimising
+    cond(Ŷ) (Swevers; Huo 2.5).
 
     Limits: q within [lower + margin, upper − margin] (where finite), |q̇| ≤ velocity_scale ×
     the velocity limit, |q̈| ≤ max_acceleration, all on a grid of ``samples`` per period; start and
@@ -115,10 +176,6 @@ def optimise_excitation(model, q_start: ArrayLike, period: float = 10.0, harmoni
         raise ValueError("excitation: the start posture must lie inside the joint limits "
                          f"less the margin {margin}")
     mapping = parameter_basis(model, basis).regressor_map
-
-    def split(x: Array) -> tuple[Array, Array]:
-        xj = x.reshape(n, 2 * L)
-        return xj[:, :L], xj[:, L:]
 
     def cost(x: Array) -> float:
         X = x.reshape(n, 2 * L).T
@@ -158,9 +215,7 @@ def optimise_excitation(model, q_start: ArrayLike, period: float = 10.0, harmoni
             best, best_cost = x, c
     res = minimize(cost, best, method="SLSQP", constraints=constraints,
                    options={"maxiter": maxiter, "ftol": 1e-6})
-    x = res.x if res.fun <= best_cost and _feasible(G, E, res.x, g_lo, g_hi) else best
-    a, b = split(x)
-    return FourierExcitation(a, b, centre_for_start(a, b, q_start, period), period, cycles)
+    return res.x if res.fun <= best_cost and _feasible(G, E, res.x, g_lo, g_hi) else best
 
 
 def _null_space(E: Array) -> Array:
