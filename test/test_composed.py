@@ -151,6 +151,35 @@ def test_idle_work_waits_for_the_chain_it_follows_and_never_starves(container):
                       "ping 3", "pong 3", "idle 3"]
 
 
+@pytest.mark.parametrize("urgent", [True, False])
+def test_an_urgent_subscription_gets_its_message_right_after_the_callback_that_sent_it(
+        container, urgent):
+    """A plant's command (urgent) is taken as soon as the controller's callback returns, before
+    the other nodes' callbacks of the state it answers; without urgent it waits for them."""
+    box, thread = container
+    plant, controller, other = (box.create_node(n) for n in ("plant", "controller", "other"))
+    String = plant.msg("std_msgs/msg/String")
+    state = plant.create_publisher("std_msgs/msg/String", "/state")
+    command = controller.create_publisher("std_msgs/msg/String", "/command")
+    events: list[str] = []
+
+    def on_state(msg) -> None:
+        events.append(f"controller {msg.data}")
+        command.publish(String(data=msg.data))
+
+    controller.create_subscription("std_msgs/msg/String", "/state", on_state, qos=10)
+    other.create_subscription("std_msgs/msg/String", "/state",
+                              lambda m: events.append(f"other {m.data}"), qos=10)
+    plant.create_subscription("std_msgs/msg/String", "/command",
+                              lambda m: events.append(f"plant {m.data}"), qos=10, urgent=urgent)
+    thread.start()
+    for i in range(3):
+        state.publish(String(data=str(i)))
+        assert wait_for(lambda n=3 * (i + 1): len(events) == n, 10), events
+    order = ("controller", "plant", "other") if urgent else ("controller", "other", "plant")
+    assert events == [f"{who} {i}" for i in range(3) for who in order]
+
+
 def test_nodes_of_a_container_keep_their_own_names_parameters_and_lifecycle(container):
     box, thread = container
     from robot_control.bus.lifecycle import CallbackReturn

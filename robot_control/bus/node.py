@@ -184,13 +184,16 @@ class Node(ABC):
 
     @abstractmethod
     def create_subscription(self, ros_type: str, topic: str, callback: Callable[[object], None],
-                            qos: QosSpec = "default"):
-        """Call callback(msg) in the executor thread for every message received."""
+                            qos: QosSpec = "default", urgent: bool = False):
+        """Call callback(msg) in the executor thread for every message received. ``urgent``: a
+        message from a node of the same container is handled as soon as the callback that
+        published it returns, ahead of the other messages waiting (where the executor orders
+        same-process messages itself: the rclpy-free route; rclpy's executor ignores it)."""
 
     @abstractmethod
     def create_sender_subscription(self, ros_type: str, topic: str,
                                    callback: Callable[[object, bytes | None], None],
-                                   qos: QosSpec = "default"):
+                                   qos: QosSpec = "default", urgent: bool = False):
         """Like create_subscription, but callback(msg, gid) also gets the GID of the publisher
         that sent msg (its DDS writer GUID, as the graph announces it), or None where the bus
         cannot tell (rclpy before MessageInfo had ``publisher_gid``)."""

@@ -147,8 +147,11 @@ class PlantNode:
             "this plant obeys (in its namespace unless absolute; '': any; defence in depth, "
             "not security: nodes/command_source.py)", read_only=True)
         self.source = CommandSource(node, source and resolve_node(source, node.namespace))
+        # urgent: composed, the command is taken as soon as the controller sent it, not after
+        # the other nodes handled the state it answers (the loop's latency)
         sub = self.source.subscription = node.create_sender_subscription(
-            "sensor_msgs/msg/JointState", "joint_command", self._on_command, qos=COMMAND_DEPTH)
+            "sensor_msgs/msg/JointState", "joint_command", self._on_command, qos=COMMAND_DEPTH,
+            urgent=True)
         if hasattr(sub, "set_sender_filter"):  # DDS backend: drop a quarantined sender undecoded
             sub.set_sender_filter(self.gate.admit)
         self._reset_bookkeeping()

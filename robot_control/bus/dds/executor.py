@@ -20,7 +20,9 @@ reader cannot starve the timers.
 Several nodes may share one executor (a container, dds_container.py): each registers through an
 :class:`ExecutorView`, which remembers what its node added so that node can leave alone, and
 reports its callbacks' errors in its node's log. Same-process messages (intra_process.py) are
-posted to the executor and delivered in publish order before it waits again.
+posted to the executor and delivered in publish order before it waits again; an urgent
+subscription's (``Node.create_subscription(urgent=True)``: the plant's command) right after the
+callback that published it, ahead of the rest of its round.
 
 Work a callback leaves for after its result went out (``call_when_idle``: a controller's status
 messages and garbage collection once its command is sent, a plant's /tf once its state is) runs
@@ -126,6 +128,8 @@ class Executor:
         self._lock = threading.Lock()
         self._triggered = (ct.c_void_p * 8)()
         self._ready: deque = deque()  # same-process subscriptions with a message, in post order
+        self._urgent: deque = deque()  # urgent ones posted by the callback running now
+        self._in_urgent = False
         self._idle: deque = deque()  # (work, on_error) for when the chain is through
         self._thread: int | None = None  # the thread that spins
         self.stats = _Stats()
@@ -194,10 +198,15 @@ class Executor:
 
     def post(self, subscription) -> None:
         """A same-process message waits in ``subscription`` (intra_process.LocalSubscription):
-        deliver it in turn; a post from another thread wakes the wait."""
-        self._ready.append(subscription)
+        deliver it in turn — an urgent subscription's right after the callback that posted it —;
+        a post from another thread wakes the wait."""
         if threading.get_ident() != self._thread:
+            self._ready.append(subscription)
             self.wake()
+        elif subscription.urgent and not self._in_urgent:
+            self._urgent.append(subscription)
+        else:
+            self._ready.append(subscription)
 
     def call_when_idle(self, work: Callable[[], None],
                        on_error: ErrorHandler | None = None) -> None:
@@ -223,18 +232,35 @@ class Executor:
 
     def _run_local(self) -> None:
         """Deliver the same-process messages posted so far (those their callbacks post wait for
-        the next round, so a chain of callbacks cannot starve the timers)."""
+        the next round, so a chain of callbacks cannot starve the timers), each callback's
+        urgent ones right after it: a plant's command, which closes the loop, does not wait
+        for the other nodes' handling of the state it answers."""
+        if self._urgent:  # posted by a timer's or a DDS reader's callback
+            self._run_urgent()
         ready = self._ready
         for _ in range(len(ready)):
-            sub = ready.popleft()
-            if sub.closed or not sub.queue:
-                continue  # unsubscribed, or a message the keep-last buffer has dropped
-            msg = sub.queue.popleft()
-            try:
-                sub.handler(msg)
-            except Exception as exc:
-                self.stats.callback_errors += 1
-                self._report(sub.on_error, f"callback for {sub.label} raised", exc)
+            self._deliver(ready.popleft())
+            if self._urgent:
+                self._run_urgent()
+
+    def _run_urgent(self) -> None:
+        """The urgent messages the last callback posted (what theirs post waits for the round)."""
+        self._in_urgent = True
+        try:
+            while self._urgent:
+                self._deliver(self._urgent.popleft())
+        finally:
+            self._in_urgent = False
+
+    def _deliver(self, sub) -> None:
+        if sub.closed or not sub.queue:
+            return  # unsubscribed, or a message the keep-last buffer has dropped
+        msg = sub.queue.popleft()
+        try:
+            sub.handler(msg)
+        except Exception as exc:
+            self.stats.callback_errors += 1
+            self._report(sub.on_error, f"callback for {sub.label} raised", exc)
 
     def _report(self, on_error: ErrorHandler | None, what: str, exc: BaseException) -> None:
         (on_error or self._on_error)(what, exc)
@@ -324,7 +350,7 @@ class Executor:
             self._dispatch(self._wait(0.0))
             self._fire(timer)
             return
-        if self._ready or self._idle:
+        if self._ready or self._urgent or self._idle:
             limit = now  # same-process messages or idle work are waiting: do not block
         due = timer is not None and timer.next_call <= limit
         wake_at = timer.next_call - BUSY_WAIT_S if due else limit
@@ -352,6 +378,7 @@ class Executor:
             self._entries.clear()
             self._timers.clear()
             self._ready.clear()
+            self._urgent.clear()
             self._idle.clear()
 
 

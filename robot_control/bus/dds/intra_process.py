@@ -36,6 +36,7 @@ class LocalSubscription:
     executor: object  # the shared Executor that runs the callback (its ``post``)
     label: str
     on_error: Callable[[str, BaseException], None] | None = None
+    urgent: bool = False  # delivered as soon as the callback that published it returns
     queue: deque = field(default_factory=deque)
     closed: bool = False
 
@@ -63,8 +64,8 @@ class IntraProcess:
             return self._subscriptions.setdefault(topic, [])
 
     def subscribe(self, topic: str, handler: Callable[[object], None], depth: int, executor,
-                  label: str, on_error=None) -> LocalSubscription:
-        sub = LocalSubscription(topic, handler, depth, executor, label, on_error)
+                  label: str, on_error=None, urgent: bool = False) -> LocalSubscription:
+        sub = LocalSubscription(topic, handler, depth, executor, label, on_error, urgent)
         with self._lock:
             self._subscriptions.setdefault(topic, []).append(sub)
         return sub

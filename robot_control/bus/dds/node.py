@@ -293,7 +293,7 @@ class DdsNode(Node):
         return pub
 
     def create_subscription(self, ros_type: str, topic: str, callback: Callable[[object], None],
-                            qos: QosSpec = "default") -> DdsSubscription:
+                            qos: QosSpec = "default", urgent: bool = False) -> DdsSubscription:
         fq, profile = self.resolve(topic), qos_profile(qos)
         reader = self._context.reader(messages.dds_topic_name(fq), ros_type, profile)
         self._context.associate(self._node_key, reader=reader)
@@ -304,7 +304,7 @@ class DdsNode(Node):
         if self._same_process(profile):
             # the shared executor itself delivers (the node's view has nothing to add)
             local = self._intra.subscribe(fq, callback, profile.depth, self._executor.executor,
-                                          label, self._report_error)
+                                          label, self._report_error, urgent)
             self._local_subs.append(local)
         return DdsSubscription(self, reader, key, fq, local)
 
@@ -320,7 +320,7 @@ class DdsNode(Node):
         return DdsActionServer(self, action_type, name, handler)
     def create_sender_subscription(self, ros_type: str, topic: str,
                                    callback: Callable[[object, bytes | None], None],
-                                   qos: QosSpec = "default") -> DdsSubscription:
+                                   qos: QosSpec = "default", urgent: bool = False) -> DdsSubscription:
         """callback(msg, writer GID): a same-process message carries its publisher's GID, a DDS
         sample's publication handle is resolved through the reader's matched publications."""
         holder: list[DdsSubscription] = []
@@ -332,7 +332,7 @@ class DdsNode(Node):
                 gid = self._writer_gid(holder[0].reader, info.publication_handle)
             callback(msg, gid)
 
-        holder.append(self.create_subscription(ros_type, topic, with_sender, qos))
+        holder.append(self.create_subscription(ros_type, topic, with_sender, qos, urgent))
         return holder[0]
 
     def _writer_gid(self, reader, handle: int) -> bytes | None:

@@ -282,7 +282,7 @@ class RclpyNode(Node):
         return pub
 
     def create_subscription(self, ros_type: str, topic: str, callback: Callable[[object], None],
-                            qos: QosSpec = "default"):
+                            qos: QosSpec = "default", urgent: bool = False):
         sub = self._node.create_subscription(
             self.msg(ros_type), topic, self._guarded(callback, f"callback for {topic}"),
             rclpy_qos(qos), event_callbacks=no_subscription_events())
@@ -292,7 +292,7 @@ class RclpyNode(Node):
 
     def create_sender_subscription(self, ros_type: str, topic: str,
                                    callback: Callable[[object, bytes | None], None],
-                                   qos: QosSpec = "default"):
+                                   qos: QosSpec = "default", urgent: bool = False):
         """callback(msg, publisher GID) from rclpy's MessageInfo: its ``publisher_gid`` where
         rclpy has it (ros2/rclpy#1466, rolling since 2025-06), else None (Jazzy's has none)."""
         guarded = self._guarded(lambda msg, info: callback(msg, message_gid(info)),
