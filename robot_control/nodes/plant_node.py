@@ -367,7 +367,7 @@ class PlantNode:
                 return
             self._advance(tau)
         else:
-            self._apply_now(tau)
+            self._apply_now(tau, answers_last_state=stamp == self.stamp)
             self.health.publish_if_due()  # the period's slack: its command is in
 
     # ------------------------------------------------------------------ steps
@@ -443,9 +443,11 @@ class PlantNode:
                 self.in_safe_mode = False  # not yet started: waiting is not a fault
         self.loop.after_tick()
 
-    def _apply_now(self, tau: np.ndarray) -> None:
+    def _apply_now(self, tau: np.ndarray, answers_last_state: bool) -> None:
         """Real time: a drive applies a command when it arrives. The physics steps of this
-        period that began before now run under the torque held so far, the rest under τ."""
+        period that began before now run under the torque held so far, the rest under τ — at
+        once if τ answers the last state published: no other command can come before the next
+        deadline, so the tick only publishes (the next state's latency loses the steps)."""
         period_start = self.tick_origin + self.deadlines * seconds(self.period_ns)
         by_now = min(self.substeps, max(0, round((time.perf_counter() - period_start)
                                                  / self.dt)))
@@ -454,6 +456,9 @@ class PlantNode:
                 return
             self.done_steps = by_now
         self.held, self.held_command = tau, True
+        if answers_last_state and self.done_steps < self.substeps:
+            if self._hold(tau, self.substeps - self.done_steps, True):
+                self.done_steps = self.substeps
 
     def _advance(self, tau: np.ndarray) -> None:
         """Lockstep: one period under the command, then the state."""
