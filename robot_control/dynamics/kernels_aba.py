@@ -123,7 +123,6 @@ def aba_articulated(P, tau, W):
     """ABA pass 2 (leaves to root): U_i = I^A_i S_i, D_i = S_iᵀU_i, u_i = τ_i − S_iᵀp^A_i; the
     parent gains I^a = I^A − U Uᵀ/D and p^a = p^A + I^a c + U u/D, in the same axes."""
     n = P.shape[0]
-    t = W[0, W_TMP + 18 : W_TMP + 24]  # after FRAME_ORIGIN (a caller's contact point)
     for i in range(n - 1, -1, -1):
         S = W[i, O_S : O_S + 6]
         IA = W[i, A_IA : A_IA + 36]
@@ -137,20 +136,19 @@ def aba_articulated(P, tau, W):
         lam = int(P[i, PARENT])
         if lam < 0:
             continue
-        # I^a in place, the upper triangle mirrored (it stays exactly symmetric)
-        for r in range(6):
-            ur = U[r] / D
-            for col in range(r, 6):
-                x = IA[6 * r + col] - ur * U[col]
-                IA[6 * r + col] = x
-                IA[6 * col + r] = x
-        mat6_vec(IA, W[i, A_C : A_C + 6], t)
+        # I^a = I^A − U Uᵀ/D added to the parent's as it is computed (U_r U_c is symmetric in r, c:
+        # so is I^a, exactly), and I^a c for the parent's bias wrench; one division per joint
+        dinv = 1.0 / D
         IAp = W[lam, A_IA : A_IA + 36]
-        for k in range(36):
-            IAp[k] += IA[k]
         pAp = W[lam, A_PA : A_PA + 6]
-        for k in range(6):
-            pAp[k] += pA[k] + t[k] + U[k] * u / D
+        c = W[i, A_C : A_C + 6]
+        for r in range(6):
+            acc = 0.0
+            for col in range(6):
+                x = IA[6 * r + col] - U[r] * U[col] * dinv
+                IAp[6 * r + col] += x
+                acc += x * c[col]
+            pAp[r] += pA[r] + acc + U[r] * (u * dinv)
 
 
 @njit(cache=_CACHE, inline="always")
