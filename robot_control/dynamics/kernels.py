@@ -5,7 +5,8 @@ body i holds its parent λ(i), joint type, screw S_i, fixed offset M_i and spati
 I_i. Each kernel recomputes the joint placements T_{λ(i),i}(q) = M_i exp([S_i] q_i), so a
 call is self-contained; the only state is the caller's preallocated workspace.
 
-The data-array layout and the inlined spatial helpers live in ``kernels_spatial.py``.
+The data-array layout and the inlined spatial helpers live in ``kernels_spatial.py``; the
+articulated-body algorithm, in base coordinates, in ``kernels_aba.py`` (re-exported here).
 """
 
 from __future__ import annotations
