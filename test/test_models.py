@@ -148,6 +148,22 @@ def test_puma560_zero_pose_matches_the_toolbox():
     np.testing.assert_allclose(T[:3, 3], [0.4521, -0.15005, 0.4318 + 0.672], atol=1e-12)
 
 
+@pytest.mark.parametrize("name", ["puma560", "stanford_arm", "scara", "ddarm", "five_bar"])
+def test_interpreted_frame_placement_is_the_kernels(name):
+    """kinematics.frame_placement_once (numpy, a scenario's Cartesian start) against the kernel's."""
+    from robot_control.dynamics.kinematics import frame_placement_once
+
+    model = load_robot(name)
+    rng = np.random.default_rng(7)
+    for _ in range(5):
+        q = rng.uniform(-2, 2, model.nq)
+        for frame in [None, *model.body_names, *model.frames]:
+            np.testing.assert_allclose(frame_placement_once(model, q, frame),
+                                       dyn.frame_placement(model, q, frame), rtol=0, atol=1e-12)
+    with pytest.raises(ValueError, match="length"):
+        frame_placement_once(model, np.zeros(model.nq + 1))
+
+
 def test_scara_placement_is_schilling_6_6_17():
     a1 = a2 = 1.0
     d1 = 0.8

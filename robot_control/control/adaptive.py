@@ -73,7 +73,7 @@ class AdaptiveController(Controller):
                 gains[row] = getattr(cfg, name)
 
     def _reset(self, state) -> None:
-        C.law_reset(self.KIND, self._k.arrays)
+        C.reset(self.KIND, self._k.arrays)
 
     def _torque(self, kernel, state: State, reference: Reference) -> Array:
         """τ of this period by the law's compiled kernel (p̂ integrated over dt first; the model of

@@ -266,6 +266,13 @@ def law_reset(kind, law):
         A[KT.TK_SCALAR, KT.TS_MEASURED_FORCE] = np.nan
 
 
+def reset(kind: int, law: tuple) -> None:
+    """``law_reset`` for ``Controller.reset``: the same statements run by the interpreter. They are
+    a few assignments, and loading their compiled form cost a fresh process ~1.5 ms before its
+    first period; compiled code (``law_update``'s recovery) calls the compiled form."""
+    law_reset.py_func(kind, law)
+
+
 @njit(cache=True)
 def non_finite(kind, law, tau):
     """Which quantity is non-finite: −1 none, 0 τ, then the law's STATE in order (p̂, p̂̇; the

@@ -66,7 +66,7 @@ class TaskSpaceController(Controller):
             A[KT.TK_GAIN, :m], A[KT.TK_GAIN, 6 : 6 + m] = cfg.kp, cfg.kd
 
     def _reset(self, state) -> None:
-        C.law_reset(self.KIND, self._k.arrays)
+        C.reset(self.KIND, self._k.arrays)
 
     def _check_inputs(self, state: State) -> None:
         """Refuse a state the law cannot work with (e.g. no wrench for a force law)."""

@@ -108,7 +108,7 @@ class Robust(Controller):
         self.err = TrackingErrors.on(k.errors)
 
     def _reset(self, state) -> None:
-        C.law_reset(C.ROBUST, self._k.arrays)
+        C.reset(C.ROBUST, self._k.arrays)
 
     @property
     def rho(self) -> float:

@@ -113,7 +113,7 @@ class SlidingMode(Controller):
         return self._k.errors[E_GAIN]
 
     def _reset(self, state) -> None:
-        C.law_reset(C.SLIDING_MODE, self._k.arrays)
+        C.reset(C.SLIDING_MODE, self._k.arrays)
 
     def compute(self, t: float, state: State, reference: Reference) -> Array:
         k = self._k

@@ -5,13 +5,15 @@ body i holds its parent λ(i), joint type, screw S_i, fixed offset M_i and spati
 I_i. Each kernel recomputes the joint placements T_{λ(i),i}(q) = M_i exp([S_i] q_i), so a
 call is self-contained; the only state is the caller's preallocated workspace.
 
-The data-array layout and the inlined spatial helpers live in ``kernels_spatial.py``.
+The data-array layout and the inlined spatial helpers live in ``kernels_spatial.py``; the
+articulated-body algorithm, in base coordinates, in ``kernels_aba.py`` (re-exported here).
 """
 
 from __future__ import annotations
 
 from numba import njit
 
+from robot_control.dynamics.kernels_aba import aba  # noqa: F401 (re-exported as K.aba)
 from robot_control.dynamics.kernels_spatial import (  # noqa: F401 (re-exported as K.*)
     AXIS,
     FIRST_MOMENT,
@@ -149,112 +151,6 @@ def gravity_rnea(P, g, q, W, tau):
         lam = int(P[i, PARENT])
         if lam >= 0:
             add_force_to_parent(W[i, W_R : W_R + 9], W[i, W_P : W_P + 3], F, W[lam, W_F : W_F + 6])
-
-
-@njit(cache=_CACHE)
-def aba(P, g, q, qd, tau, fext, W, qdd):
-    """Forward dynamics by the articulated-body algorithm (Kim Table 3); fext may be None."""
-    n = P.shape[0]
-    check_length(q, n)
-    check_length(qd, n)
-    check_length(tau, n)
-    aba_velocities(P, q, qd, fext, W)
-    aba_articulated(P, tau, W)
-    aba_accelerations(P, g, W, qdd)
-
-
-@njit(cache=_CACHE, inline="always")
-def aba_velocities(P, q, qd, fext, W):
-    """ABA pass 1 (forward): placements, twists V_i, bias accelerations c_i, rigid inertias and
-    bias wrenches p_i = −ad_Vᵀ I V − F_ext (Kim Table 3); fext may be None."""
-    n = P.shape[0]
-    for i in range(n):
-        R = W[i, W_R : W_R + 9]
-        p = W[i, W_P : W_P + 3]
-        V = W[i, W_V : W_V + 6]
-        S = P[i, SCREW : SCREW + 6]
-        joint_placement(P, i, q[i], R, p)
-        lam = int(P[i, PARENT])
-        if lam < 0:
-            for k in range(6):
-                V[k] = S[k] * qd[i]
-        else:
-            motion_to_child(R, p, W[lam, W_V : W_V + 6], V)
-            for k in range(6):
-                V[k] += S[k] * qd[i]
-        c = W[i, W_C : W_C + 6]
-        ad_motion(V, S, c)
-        for k in range(6):
-            c[k] *= qd[i]
-        copy_into(P[i, INERTIA : INERTIA + 36], W[i, W_IA : W_IA + 36])
-        pA = W[i, W_PA : W_PA + 6]
-        h = W[i, W_U : W_U + 6]
-        rigid_inertia_times(P, i, V, h)
-        if fext is None:
-            for k in range(6):
-                pA[k] = 0.0
-        else:
-            for k in range(6):
-                pA[k] = -fext[i, k]
-        # bias wrench p_i = −ad_Vᵀ I V − F_ext (Kim Table 3)
-        add_coad_neg(V, h, pA)
-
-
-@njit(cache=_CACHE, inline="always")
-def aba_articulated(P, tau, W):
-    """ABA pass 2 (backward): articulated inertias and bias wrenches, D_i = SᵀU_i, u_i = τ_i − Sᵀp_i."""
-    n = P.shape[0]
-    tmp = W[0, W_TMP : W_TMP + 72]
-    for i in range(n - 1, -1, -1):
-        S = P[i, SCREW : SCREW + 6]
-        IA = W[i, W_IA : W_IA + 36]
-        pA = W[i, W_PA : W_PA + 6]
-        U = W[i, W_U : W_U + 6]
-        mat6_vec(IA, S, U)
-        D = dot6(S, U)
-        u = tau[i] - dot6(S, pA)
-        W[i, W_SD] = D
-        W[i, W_SD + 1] = u
-        lam = int(P[i, PARENT])
-        if lam >= 0:
-            Ia = W[i, W_BC : W_BC + 36]
-            for r in range(6):
-                for col in range(6):
-                    Ia[6 * r + col] = IA[6 * r + col] - U[r] * U[col] / D
-            pa = W[i, W_F : W_F + 6]
-            mat6_vec(Ia, W[i, W_C : W_C + 6], pa)
-            for k in range(6):
-                pa[k] += pA[k] + U[k] * u / D
-            R = W[i, W_R : W_R + 9]
-            p = W[i, W_P : W_P + 3]
-            add_congruence_to_parent(R, p, Ia, W[lam, W_IA : W_IA + 36], tmp)
-            add_force_to_parent(R, p, pa, W[lam, W_PA : W_PA + 6])
-
-
-@njit(cache=_CACHE, inline="always")
-def aba_accelerations(P, g, W, qdd):
-    """ABA pass 3 (forward): q̈_i = (u_i − U_iᵀA_i)/D_i and the body accelerations A_i."""
-    n = P.shape[0]
-    for i in range(n):
-        R = W[i, W_R : W_R + 9]
-        p = W[i, W_P : W_P + 3]
-        A = W[i, W_A : W_A + 6]
-        lam = int(P[i, PARENT])
-        if lam < 0:
-            # the base's (0, −g) seen in body i: Rᵀ(−g) (motion_to_child with no angular part)
-            for k in range(3):
-                A[k] = 0.0
-                A[k + 3] = -(R[k] * g[0] + R[3 + k] * g[1] + R[6 + k] * g[2])
-        else:
-            motion_to_child(R, p, W[lam, W_A : W_A + 6], A)
-        c = W[i, W_C : W_C + 6]
-        for k in range(6):
-            A[k] += c[k]
-        U = W[i, W_U : W_U + 6]
-        qdd[i] = (W[i, W_SD + 1] - dot6(U, A)) / W[i, W_SD]
-        S = P[i, SCREW : SCREW + 6]
-        for k in range(6):
-            A[k] += S[k] * qdd[i]
 
 
 # ------------------------------------------------------------- entry points on the data array

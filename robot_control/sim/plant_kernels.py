@@ -16,9 +16,9 @@ from numba import errors, njit, types
 from numba.extending import overload
 
 from robot_control.dynamics import kernels as K
+from robot_control.dynamics import kernels_aba as KA
 from robot_control.dynamics import kernels_world as KW
 from robot_control.dynamics.cholesky import cholesky_in_place, solve_factored
-from robot_control.dynamics.regressor_kernels import compose_into
 from robot_control.sim.mujoco_kernels import hold_mujoco
 
 # Per-joint columns of J: actuator inertia, effort limit, position limits, Schilling's friction
@@ -128,51 +128,37 @@ def contact_torque(D, C, q, qd, total):
 
 @njit(cache=True)
 def surface_forward_dynamics(D, C, q, qd, tau, out):
-    """q̈ by the ABA with the surface's push on the contact body as an external wrench (Kim
-    Table 3's F_ext): after the velocity pass the contact point's position o = T_{0,b} r and
-    velocity R_{0,b}(v_b + ω_b × r) come from the body's placements and twist, the force f
-    (``surface_force``, base axes) enters its bias wrench as −(r × R_{0,b}ᵀf, R_{0,b}ᵀf); the same
-    q̈ as J_vᵀf added to τ (``contact_torque``) up to rounding. The wrench (0, f) goes to C[C_WRENCH]."""
+    """q̈ by the ABA with the surface's push on the contact body as an external wrench (RBDA
+    Table 7.1's f^x, base coordinates, kernels_aba): after the velocity pass the contact point's
+    position o = T_{0,b} r and velocity v + ω × o come from the body's world pose and twist (at the
+    base origin), and the force f (``surface_force``, base axes) acting at o enters its bias
+    wrench as −(o × f, f); the same q̈ as J_vᵀf added to τ (``contact_torque``) up to rounding.
+    The wrench (0, f) goes to C[C_WRENCH]."""
     n = D.shape[0]
     K.check_length(q, n)
     K.check_length(qd, n)
     K.check_length(tau, n)
-    K.aba_velocities(D, q, qd, None, D)
+    KA.aba_velocities(D, q, qd, None, D)
     body = int(C[0, C_BODY])
-    X = C[C_FRAME : C_FRAME + 4, :4]
-    r0, r1, r2 = X[0, 3], X[1, 3], X[2, 3]
-    R = D[0, K.W_TMP : K.W_TMP + 9]  # T_{0,b}: the placements composed from b down to the base
-    p = D[0, K.W_TMP + 9 : K.W_TMP + 12]
-    K.copy_into(D[body, K.W_R : K.W_R + 9], R)
-    K.copy_into(D[body, K.W_P : K.W_P + 3], p)
-    j = int(D[body, K.PARENT])
-    while j >= 0:
-        compose_into(D[j, K.W_R : K.W_R + 9], D[j, K.W_P : K.W_P + 3], R, p)
-        j = int(D[j, K.PARENT])
-    V = D[body, K.W_V : K.W_V + 6]
-    u0 = V[3] + (V[1] * r2 - V[2] * r1)  # v_b + ω_b × r, body axes
-    u1 = V[4] + (V[2] * r0 - V[0] * r2)
-    u2 = V[5] + (V[0] * r1 - V[1] * r0)
     o = D[0, KW.FRAME_ORIGIN : KW.FRAME_ORIGIN + 3]
+    KW.frame_point(D, body, C[C_FRAME : C_FRAME + 4, :4], o)
+    V = D[body, KW.O_V : KW.O_V + 6]
     w = C[C_WRENCH]
     v, f = w[:3], w[3:6]
-    for k in range(3):
-        o[k] = R[3 * k] * r0 + R[3 * k + 1] * r1 + R[3 * k + 2] * r2 + p[k]
-        v[k] = R[3 * k] * u0 + R[3 * k + 1] * u1 + R[3 * k + 2] * u2
+    v[0] = V[3] + (V[1] * o[2] - V[2] * o[1])
+    v[1] = V[4] + (V[2] * o[0] - V[0] * o[2])
+    v[2] = V[5] + (V[0] * o[1] - V[1] * o[0])
     surface_force(C, o, v, f)
     w[0] = w[1] = w[2] = 0.0
-    fb0 = R[0] * f[0] + R[3] * f[1] + R[6] * f[2]  # R_{0,b}ᵀ f
-    fb1 = R[1] * f[0] + R[4] * f[1] + R[7] * f[2]
-    fb2 = R[2] * f[0] + R[5] * f[1] + R[8] * f[2]
-    pA = D[body, K.W_PA : K.W_PA + 6]
-    pA[0] -= r1 * fb2 - r2 * fb1
-    pA[1] -= r2 * fb0 - r0 * fb2
-    pA[2] -= r0 * fb1 - r1 * fb0
-    pA[3] -= fb0
-    pA[4] -= fb1
-    pA[5] -= fb2
-    K.aba_articulated(D, tau, D)
-    K.aba_accelerations(D, D[0, K.GRAVITY : K.GRAVITY + 3], D, out)
+    pA = D[body, KA.A_PA : KA.A_PA + 6]
+    pA[0] -= o[1] * f[2] - o[2] * f[1]
+    pA[1] -= o[2] * f[0] - o[0] * f[2]
+    pA[2] -= o[0] * f[1] - o[1] * f[0]
+    pA[3] -= f[0]
+    pA[4] -= f[1]
+    pA[5] -= f[2]
+    KA.aba_articulated(D, tau, D)
+    KA.aba_accelerations(D, D[0, K.GRAVITY : K.GRAVITY + 3], D, out)
 
 
 @njit(cache=True)

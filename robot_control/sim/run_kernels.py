@@ -44,6 +44,7 @@ def run_periods(k0, k1, steps, tick_ns, substeps, D, J, S, X, Mbuf, state, clock
     ref = work[5:8]
     A = law[9]
     pose = A[KT.TK_POSE : KT.TK_POSE + 4, :4]
+    placed = -1  # bodies 0 … placed have T_{0,i}(q) in D (see below); none yet
     for k in range(k0, k1):
         t = k * tick_ns * 1e-9
         PK.sense(n, q, qd, sigma, noise[k - k0], qm, qdm)
@@ -69,7 +70,7 @@ def run_periods(k0, k1, steps, tick_ns, substeps, D, J, S, X, Mbuf, state, clock
             qdm_log[k, i] = qdm[i]
             cmd_log[k, i] = tau[i]
         if path is not None:
-            frame_error(D, frame, q, pose, task_log[k])
+            frame_error(D, frame, q, pose, task_log[k], placed)
         PK.saturate(J, S, tau, applied, sat)
         for i in range(n):
             tau_log[k, i] = applied[i]
@@ -78,18 +79,36 @@ def run_periods(k0, k1, steps, tick_ns, substeps, D, J, S, X, Mbuf, state, clock
                                applied)
             if not (PK.all_finite(q) and PK.all_finite(qd)):
                 return k
+            if C is not None:
+                if integrator == PK.RK4 and shares_no_data(D, law):
+                    # the RK4 hold's last call (contact_torque's frame Jacobian) left the world
+                    # poses of the contact body's chain at this q in D, and nothing writes D
+                    # before the next period's frame_error
+                    placed = int(C[0, PK.C_BODY])
     return -1
 
 
 @njit(cache=True)
-def frame_error(D, frame, q, pose, out):
-    """p_d − p of the frame X = frame (body index in frame[3, 0]) at q: p = T_{0,b}(q) X's origin."""
+def shares_no_data(D, law):
+    """The law's model arrays are not the plant's D (a law on the plant's very model would
+    overwrite its workspace)."""
+    return law[0].ctypes.data != D.ctypes.data and law[1].ctypes.data != D.ctypes.data
+
+
+@njit(cache=True)
+def frame_error(D, frame, q, pose, out, placed=-1):
+    """p_d − p of the frame X = frame (body index in frame[3, 0]) at q: p = T_{0,b}(q) X's origin.
+    With b ≤ ``placed`` the world poses T_{0,i}(q) of bodies 0 … placed are in D already (the same
+    numbers frame_origin_world would compute): only X's origin is mapped."""
     body = int(frame[3, 0])
     if body < 0:
         for i in range(3):
             out[i] = pose[i, 3] - frame[i, 3]
         return
-    KW.frame_origin_world(D, q, body, frame, D, out)
+    if body <= placed:
+        KW.frame_point(D, body, frame, out)
+    else:
+        KW.frame_origin_world(D, q, body, frame, D, out)
     for i in range(3):
         out[i] = pose[i, 3] - out[i]
 

@@ -223,9 +223,9 @@ def build_trajectory(spec: dict, robot: RobotModel, q0: np.ndarray):
             return JointTrajectory.through(waypoints, spec.get("durations"),
                                            spec.get("velocities"), spec.get("accelerations"))
         # cartesian: straight-line quintic segments between positions, orientation held
-        from robot_control import dynamics as dyn
+        from robot_control.dynamics.kinematics import frame_placement_once
 
-        start = dyn.frame_placement(robot, q0, spec.get("frame"))
+        start = frame_placement_once(robot, q0, spec.get("frame"))
         positions = [np.asarray(p, dtype=float) for p in spec.get("positions", [])]
         durations = list(np.atleast_1d(spec.get("durations", [])))
         _require(len(positions) >= 1 and len(durations) == len(positions),
