@@ -1,19 +1,18 @@
 """The ``plant`` node: simulates the robot, publishes /joint_states, applies /joint_command.
 
-A managed node: configuring builds the plant and compiles its step and hold; only while active
-does it step, publish states and apply commands. Real time: at each deadline (a timer at
-``rate``, absolute: k periods after activation) it publishes its state stamped with the
-deadline; a valid command applies when it arrives, as a drive applies a setpoint (from the next
-physics step of the period on), and is held until the next one. Garbage collection is kept out
-of the tick, ``realtime_priority``, … apply while it runs (nodes/realtime.py). A deadline is
-missed when the answer to the previous state had not arrived by it, or when a late tick had to
-integrate several periods (``missed_deadlines`` of the ``commanded_deadlines``;
-``tick_late_*_us``). Lockstep: the plant publishes /clock and the state for t_k, then waits; the
-command stamped t_k steps it to t_{k+1}. When commands stop for ``command_timeout`` the plant
-holds (gravity compensation plus damping) or applies zero torque (``safe_behaviour``), blending
-from the last torque over ``safe_blend_time``, says so on /diagnostics and in the log, and
-resumes when commands return. ``commands_applied`` counts the periods a command was applied.
-The links' frames go on /tf (nodes/tf_publisher.py).
+A managed node: configuring builds the plant and compiles its step and hold; only while active does
+it step, publish states and apply commands. Real time: at each deadline (a timer at ``rate``,
+absolute: k periods after activation) it publishes its state stamped with the deadline; a valid
+command applies when it arrives, as a drive applies a setpoint (from the next physics step of the
+period on), and is held until the next one (nodes/realtime.py: garbage collection,
+``realtime_priority`` …). A deadline is missed when the answer to the previous state had not
+arrived by it, or when a late tick had to integrate several periods (``missed_deadlines`` of the
+``commanded_deadlines``; ``tick_late_*_us``). Lockstep: the plant publishes /clock and the state
+for t_k, then waits; the command stamped t_k steps it to t_{k+1}. When commands stop for
+``command_timeout`` the plant holds (gravity compensation plus damping) or applies zero torque
+(``safe_behaviour``), blending from the last torque over ``safe_blend_time``, says so on
+/diagnostics and in the log, and resumes when commands return. The links' frames go on /tf
+(nodes/tf_publisher.py).
 
 It behaves as a drive, not a punching bag:
 
@@ -147,11 +146,9 @@ class PlantNode:
             "this plant obeys (in its namespace unless absolute; '': any; defence in depth, "
             "not security: nodes/command_source.py)", read_only=True)
         self.source = CommandSource(node, source and resolve_node(source, node.namespace))
-        # urgent: composed, the command is taken as soon as the controller sent it, not after
-        # the other nodes handled the state it answers (the loop's latency)
+        # urgent: composed, taken when the controller sent it, not after the state's other readers
         sub = self.source.subscription = node.create_sender_subscription(
-            "sensor_msgs/msg/JointState", "joint_command", self._on_command, qos=COMMAND_DEPTH,
-            urgent=True)
+            "sensor_msgs/msg/JointState", "joint_command", self._on_command, qos=COMMAND_DEPTH, urgent=True)
         if hasattr(sub, "set_sender_filter"):  # DDS backend: drop a quarantined sender undecoded
             sub.set_sender_filter(self.gate.admit)
         self._reset_bookkeeping()
@@ -377,9 +374,8 @@ class PlantNode:
         return dyn.inverse_dynamics(self.model, q, np.zeros_like(qd), -self.hold_damping * qd)
 
     def _safe_torque(self) -> np.ndarray:
-        if self.safe == "zero_torque":
-            return np.zeros(self.model.nq)
-        return self._hold_torque(*self._driven_state())
+        return np.zeros(self.model.nq) if self.safe == "zero_torque" else \
+            self._hold_torque(*self._driven_state())
 
     def _blended_safe_torque(self, now: float) -> np.ndarray:
         """The safe torque, plus what is left of the offset from the last applied torque."""
@@ -444,10 +440,9 @@ class PlantNode:
         self.loop.after_tick()
 
     def _apply_now(self, tau: np.ndarray, answers_last_state: bool) -> None:
-        """Real time: a drive applies a command when it arrives. The physics steps of this
-        period that began before now run under the torque held so far, the rest under τ — at
-        once if τ answers the last state published: no other command can come before the next
-        deadline, so the tick only publishes (the next state's latency loses the steps)."""
+        """Real time: a drive applies a command when it arrives. The period's physics steps that
+        began before now run under the torque held so far, the rest under τ: at once if τ answers
+        the last state (no other command can come before the deadline: the tick only publishes)."""
         period_start = self.tick_origin + self.deadlines * seconds(self.period_ns)
         by_now = min(self.substeps, max(0, round((time.perf_counter() - period_start)
                                                  / self.dt)))
@@ -456,9 +451,8 @@ class PlantNode:
                 return
             self.done_steps = by_now
         self.held, self.held_command = tau, True
-        if answers_last_state and self.done_steps < self.substeps:
-            if self._hold(tau, self.substeps - self.done_steps, True):
-                self.done_steps = self.substeps
+        if answers_last_state and self._hold(tau, self.substeps - self.done_steps, True):
+            self.done_steps = self.substeps
 
     def _advance(self, tau: np.ndarray) -> None:
         """Lockstep: one period under the command, then the state."""
@@ -578,7 +572,6 @@ class PlantNode:
             "saturation_events": self.saturation_events, "limit_events": self.limit_events,
             "velocity_stops": self.guard.stops, "safety_stop": self.guard.stopping,
             "commands_limited": self.guard.limited, "sim_time_s": seconds(self.k * self.period_ns),
-            # how late after its deadline each tick ran (the loop's own jitter)
             "tick_late_p50_us": late["p50"], "tick_late_p99_us": late["p99"],
             "tick_late_max_us": late["max"], **self.loop.status(), **self.source.diagnostics(),
         }
@@ -593,8 +586,7 @@ class PlantNode:
         elif self.in_safe_mode:
             level, message = WARN, f"no commands: safe behaviour '{self.safe}'"
         elif self.source.refused:
-            level, message = WARN, f"commands refused from {len(self.source.refused)} foreign " \
-                "publisher(s)"
+            level, message = WARN, f"commands refused from {len(self.source.refused)} foreign publishers"
         elif self.rejected:
             level, message = WARN, f"{self.rejected} commands rejected"
         return level, message, s
