@@ -17,6 +17,7 @@ actuators cannot use) make the status level ERROR while they last.
 
 from __future__ import annotations
 
+import pickle
 import threading
 import time
 from collections.abc import Callable
@@ -180,7 +181,11 @@ class LawHost:
             else:
                 self._warm_up(made, law)
         if uncompiled and (self.compiler is None or self.compiler.poll() is not None):
-            self.compiler = start_background(self.model, uncompiled)
+            try:
+                self.compiler = start_background(self.model, uncompiled)
+            except (OSError, pickle.PicklingError) as exc:  # the swaps will compile them
+                self.log.warning(f"no background compile of {sorted(uncompiled)}: {exc}")
+                return
             self.log.info(f"compiling {sorted(uncompiled)} in the background (pid "
                           f"{self.compiler.pid}, lowest priority); a swap to one of them before "
                           "it is done compiles on the swap's worker thread")
