@@ -38,9 +38,7 @@ from robot_control.dynamics.kernels_world import (
     O_SD,
     O_V,
     inertia_times,
-    world_inertia,
-    world_pose,
-    world_screw,
+    world_body,
 )
 
 # Workspace columns besides kernels_world's pose O_R/O_P, screw O_S, twist O_V and rigid inertia
@@ -75,14 +73,9 @@ def aba_velocities(P, q, qd, fext, W):
     R = W[0, W_TMP : W_TMP + 9]
     p = W[0, W_TMP + 9 : W_TMP + 12]
     for i in range(n):
-        world_pose(P, i, q, W, R, p)
-        world_screw(P, i, W)
-        world_inertia(P, i, W)
+        world_body(P, i, q, qd, W, R, p)
         S = W[i, O_S : O_S + 6]
         V = W[i, O_V : O_V + 6]
-        lam = int(P[i, PARENT])
-        for k in range(6):
-            V[k] = S[k] * qd[i] + (W[lam, O_V + k] if lam >= 0 else 0.0)
         c = W[i, A_C : A_C + 6]
         ad_motion(V, S, c)
         for k in range(6):

@@ -87,6 +87,18 @@ def world_screw(P, i, W):
 
 
 @njit(cache=_CACHE, inline="always")
+def world_body(P, i, q, qd, W, R, p):
+    """Body i's world pose, screw S_i and inertia, and twist V_i = V_λ + S_i q̇_i: the forward
+    sweep the composite-body (C) and articulated-body passes share (R, p: 3×3 and 3 scratch)."""
+    world_pose(P, i, q, W, R, p)
+    world_screw(P, i, W)
+    world_inertia(P, i, W)
+    lam = int(P[i, PARENT])
+    for k in range(6):
+        W[i, O_V + k] = W[i, O_S + k] * qd[i] + (W[lam, O_V + k] if lam >= 0 else 0.0)
+
+
+@njit(cache=_CACHE, inline="always")
 def world_inertia(P, i, W):
     """Body i's rigid inertia about the base origin (h = R h_b + m p; J shifted by the parallel-axis rule)."""
     R = W[i, O_R : O_R + 9]
@@ -290,14 +302,9 @@ def coriolis_world(P, q, qd, W, C):
     F3 = W[0, W_TMP + 24 : W_TMP + 30]
     t = W[0, W_TMP + 30 : W_TMP + 36]
     for i in range(n):
-        world_pose(P, i, q, W, R, p)
-        world_screw(P, i, W)
-        world_inertia(P, i, W)
+        world_body(P, i, q, qd, W, R, p)
         S = W[i, O_S : O_S + 6]
         V = W[i, O_V : O_V + 6]
-        lam = int(P[i, PARENT])
-        for k in range(6):
-            V[k] = S[k] * qd[i] + (W[lam, O_V + k] if lam >= 0 else 0.0)
         Sd = W[i, O_SD : O_SD + 6]  # Ṡ_i = ad_{V_i} S_i: the screw turns with its body
         Sd[0] = V[1] * S[2] - V[2] * S[1]
         Sd[1] = V[2] * S[0] - V[0] * S[2]
