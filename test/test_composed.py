@@ -159,9 +159,15 @@ def test_an_urgent_subscription_gets_its_message_right_after_the_callback_that_s
     box, thread = container
     plant, controller, other = (box.create_node(n) for n in ("plant", "controller", "other"))
     String = plant.msg("std_msgs/msg/String")
+    tick = plant.create_publisher("std_msgs/msg/String", "/tick")
     state = plant.create_publisher("std_msgs/msg/String", "/state")
     command = controller.create_publisher("std_msgs/msg/String", "/command")
     events: list[str] = []
+    # the state goes out from the executor's thread, as a plant's tick sends it: both readers
+    # are posted at once (from the test's thread, the controller could run before the other
+    # reader is posted)
+    plant.create_subscription("std_msgs/msg/String", "/tick",
+                              lambda m: state.publish(String(data=m.data)), qos=10)
 
     def on_state(msg) -> None:
         events.append(f"controller {msg.data}")
@@ -174,7 +180,7 @@ def test_an_urgent_subscription_gets_its_message_right_after_the_callback_that_s
                               lambda m: events.append(f"plant {m.data}"), qos=10, urgent=urgent)
     thread.start()
     for i in range(3):
-        state.publish(String(data=str(i)))
+        tick.publish(String(data=str(i)))
         assert wait_for(lambda n=3 * (i + 1): len(events) == n, 10), events
     order = ("controller", "plant", "other") if urgent else ("controller", "other", "plant")
     assert events == [f"{who} {i}" for i in range(3) for who in order]
