@@ -87,7 +87,7 @@ class LifecycleManager:
             raise ValueError(f"start_after_loop_closed names nodes not in node_names: "
                              f"{sorted(unknown)}")
         self.loop_closed = threading.Event()
-        node.create_subscription(loop_type, self.loop_topic, lambda msg: self.loop_closed.set())
+        self.loop_sub = node.create_subscription(loop_type, self.loop_topic, self._on_loop)
         self.clients = {name: node.create_client("lifecycle_msgs/srv/ChangeState",
                                                  f"{name}/change_state")
                         for name in self.names}
@@ -151,6 +151,17 @@ class LifecycleManager:
         self.up, self.up_since = True, time.monotonic()
         self.phase = "stack active"
         self.log.info(f"stack active: {', '.join(self.names)} ({self._elapsed()})")
+
+    def _on_loop(self, _msg) -> None:
+        """The loop is closed; the topic runs at the control rate, so stop listening."""
+        if not self.loop_closed.is_set():
+            self.loop_closed.set()
+            self.node.when_idle(self._stop_listening_to_loop)
+
+    def _stop_listening_to_loop(self) -> None:
+        if self.loop_sub is not None:
+            self.node.destroy_subscription(self.loop_sub)
+            self.loop_sub = None
 
     def run(self) -> None:
         """The worker: bring up (if autostart); on failure exit_code 1 and shut the node down."""

@@ -10,7 +10,7 @@ on-set-parameters callback, whose SetParametersResult carries the reason of a re
 A managed node is an rclpy.lifecycle.LifecycleNode: rcl's state machine runs the transitions
 and rclpy serves the lifecycle_msgs services and transition_event; its on_configure, … callbacks
 run the hooks through robot_control.bus.lifecycle, as the DDS backend does.
-An :class:`RclpyContainer` puts several such nodes on one SingleThreadedExecutor in one process
+An :class:`RclpyContainer` puts several such nodes on one executor (bus/ros/executor.py) in one process
 (rclpy's manual composition; rclpy has no intra-process path, so their messages still pass
 through the rmw, within the process). What one of them publishes to another is taken and handed
 to its callback right after the publishing callback returns (bus/ros/chain.py), not a
@@ -36,7 +36,7 @@ from rcl_interfaces.msg import (
 )
 from rclpy.clock import Clock, ClockType
 from rclpy.event_handler import PublisherEventCallbacks, SubscriptionEventCallbacks
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node as RclNode
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
@@ -65,10 +65,10 @@ from robot_control.bus.node import (
     parse_args_for,
 )
 from robot_control.bus.parameters import ParameterError, coerce
-from robot_control.bus.ros.chain import SameProcessChain
+from robot_control.bus.ros.chain import ChainPublisher, SameProcessChain
+from robot_control.bus.ros.executor import LeanExecutor
 from robot_control.security.keystore import check_process
 
-BUSY_WAIT_S = 150e-6  # spin, rather than sleep, this long before a timer is due
 UNKNOWN_NODE_NAME = "_NODE_NAME_UNKNOWN_"  # rmw_dds_common's, until a node's graph data arrives
 
 
@@ -248,14 +248,13 @@ class RclpyNode(Node):
         self._store.declare("use_sim_time", self._node.get_parameter("use_sim_time").value)
         self._node.add_on_set_parameters_callback(self._on_set_parameters)
         self._container = container
-        self._executor = SingleThreadedExecutor() if container is None else container.executor
+        self._executor = LeanExecutor() if container is None else container.executor
         self._executor.add_node(self._node)
         self._running = True
         self._spinning = False
         self._released = False
         self._initialising: str | None = None
         self._steady = Clock(clock_type=ClockType.STEADY_TIME)
-        self._timers: list = []
 
     def msg(self, ros_type: str) -> type:
         package, kind, name = ros_type.split("/")
@@ -277,9 +276,7 @@ class RclpyNode(Node):
     def create_publisher(self, ros_type: str, topic: str, qos: QosSpec = "default"):
         pub = self._node.create_publisher(self.msg(ros_type), topic, rclpy_qos(qos),
                                           event_callbacks=no_publisher_events())
-        if self._container is not None:
-            self._container.chain.published(pub.topic_name)
-        return pub
+        return pub if self._container is None else ChainPublisher(pub, self._container.chain)
 
     def create_subscription(self, ros_type: str, topic: str, callback: Callable[[object], None],
                             qos: QosSpec = "default", urgent: bool = False):
@@ -330,25 +327,14 @@ class RclpyNode(Node):
         return RclpyActionServer(self._node, self.msg(action_type), name, handler)
 
     def create_timer(self, period_s: float, callback: Callable[[], None]):
-        timer = self._node.create_timer(period_s, self._guarded(callback, "timer callback"),
-                                        clock=self._steady)
-        self._timers = [t for t in self._timers if not t.is_canceled()] + [timer]
-        return timer
+        return self._node.create_timer(period_s, self._guarded(callback, "timer callback"),
+                                       clock=self._steady)
 
     def when_idle(self, work: Callable[[], None]) -> None:
         if self._container is None:  # what it sent is out already
             work()
         else:
             self._container.chain.defer(self._guarded(work, "idle work"))
-
-    def _wait_before_timer(self) -> float:
-        """How long spin may block: until BUSY_WAIT_S before the next timer is due (rcl timers
-        keep absolute deadlines; a thread woken by the OS may be late), at most 0.1 s."""
-        due = [t.time_until_next_call() for t in self._timers]
-        due = [ns for ns in due if ns is not None]
-        if not due:
-            return 0.1
-        return min(0.1, max(0.0, min(due) * 1e-9 - BUSY_WAIT_S))
 
     def now(self) -> float:
         return self._node.get_clock().now().nanoseconds * 1e-9
@@ -437,7 +423,7 @@ class RclpyNode(Node):
             raise RuntimeError(f"{self.fqn} is in a container: spin the container")
         self._spinning = True
         try:
-            spin_executor(self._executor, lambda: self._running, self._wait_before_timer)
+            spin_executor(self._executor, lambda: self._running)
         finally:
             self._spinning = False
             self.close()
@@ -475,8 +461,8 @@ def spin_executor(executor, running: Callable[[], bool],
                   wait: Callable[[], float] = lambda: 0.1,
                   after: Callable[[], None] = lambda: None) -> None:
     """Spin until running() is false, rclpy is shut down or Ctrl-C arrives; each wait blocks at
-    most wait() s (a node: until just before its next timer is due, then spins); after() runs
-    after each callback."""
+    most wait() s (a LeanExecutor wakes for its timers itself); after() runs after each
+    callback."""
     try:
         while running() and rclpy.ok():
             try:
@@ -491,7 +477,7 @@ def spin_executor(executor, running: Callable[[], bool],
 
 
 class RclpyContainer(Container):
-    """rclpy nodes of one process on one SingleThreadedExecutor (node.Container)."""
+    """rclpy nodes of one process on one LeanExecutor (node.Container)."""
 
     backend = "rclpy"
 
@@ -499,7 +485,7 @@ class RclpyContainer(Container):
         super().__init__()
         self._argv = list(argv)
         _init_rclpy(self._argv)
-        self.executor = SingleThreadedExecutor()
+        self.executor = LeanExecutor()
         self.chain = SameProcessChain()
         self._running = True
         self._spinning = False
@@ -512,15 +498,10 @@ class RclpyContainer(Container):
     def spin(self) -> None:
         self._spinning = True
         try:
-            spin_executor(self.executor, lambda: self._running, self._wait_before_timer,
-                          self.chain.run)
+            spin_executor(self.executor, lambda: self._running, after=self.chain.run)
         finally:
             self._spinning = False
             self._close()
-
-    def _wait_before_timer(self) -> float:
-        """How long spin may block: until just before any node's next timer is due."""
-        return min((node._wait_before_timer() for node in self.nodes), default=0.1)
 
     def shutdown(self) -> None:
         self._running = False
