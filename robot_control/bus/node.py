@@ -224,7 +224,8 @@ class Node(ABC):
 
     @abstractmethod
     def create_timer(self, period_s: float, callback: Callable[[], None]):
-        """A wall-clock periodic timer (``cancel()`` stops it)."""
+        """A wall-clock periodic timer (``cancel()`` stops it; ``time_until_next_call()``: ns
+        until its next call on its own period grid, None once cancelled)."""
 
     def when_idle(self, work: Callable[[], None]) -> None:
         """Run ``work`` after what this callback sent has been handled in this process — a

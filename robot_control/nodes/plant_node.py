@@ -11,8 +11,7 @@ arrived by it, or when a late tick had to integrate several periods (``missed_de
 for t_k, then waits; the command stamped t_k steps it to t_{k+1}. When commands stop for
 ``command_timeout`` the plant holds (gravity compensation plus damping) or applies zero torque
 (``safe_behaviour``), blending from the last torque over ``safe_blend_time``, says so on
-/diagnostics and in the log, and resumes when commands return. The links' frames go on /tf
-(nodes/tf_publisher.py).
+/diagnostics and in the log, and resumes when commands return. /tf: nodes/tf_publisher.py.
 
 It behaves as a drive, not a punching bag:
 
@@ -264,13 +263,14 @@ class PlantNode:
                            self.node.create_timer(0.2, self._lockstep_watchdog)]
         else:
             self.loop.start()
-            # deadline k at tick_origin + k·period: the timer's own grid (absolute, no drift;
-            # made right after the origin); the state of deadline k is stamped
-            # stamp_origin + k·period
             self.deadlines, self.done_steps = 0, 0
             self.held, self.held_command = self._safe_torque(), False
-            self.tick_origin, self.stamp_origin = time.perf_counter(), int(self.node.now() * 1e9)
             self.timers = [self.node.create_timer(seconds(self.period_ns), self._tick)]
+            # deadline k at tick_origin + k·period, stamped stamp_origin + k·period, on the
+            # timer's own grid (rclpy takes tens of µs to make one: late in every tick else)
+            wall, stamp = time.perf_counter(), int(self.node.now() * 1e9)
+            ago = self.period_ns - self.timers[0].time_until_next_call()  # when it started
+            self.tick_origin, self.stamp_origin = wall - ago * 1e-9, stamp - ago
             self._publish_state()
         return CallbackReturn.SUCCESS
 

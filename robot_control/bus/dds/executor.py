@@ -80,6 +80,11 @@ class Timer:
         self.cancelled = False
         self.next_call = time.perf_counter() + self.period
 
+    def time_until_next_call(self) -> int | None:
+        """Nanoseconds until the next call (rclpy's Timer.time_until_next_call); None if
+        cancelled."""
+        return None if self.cancelled else round((self.next_call - time.perf_counter()) * 1e9)
+
     def advance(self, now: float) -> None:
         """Schedule the next call on the period grid, skipping calls already missed (as rcl)."""
         self.next_call += self.period

@@ -53,6 +53,9 @@ class _Plan:
     waitables: list = field(default_factory=list)
     direct_subscriptions: dict = field(default_factory=dict)  # handle pointer -> subscription
     direct_timers: dict = field(default_factory=dict)  # handle pointer -> timer
+    #: the handles each wait adds, by kind (rclpy's ``handle`` properties cost a call each)
+    adds: list = field(default_factory=list)  # (WaitSet.add_… method name, handles)
+    due_timers: list = field(default_factory=list)  # (timer, its handle) of direct_timers
     held: list = field(default_factory=list)  # entered handles and waitables, to exit
     wait_set: object = None
 
@@ -155,6 +158,14 @@ class LeanExecutor(SingleThreadedExecutor):
                       counts[4] + n.num_services, counts[5] + n.num_events]
         plan.direct_subscriptions = {s.handle.pointer: s for s in plan.subscriptions if _direct(s)}
         plan.direct_timers = {t.handle.pointer: t for t in plan.timers if _direct(t)}
+        plan.due_timers = [(t, t.handle) for t in plan.direct_timers.values()]
+        plan.adds = [
+            ("add_subscription", [e.handle for e in plan.subscriptions]),
+            ("add_client", [e.handle for e in plan.clients]),
+            ("add_service", [e.handle for e in plan.services]),
+            ("add_timer", [e.handle for e in plan.timers]),
+            ("add_guard_condition", [e.handle for e in plan.guards]
+             + [self._guard.handle, self._sigint_gc.handle])]
         plan.wait_set = _rclpy.WaitSet(*counts, self._context.handle)
         return plan
 
@@ -192,8 +203,8 @@ class LeanExecutor(SingleThreadedExecutor):
         BUSY_WAIT_S, spinning until it is). None if it ran, else the seconds until it is due
         (inf without one)."""
         first, first_ns = None, None
-        for timer in plan.direct_timers.values():
-            ns = timer.time_until_next_call()
+        for timer, handle in plan.due_timers:
+            ns = handle.time_until_next_call()  # (held: no context needed)
             if ns is not None and (first_ns is None or ns < first_ns):
                 first, first_ns = timer, ns
         if first is None:
@@ -239,26 +250,19 @@ class LeanExecutor(SingleThreadedExecutor):
         """Wait up to timeout_sec, and no later than BUSY_WAIT_S before the first plain timer
         is due (``due_s``), for anything; run the ready plain timers and subscriptions and hand
         the rest to rclpy."""
-        if due_s != float("inf"):
-            wake = max(0.0, due_s - BUSY_WAIT_S)
-            timeout_sec = wake if timeout_sec is None or timeout_sec < 0 else \
-                min(timeout_sec, wake)
+        wake_at = None if due_s == float("inf") else time.monotonic() + due_s - BUSY_WAIT_S
         ws = plan.wait_set
         ws.clear_entities()
-        for sub in plan.subscriptions:
-            ws.add_subscription(sub.handle)
-        for client in plan.clients:
-            ws.add_client(client.handle)
-        for srv in plan.services:
-            ws.add_service(srv.handle)
-        for tmr in plan.timers:
-            ws.add_timer(tmr.handle)
-        for gc in plan.guards:
-            ws.add_guard_condition(gc.handle)
-        ws.add_guard_condition(self._guard.handle)
-        ws.add_guard_condition(self._sigint_gc.handle)
+        for method, handles in plan.adds:
+            add = getattr(ws, method)
+            for handle in handles:
+                add(handle)
         for waitable in plan.waitables:
             waitable.add_to_wait_set(ws)
+        if wake_at is not None:  # (from now: filling the wait set took time)
+            wake = max(0.0, wake_at - time.monotonic())
+            timeout_sec = wake if timeout_sec is None or timeout_sec < 0 else \
+                min(timeout_sec, wake)
         ws.wait(timeout_sec_to_nsec(timeout_sec))
         if self._is_shutdown:
             return
