@@ -179,30 +179,36 @@ class StackMonitor:
         #: node fqn -> its last status: level, message and key/values
         self.statuses: dict[str, dict[str, object]] = {}
         # the stack's topics in the namespace it was launched in (resolved as its nodes do)
+        # (/controller/state runs at the control rate: its first message is all it tells us, so
+        # its reader goes then, rather than have the controller send every period to us)
         watched = [(resolve_name(TOPIC_CONTROLLER_STATE, namespace, ""), "sensor_msgs/msg/JointState",
-                    self._on_state),
+                    self._on_state, True),
                    (resolve_name(TOPIC_DIAGNOSTICS, namespace, ""),
                     "diagnostic_msgs/msg/DiagnosticArray",
-                    self._on_diagnostics)]
+                    self._on_diagnostics, False)]
         if tracking_node is not None:
             watched.append((f"{tracking_node}/transition_event",
-                            "lifecycle_msgs/msg/TransitionEvent", self._on_tracking_event))
+                            "lifecycle_msgs/msg/TransitionEvent", self._on_tracking_event, False))
         self._threads = [threading.Thread(target=self._watch, args=w, daemon=True,
                                           name=f"monitor {w[0]}") for w in watched]
         for t in self._threads:
             t.start()
 
     # -- collection (monitor threads) -----------------------------------------------------------
-    def _watch(self, topic: str, ros_type: str, handle: Callable[[object], None]) -> None:
+    def _watch(self, topic: str, ros_type: str, handle: Callable[[object], None],
+               first_only: bool) -> None:
         """Follow a topic of our stack with one reader, made before its publishers exist so it
         matches them as they appear (no discovery to wait for: the first /controller/state dates
-        the closed loop, a transition event is volatile and rare), until the monitor stops."""
+        the closed loop, a transition event is volatile and rare), until the monitor stops (or,
+        ``first_only``, until its first message: the reader goes then)."""
         from robot_control.bus.dds import config as dds_config
 
         with self._graph_lock:  # the reader is hidden from the graph node_names reads
             reader = self.client.typed_reader(topic, ros_type, dds_config.DEFAULT)
         for msg in self.client.samples(reader, stop=self._stop):
             handle(msg)
+            if first_only:
+                break
 
     def _on_tracking_event(self, event) -> None:
         if event.goal_state.label == "active" and self.tracking_since is None:

@@ -70,6 +70,7 @@ class RclpyBusClient:
                 parameter_overrides=[Parameter("start_type_description_service", value=False)])
         self.context = _Context(domain)
         self.graph = _Graph()
+        self._subscriptions: dict[int, object] = {}  # id(queue) -> its subscription
         self._executor = SingleThreadedExecutor(context=self._rcl_context)
         self._executor.add_node(self.node)
         self._thread = threading.Thread(target=self._executor.spin, daemon=True,
@@ -85,16 +86,23 @@ class RclpyBusClient:
             else ReliabilityPolicy.BEST_EFFORT,
             durability=DurabilityPolicy.TRANSIENT_LOCAL if profile.transient_local
             else DurabilityPolicy.VOLATILE)
-        self.node.create_subscription(get_message(ros_type), topic, received.put, qos)
+        self._subscriptions[id(received)] = self.node.create_subscription(
+            get_message(ros_type), topic, received.put, qos)
         return received
 
     def samples(self, reader: queue.SimpleQueue, stop: threading.Event) -> Iterator[object]:
-        """Messages of a reader as they come, until ``stop`` is set."""
-        while not stop.is_set():
-            try:
-                yield reader.get(timeout=0.1)
-            except queue.Empty:
-                continue
+        """Messages of a reader as they come, until ``stop`` is set; the subscription is
+        destroyed at the end (as the rclpy-free client deletes its reader)."""
+        try:
+            while not stop.is_set():
+                try:
+                    yield reader.get(timeout=0.1)
+                except queue.Empty:
+                    continue
+        finally:
+            subscription = self._subscriptions.pop(id(reader), None)
+            if subscription is not None:
+                self.node.destroy_subscription(subscription)
 
     def node_list(self) -> list[str]:
         """Fully qualified names of the nodes on the domain (as often as nodes have them),
