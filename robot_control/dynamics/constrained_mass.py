@@ -60,11 +60,11 @@ def row_work_size(n: int, m: int) -> int:
 @njit(cache=True, inline="always")
 def row_views(S, m, n):
     """The row workspace's blocks: A, Y, Z (m × n), the Gram matrix (m × m), Ȧq̇ and φ (m)."""
-    A = S[0 : m * n].reshape((m, n))
-    Y = S[m * n : 2 * m * n].reshape((m, n))
-    Z = S[2 * m * n : 3 * m * n].reshape((m, n))
+    A = K.matrix_view(S[0 : m * n], m, n)
+    Y = K.matrix_view(S[m * n : 2 * m * n], m, n)
+    Z = K.matrix_view(S[2 * m * n : 3 * m * n], m, n)
     o = 3 * m * n
-    return A, Y, Z, S[o : o + m * m].reshape((m, m)), S[o + m * m : o + m * m + m], \
+    return A, Y, Z, K.matrix_view(S[o : o + m * m], m, m), S[o + m * m : o + m * m + m], \
         S[o + m * m + m : o + m * m + 2 * m]
 
 
@@ -199,8 +199,8 @@ def constrained_mass_pass(P, g, alpha, beta, q, qd, qdd, tau, fext, C, W, S, lam
     W: ``work_size(n)`` floats, S: ``row_work_size(n, m)``; returns False if M is not positive
     definite or A M⁻¹ Aᵀ is singular (dependent constraint rows)."""
     n, m = P.shape[0], C.shape[0]
-    G = W[0 : n * BWORK].reshape((n, BWORK))
-    M = W[n * BWORK : n * BWORK + n * n].reshape((n, n))
+    G = K.matrix_view(W[0 : n * BWORK], n, BWORK)
+    M = K.matrix_view(W[n * BWORK : n * BWORK + n * n], n, n)
     u = W[n * BWORK + n * n : n * BWORK + n * n + n]
     A, Y, Z, Gm, bias, phi = row_views(S, m, n)
     body_motion(P, q, qd, G)
@@ -228,8 +228,8 @@ def plastic_impact_pass(P, q, qd, C, W, S, impulse):
     """q̇ ← q̇⁺ = q̇ + M⁻¹AᵀΛ, Λ = −(AM⁻¹Aᵀ)⁻¹Aq̇: a plastic impact closing the rows C (A q̇⁺ = 0);
     the impulse Λ into ``impulse``. False if M or A M⁻¹ Aᵀ is singular."""
     n, m = P.shape[0], C.shape[0]
-    G = W[0 : n * BWORK].reshape((n, BWORK))
-    M = W[n * BWORK : n * BWORK + n * n].reshape((n, n))
+    G = K.matrix_view(W[0 : n * BWORK], n, BWORK)
+    M = K.matrix_view(W[n * BWORK : n * BWORK + n * n], n, n)
     u = W[n * BWORK + n * n : n * BWORK + n * n + n]
     x = W[n * BWORK + n * n + n : n * BWORK + n * n + 2 * n]
     A, Y, Z, Gm, bias, phi = row_views(S, m, n)

@@ -261,7 +261,7 @@ def run_cell_periods(k0, k1, steps, tick_ns, substeps, c, state, noise, sigma, l
         if not PK.all_finite(tau):
             return -2 - k
         frame_kinematics(D, G, E, q, qd, qdd)  # G: (q, q̇)'s rows for log_forces too
-        KT.task_error(E[F_T : F_T + 16].reshape((4, 4)), pose, 6, e_log[k])
+        KT.task_error(K.matrix_view(E[F_T : F_T + 16], 4, 4), pose, 6, e_log[k])
         evaluate(c, q, qd, tau, applied, sat, qdd)
         t_log[k] = t
         for i in range(na):
