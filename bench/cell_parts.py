@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     G = W[: n * CM.BWORK].reshape(n, CM.BWORK)
     M = W[n * CM.BWORK : n * CM.BWORK + n * n].reshape(n, n)
     u = W[n * CM.BWORK + n * n : n * CM.BWORK + n * n + n]
-    A, Y, Z, Gm, bias, phi = CM.row_views(S, cs.m, n)
+    At, Y, Z, Gm, bias, phi = CM.row_views(S, cs.m, n)
     CM.constrained_mass_pass(D, g, 1.0, 1.0, q, qd, qdd, tau, c[CK.C_FEXT], cs.packed, W, S, lam)
     law = create(sc.controller_type)
     law.configure(arms_model(sc.cell), sc.controller_params)
@@ -86,10 +86,10 @@ def main(argv: list[str] | None = None) -> int:
         ("constrained pass (factored M), 13 rows", CM.constrained_mass_pass,
          (D, g, 1.0, 1.0, q, qd, qdd, tau, c[CK.C_FEXT], cs.packed, W, S, lam)),
         ("  body motion", body_motion, (D, q, qd, G)),
-        ("  constraint rows", constraint_rows, (D, cs.packed, G, A, bias, phi)),
+        ("  constraint rows", constraint_rows, (D, cs.packed, G, At.T, bias, phi)),
         ("  mass matrix (composite bodies)", CM.composite_mass, (D, G, M)),
         ("  bias torques", CM.bias_torques, (D, g, tau, c[CK.C_FEXT], G, u)),
-        ("  Y = L⁻ᵀAᵀ and A M⁻¹ Aᵀ", CM.constraint_gram, (D, M, A, Y, Z, Gm)),
+        ("  Y = L⁻ᵀAᵀ and A M⁻¹ Aᵀ", CM.constraint_gram, (D, M, At, Y, Z, Gm)),
         ("  q̈ = L⁻¹D⁻¹(u + Yλ)", CM.respond, (D, M, Y, u, lam, qdd)),
         ("Kim's pass (ABA + 13 unit passes)", constrained_pass,
          (D, g, 1.0, 1.0, q, qd, qdd, tau.copy(), none, c[CK.C_FEXT], cs.packed,
