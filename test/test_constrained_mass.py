@@ -13,7 +13,7 @@ from test_hybrid import dense_mass_matrix
 
 from robot_control import dynamics as dyn
 from robot_control.dynamics import constrained_mass as CM
-from robot_control.dynamics.contact import as_constraint_set, body_motion
+from robot_control.dynamics.contact import as_constraint_set, body_motion, constraint_rows
 from robot_control.dynamics.packing import kernel_data
 from robot_control.sim.cell_simulate import load_cell_scenario
 from robot_control.sim.engine import make_cell_plant
@@ -94,3 +94,58 @@ def test_dependent_rows_are_refused():
                                              twice)
     with pytest.raises(np.linalg.LinAlgError):
         CM.plastic_impact_velocity(model, q, np.ones(model.nq), twice)
+
+
+def test_gram_is_a_m_inverse_a_transpose(case):
+    """``constraint_gram`` (rank-one updates over the joints, zero rows skipped): Y = L⁻ᵀAᵀ solves
+    LᵀY = Aᵀ and the Gram matrix equals the dense A M⁻¹ Aᵀ to 1e-12, symmetric to the bit."""
+    model, cs, q = case
+    cs = as_constraint_set(cs)
+    d = kernel_data(model)
+    n, m = model.nq, cs.m
+    qd = np.random.default_rng(7).uniform(-1.0, 1.0, n)
+    W, S = np.zeros(CM.work_size(n)), np.zeros(CM.row_work_size(n, m))
+    G = W[: n * CM.BWORK].reshape(n, CM.BWORK)
+    M = W[n * CM.BWORK : n * CM.BWORK + n * n].reshape(n, n)
+    At, Y, Z = (S[k * m * n : (k + 1) * m * n].reshape(n, m) for k in range(3))
+    Gm = S[3 * m * n : 3 * m * n + m * m].reshape(m, m)
+    bias, phi = np.empty(m), np.empty(m)
+    body_motion(d.P, q, qd, G)
+    constraint_rows(d.P, cs.packed, G, At.T, bias, phi)
+    A = At.T.copy()
+    A_ref, _, _ = dyn.constraint_terms(model, q, qd, cs)
+    np.testing.assert_array_equal(A, A_ref)
+    CM.composite_mass(d.P, G, M)
+    assert CM.tree_factor(d.P, M)
+    CM.constraint_gram(d.P, M, At, Y, Z, Gm)
+    L = np.eye(n)
+    for k in range(n):
+        i = int(model.parent[k])
+        while i >= 0:
+            L[k, i] = M[k, i]
+            i = int(model.parent[i])
+    np.testing.assert_allclose(L.T @ Y, A.T, atol=1e-12 * (1.0 + np.abs(A).max()))
+    np.testing.assert_array_equal(Z, Y / np.diag(M)[:, None])
+    dense = A @ np.linalg.solve(dense_mass_matrix(model, q), A.T)
+    np.testing.assert_allclose(Gm, dense, rtol=1e-12, atol=1e-12 * np.abs(dense).max())
+    np.testing.assert_array_equal(Gm, Gm.T)
+
+
+def test_matrix_view_is_a_reshape_sharing_memory():
+    """``kernels.matrix_view`` (numba's reshape without its helper) views the same entries."""
+    from numba import njit
+
+    from robot_control.dynamics.kernels import matrix_view
+
+    @njit
+    def view_and_write(flat, rows, cols):
+        X = matrix_view(flat[2 : 2 + rows * cols], rows, cols)
+        X[rows - 1, 0] = -1.0
+        return X.copy()
+
+    flat = np.arange(20.0)
+    got = view_and_write(flat, 3, 4)
+    expected = np.arange(20.0)
+    expected[2 + 8] = -1.0
+    np.testing.assert_array_equal(got, expected[2:14].reshape(3, 4))
+    np.testing.assert_array_equal(flat, expected)

@@ -222,6 +222,32 @@ def test_law_refuses_a_model_or_parameters_that_do_not_fit_the_cell(cell):
     np.testing.assert_allclose(law.diagnostics()["force_fractions"], [0.75, 0.25])
 
 
+def test_law_reuses_the_cell_its_model_was_built_from(cell, tmp_path):
+    """Configured on arms_model(cell) of the file it names, the law keeps that Cell (no second
+    read); another file, or a model not built from that file, is read anew — same torques."""
+    from robot_control.control.load_sharing import cell_of
+    from robot_control.model.cell import resolve_cell_path
+
+    model = arms_model(cell)
+    assert cell.source == str(resolve_cell_path("two_puma560").resolve())
+    assert cell_of(model, "two_puma560") is cell
+    copy_file = tmp_path / "my_cell.yaml"
+    copy_file.write_text(resolve_cell_path("two_puma560").read_text())
+    other = cell_of(model, str(copy_file))
+    assert other is not cell and other.source == str(copy_file.resolve())
+    assert cell_of(cell.arms[0].model, "two_puma560") is not cell
+    q = np.random.default_rng(2).uniform(-0.5, 0.5, cell.nq)
+    torques = []
+    for name in ("two_puma560", str(copy_file)):
+        law = create("load_sharing")
+        law.configure(model, {"cell": name})
+        pose = dyn.frame_placement(augmented_arm_model(cell, 0, 0.5), q[:6], "contact")
+        ref = Reference(q, pose=pose, twist=np.zeros(6), accel=np.zeros(6),
+                        wrench=np.array([0, 0, 0, 0, 0, -30.0]))
+        torques.append(law.update(0.0, State(0.0, q, np.zeros(cell.nq)), ref))
+    np.testing.assert_array_equal(torques[0], torques[1])
+
+
 def test_law_torque_is_c13_on_each_augmented_arm(cell):
     """u_cⁱ of arm i is C13's hybrid torque for its augmented model and its force share."""
     law = create("load_sharing")

@@ -42,7 +42,7 @@ def average_pose(As, T, work):
     w_i / σ_i for the two largest σ_i and the third their cross product, as V's. ``work``: 2 × 9
     scratch (W = UΣ and V, row-major)."""
     m = len(As)
-    W, V = work[0, :9].reshape((3, 3)), work[1, :9].reshape((3, 3))
+    W, V = K.matrix_view(work[0, :9], 3, 3), K.matrix_view(work[1, :9], 3, 3)
     for r in range(3):
         for c in range(3):
             acc = 0.0
@@ -50,8 +50,11 @@ def average_pose(As, T, work):
                 acc += As[i][KT.TK_T + r, c]
             W[r, c] = acc
     jacobi_svd(W, V)
-    sq = (W[0, 0] ** 2 + W[1, 0] ** 2 + W[2, 0] ** 2, W[0, 1] ** 2 + W[1, 1] ** 2 + W[2, 1] ** 2,
-          W[0, 2] ** 2 + W[1, 2] ** 2 + W[2, 2] ** 2)
+    # products, not ** 2: numba's integer power is a compiled helper whose environment makes
+    # a cached kernel's load import numba.cpython.numbers (the same bits)
+    sq = (W[0, 0] * W[0, 0] + W[1, 0] * W[1, 0] + W[2, 0] * W[2, 0],
+          W[0, 1] * W[0, 1] + W[1, 1] * W[1, 1] + W[2, 1] * W[2, 1],
+          W[0, 2] * W[0, 2] + W[1, 2] * W[1, 2] + W[2, 2] * W[2, 2])
     k3 = 0  # the smallest σ last; its direction's sign is the one det(UVᵀ) decides
     for k in range(1, 3):
         if sq[k] < sq[k3]:

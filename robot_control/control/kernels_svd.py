@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
+from numba import njit, types
 
+#: the C library's hypot, called as numba's math.hypot calls it (the same bits) but without the
+#: compiled wrapper whose environment makes loading a cached kernel import numba.cpython.mathimpl
+hypot = types.ExternalFunction("hypot", types.float64(types.float64, types.float64))
 EPS = 2.220446049250313e-16  # double precision's machine epsilon
 SWEEPS = 60  # far more than the ~6–10 sweeps quadratic convergence takes at these sizes
 PINV_RCOND = 1e-15  # numpy.linalg.pinv's default: σ ≤ rcond·σ_max counts as zero
@@ -39,8 +42,8 @@ def jacobi_svd(W, V):
                 rotated = True
                 # the rotation that zeroes the pair's inner product, smaller angle (|t| ≤ 1)
                 zeta = (beta - alpha) / (2.0 * gamma)
-                t = math.copysign(1.0, zeta) / (abs(zeta) + math.hypot(1.0, zeta))
-                c = 1.0 / math.hypot(1.0, t)
+                t = math.copysign(1.0, zeta) / (abs(zeta) + hypot(1.0, zeta))
+                c = 1.0 / hypot(1.0, t)
                 s = c * t
                 for i in range(m):
                     wp, wq = W[i, p], W[i, q]

@@ -46,6 +46,17 @@ def force_split(weights, f_d) -> list[Array]:
     return [Wi_inv @ total for Wi_inv in inverses]
 
 
+def cell_of(model, name: str):
+    """The cell ``name`` names: the one ``model`` was built from (``arms_model`` keeps it) when it
+    was read from that file — the cell the model drives, without reading it again — else read now."""
+    from robot_control.model.cell import load_cell, resolve_cell_path
+
+    cell = getattr(model, "cell", None)
+    if cell is not None and cell.source and cell.source == str(resolve_cell_path(name).resolve()):
+        return cell
+    return load_cell(name)
+
+
 def average_pose(poses) -> Array:
     """One pose from the arms' estimates: mean position, rotation nearest the mean (Huo 3.13 ③)."""
     As = tuple(np.zeros((KT.TK_T + 4, 4)) for _ in poses)
@@ -89,21 +100,18 @@ class LoadSharing(Controller):
         return 6
 
     def _prepare(self, model, values) -> Config:
-        from robot_control.model.cell import (
-            arms_model,
-            augmented_arm_model,
-            load_cell,
-            share_vector,
-        )
+        from robot_control.model.cell import arms_model, augmented_arm_model, share_vector
 
         cfg = super()._prepare(model, values)
         if not values["cell"]:
             raise refuse("cell", "name the cell the law drives (a bundled cell or a cell file)")
         try:
-            cell = load_cell(values["cell"])
+            cell = cell_of(model, values["cell"])
         except (OSError, ValueError) as exc:
             raise refuse("cell", str(exc)) from None
-        expected = arms_model(cell).joint_names
+        # a model arms_model built from this very cell has its joints by construction
+        built_here = getattr(model, "cell", None) is cell
+        expected = list(model.joint_names) if built_here else arms_model(cell).joint_names
         if list(model.joint_names) != expected:
             raise ConfigurationError(
                 f"load_sharing: the model's joints {model.joint_names} are not those of cell "

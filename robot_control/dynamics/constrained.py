@@ -37,6 +37,7 @@ from robot_control.dynamics.hybrid import (
     unit_response,
 )
 from robot_control.dynamics.kernels import entry_point
+from robot_control.dynamics.kernels_spatial import matrix_view
 from robot_control.dynamics.packing import array, kernel_data, vector, wrenches
 from robot_control.dynamics.rigid_body import inverse_dynamics
 
@@ -93,12 +94,12 @@ def constrained_pass(P, g, alpha, beta, q, qd, qdd, tau, prescribed, fext, C, W,
     """
     n = P.shape[0]
     m = C.shape[0]
-    H = W[0 : n * HWORK].reshape((n, HWORK))
-    Z = W[n * HWORK : n * (HWORK + ZWORK)].reshape((n, ZWORK))
-    G = W[n * (HWORK + ZWORK) : n * (HWORK + ZWORK + GWORK)].reshape((n, GWORK))
-    A = S[0 : m * n].reshape((m, n))
-    Kt = S[m * n : 2 * m * n].reshape((m, n))
-    Gm = S[2 * m * n : 2 * m * n + m * m].reshape((m, m))
+    H = matrix_view(W[0 : n * HWORK], n, HWORK)
+    Z = matrix_view(W[n * HWORK : n * (HWORK + ZWORK)], n, ZWORK)
+    G = matrix_view(W[n * (HWORK + ZWORK) : n * (HWORK + ZWORK + GWORK)], n, GWORK)
+    A = matrix_view(S[0 : m * n], m, n)
+    Kt = matrix_view(S[m * n : 2 * m * n], m, n)
+    Gm = matrix_view(S[2 * m * n : 2 * m * n + m * m], m, m)
     bias = S[2 * m * n + m * m : 2 * m * n + m * m + m]
     phi = S[2 * m * n + m * m + m : 2 * m * n + m * m + 2 * m]
     body_motion(P, q, qd, G)

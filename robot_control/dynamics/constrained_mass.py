@@ -53,18 +53,19 @@ def work_size(n: int) -> int:
 
 
 def row_work_size(n: int, m: int) -> int:
-    """Length of a constraint set's row workspace: A | Y = L⁻ᵀAᵀ (rows) | Z = YD⁻¹ | Gram | Ȧq̇ | φ."""
+    """Length of a constraint set's row workspace: Aᵀ | Y = L⁻ᵀAᵀ | Z = D⁻¹Y | Gram | Ȧq̇ | φ."""
     return m * (3 * n + m + 2)
 
 
 @njit(cache=True, inline="always")
 def row_views(S, m, n):
-    """The row workspace's blocks: A, Y, Z (m × n), the Gram matrix (m × m), Ȧq̇ and φ (m)."""
-    A = S[0 : m * n].reshape((m, n))
-    Y = S[m * n : 2 * m * n].reshape((m, n))
-    Z = S[2 * m * n : 3 * m * n].reshape((m, n))
+    """The row workspace's blocks: Aᵀ, Y, Z (n × m: a joint's entries of all rows side by side,
+    so the sweeps along the tree update whole rows of them), the Gram matrix (m × m), Ȧq̇, φ."""
+    At = K.matrix_view(S[0 : m * n], n, m)
+    Y = K.matrix_view(S[m * n : 2 * m * n], n, m)
+    Z = K.matrix_view(S[2 * m * n : 3 * m * n], n, m)
     o = 3 * m * n
-    return A, Y, Z, S[o : o + m * m].reshape((m, m)), S[o + m * m : o + m * m + m], \
+    return At, Y, Z, K.matrix_view(S[o : o + m * m], m, m), S[o + m * m : o + m * m + m], \
         S[o + m * m + m : o + m * m + 2 * m]
 
 
@@ -151,44 +152,50 @@ def solve_l(P, M, x):
 
 
 @K.entry_point
-def constraint_gram(P, M, A, Y, Z, Gm):
-    """Y = L⁻ᵀAᵀ, Z = D⁻¹Y (as rows) and Gm = A M⁻¹ Aᵀ = Yᵀ D⁻¹ Y, M factored by ``tree_factor``."""
-    m, n = A.shape[0], A.shape[1]
-    for r in range(m):
-        for l in range(n):
-            Y[r, l] = A[r, l]
-    for i in range(n - 1, -1, -1):  # ``solve_lt`` on all rows at once: m independent updates
+def constraint_gram(P, M, At, Y, Z, Gm):
+    """Y = L⁻ᵀAᵀ, Z = D⁻¹Y and Gm = A M⁻¹ Aᵀ = Yᵀ D⁻¹ Y (n × m blocks as ``row_views``), M
+    factored by ``tree_factor``.
+
+    Gm = Σ_l z_l y_lᵀ over the joints l in order, skipping the rows whose z_l entry is zero (a
+    constraint whose bodies do not have joint l among their ancestors): every sum sees the same
+    non-zero terms in the same order as the plain inner products, so the same bits."""
+    n, m = At.shape[0], At.shape[1]
+    for l in range(n):
+        for r in range(m):
+            Y[l, r] = At[l, r]
+    for i in range(n - 1, -1, -1):  # ``solve_lt`` on all m columns at once
         j = int(P[i, K.PARENT])
         while j >= 0:
             a = M[i, j]
             for r in range(m):
-                Y[r, j] -= a * Y[r, i]
+                Y[j, r] -= a * Y[i, r]
             j = int(P[j, K.PARENT])
-    for r in range(m):
-        for l in range(n):
-            Z[r, l] = Y[r, l] / M[l, l]
     for i in range(m):
         for j in range(i + 1):
-            s = 0.0
-            for l in range(n):
-                s += Z[i, l] * Y[j, l]
-            Gm[i, j] = s
-            Gm[j, i] = s
+            Gm[i, j] = 0.0
+    for l in range(n):
+        d = M[l, l]
+        for r in range(m):
+            Z[l, r] = Y[l, r] / d
+        for i in range(m):
+            z = Z[l, i]
+            if z != 0.0:
+                for j in range(i + 1):
+                    Gm[i, j] += z * Y[l, j]
+    for i in range(m):
+        for j in range(i):
+            Gm[j, i] = Gm[i, j]
 
 
 @K.entry_point
 def respond(P, M, Y, u, lam, out):
     """out = L⁻¹D⁻¹(u + Yλ): with u = L⁻ᵀ(τ − b) the q̈ = M⁻¹(τ − b + Aᵀλ) of (69), with u = 0
     the velocity change M⁻¹AᵀΛ of an impulse Λ."""
-    n = out.shape[0]
-    for l in range(n):
-        out[l] = u[l]
-    for r in range(Y.shape[0]):  # whole rows at a time: the n sums advance side by side
-        x = lam[r]
-        for l in range(n):
-            out[l] += Y[r, l] * x
-    for l in range(n):
-        out[l] /= M[l, l]
+    for l in range(out.shape[0]):
+        s = u[l]
+        for r in range(Y.shape[1]):
+            s += Y[l, r] * lam[r]
+        out[l] = s / M[l, l]
     solve_l(P, M, out)
 
 
@@ -199,24 +206,29 @@ def constrained_mass_pass(P, g, alpha, beta, q, qd, qdd, tau, fext, C, W, S, lam
     W: ``work_size(n)`` floats, S: ``row_work_size(n, m)``; returns False if M is not positive
     definite or A M⁻¹ Aᵀ is singular (dependent constraint rows)."""
     n, m = P.shape[0], C.shape[0]
-    G = W[0 : n * BWORK].reshape((n, BWORK))
-    M = W[n * BWORK : n * BWORK + n * n].reshape((n, n))
+    G = K.matrix_view(W[0 : n * BWORK], n, BWORK)
+    M = K.matrix_view(W[n * BWORK : n * BWORK + n * n], n, n)
     u = W[n * BWORK + n * n : n * BWORK + n * n + n]
-    A, Y, Z, Gm, bias, phi = row_views(S, m, n)
+    At, Y, Z, Gm, bias, phi = row_views(S, m, n)
     body_motion(P, q, qd, G)
-    constraint_rows(P, C, G, A, bias, phi)
+    constraint_rows(P, C, G, At.T, bias, phi)
     composite_mass(P, G, M)
     bias_torques(P, g, tau, fext, G, u)
     if not tree_factor(P, M):
         return False
     solve_lt(P, M, u)
-    constraint_gram(P, M, A, Y, Z, Gm)
-    # −(A q̈_r + Ȧq̇ + 2α A q̇ + β² φ), A q̈_r = Zu (eq. 76 with Baumgarte's terms)
+    constraint_gram(P, M, At, Y, Z, Gm)
+    # −(A q̈_r + Ȧq̇ + 2α A q̇ + β² φ), A q̈_r = Zᵀu (eq. 76 with Baumgarte's terms); the m sums
+    # advance side by side over l, each term rounded as (A·2α)·q̇_l + Z·u_l (2α is exact)
+    two_alpha = 2.0 * alpha
     for i in range(m):
-        s = bias[i] + beta * beta * phi[i]
-        for l in range(n):
-            s += A[i, l] * 2.0 * alpha * qd[l] + Z[i, l] * u[l]
-        lam[i] = -s
+        lam[i] = bias[i] + beta * beta * phi[i]
+    for l in range(n):
+        v, w = qd[l], u[l]
+        for i in range(m):
+            lam[i] += At[l, i] * two_alpha * v + Z[l, i] * w
+    for i in range(m):
+        lam[i] = -lam[i]
     if not cholesky_solve(Gm, lam):
         return False
     respond(P, M, Y, u, lam, qdd)
@@ -228,24 +240,24 @@ def plastic_impact_pass(P, q, qd, C, W, S, impulse):
     """q̇ ← q̇⁺ = q̇ + M⁻¹AᵀΛ, Λ = −(AM⁻¹Aᵀ)⁻¹Aq̇: a plastic impact closing the rows C (A q̇⁺ = 0);
     the impulse Λ into ``impulse``. False if M or A M⁻¹ Aᵀ is singular."""
     n, m = P.shape[0], C.shape[0]
-    G = W[0 : n * BWORK].reshape((n, BWORK))
-    M = W[n * BWORK : n * BWORK + n * n].reshape((n, n))
+    G = K.matrix_view(W[0 : n * BWORK], n, BWORK)
+    M = K.matrix_view(W[n * BWORK : n * BWORK + n * n], n, n)
     u = W[n * BWORK + n * n : n * BWORK + n * n + n]
     x = W[n * BWORK + n * n + n : n * BWORK + n * n + 2 * n]
-    A, Y, Z, Gm, bias, phi = row_views(S, m, n)
+    At, Y, Z, Gm, bias, phi = row_views(S, m, n)
     body_motion(P, q, qd, G)
-    constraint_rows(P, C, G, A, bias, phi)
+    constraint_rows(P, C, G, At.T, bias, phi)
     for i in range(n):
         x[i] = 0.0
     composite_mass(P, G, M)
     if not tree_factor(P, M):
         return False
-    constraint_gram(P, M, A, Y, Z, Gm)
+    constraint_gram(P, M, At, Y, Z, Gm)
     for i in range(m):
         impulse[i] = 0.0
     for l in range(n):
         for i in range(m):
-            impulse[i] -= A[i, l] * qd[l]
+            impulse[i] -= At[l, i] * qd[l]
     if not cholesky_solve(Gm, impulse):
         return False
     respond(P, M, Y, x, impulse, u)

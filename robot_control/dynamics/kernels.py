@@ -52,6 +52,7 @@ from robot_control.dynamics.kernels_spatial import (  # noqa: F401 (re-exported 
     joint_placement,
     mat6_vec,
     mat6T_vec,
+    matrix_view,
     motion_to_child,
     rigid_inertia_times,
     rotate_block,

@@ -70,6 +70,8 @@ class Cell:
     object_inertia: Inertia
     contact: Array
     gravity: Array
+    #: the file it was read from (resolved path), "" when it came from a mapping
+    source: str = ""
 
     @property
     def m(self) -> int:
@@ -107,11 +109,11 @@ def resolve_cell_path(name_or_path: str | Path) -> Path:
 def load_cell(source: str | Path | Mapping) -> Cell:
     """Read and validate a cell from a YAML file, a bundled cell name, or a mapping."""
     if isinstance(source, Mapping):
-        spec, where = dict(source), "cell"
+        spec, where, origin = dict(source), "cell", ""
     else:
         path = resolve_cell_path(source)
         spec = load_file(path, ModelError)
-        where = str(path)
+        where, origin = str(path), str(path.resolve())
         if not isinstance(spec, Mapping):
             raise ModelError(f"{where}: a cell must be a YAML mapping")
     unknown = set(spec) - set(_TOP_KEYS)
@@ -137,7 +139,7 @@ def load_cell(source: str | Path | Mapping) -> Cell:
         raise ModelError(f"{where}: object has unknown keys {sorted(bad)}")
     inertia = _object_inertia(obj, constants, f"{where}: object")
     contact = _placement(spec.get("contact", {}), constants, f"{where}: key 'contact'", ())
-    return Cell(str(spec.get("name", "cell")), arms, inertia, contact, gravity.copy())
+    return Cell(str(spec.get("name", "cell")), arms, inertia, contact, gravity.copy(), origin)
 
 
 def _arm(spec: object, k: int, constants, where: str) -> CellArm:
@@ -206,7 +208,9 @@ def arms_model(cell: Cell) -> RobotModel:
         b, f = _placed_bodies(arm, f"{arm.name}_", len(bodies))
         bodies += b
         frames.update(f)
-    return RobotModel(cell.name, bodies, cell.gravity, frames)
+    model = RobotModel(cell.name, bodies, cell.gravity, frames)
+    model.cell = cell  # what it was built from: a law configured on it need not read the file again
+    return model
 
 
 def object_in_grasp_body(arm: CellArm) -> tuple[int, Array]:

@@ -19,7 +19,11 @@ from numba import njit
 from robot_control.control import kernels_task as KT
 from robot_control.control.kernels_load_sharing import load_sharing_torque
 from robot_control.dynamics import kernels as K
-from robot_control.dynamics.constrained_mass import constrained_mass_pass, plastic_impact_pass
+from robot_control.dynamics.constrained_mass import (
+    BWORK,
+    constrained_mass_pass,
+    plastic_impact_pass,
+)
 from robot_control.dynamics.contact import G_S, GWORK, body_motion, constraint_rows, frame_state
 from robot_control.dynamics.kernels import entry_point
 from robot_control.dynamics.packing import kernel_data
@@ -222,15 +226,15 @@ def pressing_forces(F, mass, accel, gravity, normal, shares, out):
 
 
 @entry_point
-def log_forces(c, qdd, shares, mass, normal, F, p):
+def log_forces(c, G, qdd, shares, mass, normal, F, p):
     """λ_E (0 off the plane) and each arm's pressing force p_i at the last evaluated q̈ and λ,
-    ``body_motion``'s rows at (q, q̇) in c's row workspace."""
+    ``body_motion``'s rows at (q, q̇) in G."""
     lam = c[C_LAM]
     for i in range(F.shape[0]):
         for k in range(3):
             F[i, k] = -lam[6 * i + 3 + k]  # f_i: the force arm i exerts on the object
     com = c[C_COM_FRAME]
-    frame_from_rows(c[C_D], c[C_ROW_WORK], com, qdd)
+    frame_from_rows(c[C_D], G, com, qdd)
     pressing_forces(F, mass, com[F_ACC + 3 : F_ACC + 6], c[C_GRAVITY], normal, shares, p)
     return lam[lam.shape[0] - 1] if c[C_S][S_CONTACT] > 0.0 else 0.0
 
@@ -240,7 +244,7 @@ def run_cell_periods(k0, k1, steps, tick_ns, substeps, c, state, noise, sigma, l
                      q_hold, f_d, shares, mass, normal, work, F, t_log, q_log, tau_log, e_log,
                      lam_log, p_log):
     """Control periods k0 … k1−1 of cell_simulate's loop (sense with noise, reference of E at
-    t_k, load-sharing τ_k, pose error, evaluate at t_k⁺, log, hold); returns −1, the period whose
+    t_k, load-sharing τ_k, evaluate at t_k⁺, pose error, log, hold); returns −1, the period whose
     hold made the state non-finite, or −2 − k when τ at period k is non-finite.
 
     ``state`` rows: q, q̇, q̈ of the closed chain; ``noise`` the standard-normal draws (position,
@@ -252,7 +256,10 @@ def run_cell_periods(k0, k1, steps, tick_ns, substeps, c, state, noise, sigma, l
     na = q_hold.shape[0]
     qm, qdm, tau, applied, sat, zero = work[0], work[1], work[2], work[3], work[4], work[5]
     pose = O[KT.TK_POSE : KT.TK_POSE + 4, :4]
-    D, G, E = c[C_D], c[C_ROW_WORK], c[C_CONTACT_FRAME]
+    D, E = c[C_D], c[C_CONTACT_FRAME]
+    # the constrained pass leaves body_motion's rows at its (q, q̇) in its body workspace:
+    # after ``evaluate`` they are the sampled state's, which the frames of the log read
+    G = K.matrix_view(c[C_BODY_WORK][: D.shape[0] * BWORK], D.shape[0], BWORK)
     for k in range(k0, k1):
         t = k * tick_ns * 1e-9
         PK.sense(na, q, qd, sigma, noise[k - k0], qm, qdm)
@@ -260,13 +267,13 @@ def run_cell_periods(k0, k1, steps, tick_ns, substeps, c, state, noise, sigma, l
         load_sharing_torque(Ds, As, O, starts, fractions, f_d, qm, qdm, q_hold, zero, zero, tau)
         if not PK.all_finite(tau):
             return -2 - k
-        frame_kinematics(D, G, E, q, qd, qdd)  # G: (q, q̇)'s rows for log_forces too
-        KT.task_error(E[F_T : F_T + 16].reshape((4, 4)), pose, 6, e_log[k])
         evaluate(c, q, qd, tau, applied, sat, qdd)
+        frame_from_rows(D, G, E, qdd)  # E's pose (its acceleration unused)
+        KT.task_error(K.matrix_view(E[F_T : F_T + 16], 4, 4), pose, 6, e_log[k])
         t_log[k] = t
         for i in range(na):
             q_log[k, i] = q[i]
-        lam_log[k] = log_forces(c, qdd, shares, mass, normal, F, p_log[k])
+        lam_log[k] = log_forces(c, G, qdd, shares, mass, normal, F, p_log[k])
         PK.saturate(c[C_JOINTS], c[C_SETTINGS], tau, applied, sat)
         for i in range(na):
             tau_log[k, i] = applied[i]

@@ -217,10 +217,11 @@ def pressing_shares(plant: CellPlantBase, shares: Array) -> Array:
                            shares)
 
 
-def initial_contact_pose(sc: CellScenario) -> Array:
+def initial_contact_pose(sc: CellScenario, model=None) -> Array:
     """World pose of E with the object at its initial placement: where the plant starts (its
-    contact frame depends only on the object's coordinates, which assembling leaves as given)."""
-    model = closed_chain_model(sc.cell)
+    contact frame depends only on the object's coordinates, which assembling leaves as given).
+    ``model``: the cell's closed_chain_model if one is at hand (a plant's), else built here."""
+    model = closed_chain_model(sc.cell) if model is None else model
     q = np.zeros(model.nq)
     q[sc.cell.nq:] = object_coordinates(sc.object_pose)
     return CK.frame_pose_at(model, q, "contact")
@@ -283,7 +284,7 @@ def run_cell(scenario: CellScenario | str, progress: bool = False,
     law = create(sc.controller_type)
     law.configure(arms_model(sc.cell), sc.controller_params)
     shares = share_vector(law.get_parameters().get("load_shares", []), sc.cell.m)
-    path = cell_path(sc, initial_contact_pose(sc))
+    path = cell_path(sc, initial_contact_pose(sc, plant.model))
     log = CellLog(sc.steps + 1, plant.n_arms, sc.cell.m)
     started = time.perf_counter()
     if compiled and has_compiled_loop(plant, law):
