@@ -61,13 +61,20 @@ def joint_placement(P, i, qi, R, p):
     s = P[i, SCREW : SCREW + 6]
     axis = P[i, AXIS]
     if axis != 0.0:
-        # revolute about ±e_a through the origin: R = M_i Rot_a(±q) turns two columns, p = o_i
+        # revolute about ±e_a (through the origin, or through the point ±e_a × v: axis code
+        # ±(a + 4)): R = M_i Rot_a(±q) turns two columns, p = M_i (1 − Rot_a(±q))(±e_a × v) + o_i
         c, sn = np.cos(qi), np.sin(qi)
         if axis < 0.0:
             sn = -sn
+        a = int(abs(axis)) - 1
         M = P[i, ROT : ROT + 9]
         o = P[i, POS : POS + 3]
-        if axis == 3.0 or axis == -3.0:
+        sign, ax, ay, az, ex, ey, ez = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+        if a >= 3:
+            a -= 3
+            sign = 1.0 if axis > 0.0 else -1.0
+            ax, ay, az = s[3], s[4], s[5]
+        if a == 2:
             R[0] = M[0] * c + M[1] * sn
             R[1] = M[1] * c - M[0] * sn
             R[2] = M[2]
@@ -77,7 +84,11 @@ def joint_placement(P, i, qi, R, p):
             R[6] = M[6] * c + M[7] * sn
             R[7] = M[7] * c - M[6] * sn
             R[8] = M[8]
-        elif axis == 2.0 or axis == -2.0:
+            if sign != 0.0:  # e_z × v = (−v_y, v_x, 0)
+                ax, ay = -sign * ay, sign * ax
+                ex = ax - (c * ax - sn * ay)
+                ey = ay - (sn * ax + c * ay)
+        elif a == 1:
             R[0] = M[0] * c - M[2] * sn
             R[1] = M[1]
             R[2] = M[2] * c + M[0] * sn
@@ -87,6 +98,10 @@ def joint_placement(P, i, qi, R, p):
             R[6] = M[6] * c - M[8] * sn
             R[7] = M[7]
             R[8] = M[8] * c + M[6] * sn
+            if sign != 0.0:  # e_y × v = (v_z, 0, −v_x)
+                ax, az = sign * az, -sign * ax
+                ex = ax - (c * ax + sn * az)
+                ez = az - (c * az - sn * ax)
         else:
             R[0] = M[0]
             R[1] = M[1] * c + M[2] * sn
@@ -97,9 +112,18 @@ def joint_placement(P, i, qi, R, p):
             R[6] = M[6]
             R[7] = M[7] * c + M[8] * sn
             R[8] = M[8] * c - M[7] * sn
-        p[0] = o[0]
-        p[1] = o[1]
-        p[2] = o[2]
+            if sign != 0.0:  # e_x × v = (0, −v_z, v_y)
+                ay, az = -sign * az, sign * ay
+                ey = ay - (c * ay - sn * az)
+                ez = az - (sn * ay + c * az)
+        if sign == 0.0:
+            p[0] = o[0]
+            p[1] = o[1]
+            p[2] = o[2]
+        else:
+            p[0] = M[0] * ex + M[1] * ey + M[2] * ez + o[0]
+            p[1] = M[3] * ex + M[4] * ey + M[5] * ez + o[1]
+            p[2] = M[6] * ex + M[7] * ey + M[8] * ez + o[2]
         return
     if P[i, TYPE] == 0.0:
         wx, wy, wz = s[0], s[1], s[2]

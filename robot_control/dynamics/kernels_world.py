@@ -71,12 +71,18 @@ def world_screw(P, i, W):
     s = P[i, SCREW : SCREW + 6]
     S = W[i, O_S : O_S + 6]
     axis = P[i, AXIS]
-    if axis != 0.0:  # revolute about ±e_a through the origin: ±column a of R, no products
+    if axis != 0.0:  # revolute about ±e_a: S_ω is ±column a of R, no products
         a = int(abs(axis)) - 1
         sign = 1.0 if axis > 0.0 else -1.0
-        for r in range(3):
-            S[r] = sign * R[3 * r + a]
-            S[r + 3] = 0.0
+        if a >= 3:  # through a point off the origin: S_v = R v (then the shift by p below)
+            a -= 3
+            for r in range(3):
+                S[r] = sign * R[3 * r + a]
+                S[r + 3] = R[3 * r] * s[3] + R[3 * r + 1] * s[4] + R[3 * r + 2] * s[5]
+        else:
+            for r in range(3):
+                S[r] = sign * R[3 * r + a]
+                S[r + 3] = 0.0
     else:
         for r in range(3):
             S[r] = R[3 * r] * s[0] + R[3 * r + 1] * s[1] + R[3 * r + 2] * s[2]
