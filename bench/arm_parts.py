@@ -5,7 +5,7 @@ timed on its own, many calls inside one compiled loop (process time, best of 10 
 
 Default scenario: bench/simulate.py's 10 s PUMA computed-torque case. Rows: the ABA, the plant's
 acceleration (ABA plus the plant's terms; on a surface the ABA with the push), one RK4 step (four
-accelerations), the hold, the law's update, sensing, the reference sample, saturation (and for a
+accelerations), the hold of one control period, the law's update, sensing, the reference sample, saturation (and for a
 Cartesian path its sample and the task-frame error); then the whole compiled run per period. A
 period is about: hold + law + sense + reference + saturate + logging.
 """
@@ -100,10 +100,16 @@ def main(argv: list[str] | None = None) -> int:
         ("plant acceleration", PK.acceleration, (D, J, S, X, Mbuf, Cs, 0.0, q, qd, tau, qdd)),
         ("RK4 step (4 accelerations)", PK.rk4_step,
          (D, J, S, X, Mbuf, Cs, 0.0, q.copy(), qd.copy(), qdd, tau)),
+        ("hold (one control period)", PK.hold_rk4,
+         (D, J, S, X, Mbuf, Cs, 0.0, max(1, round(1.0 / (sc.rate * sc.physics_dt))), q.copy(),
+          qd.copy(), qdd, tau)),
         ("law update", law_caller(spec.kind), (spec.arrays, 0.5, q, qd, ref, out)),
         ("sense", PK.sense, (n, q, qd, np.zeros(2), np.zeros((0, n)), out, qdd)),
         ("saturate", PK.saturate, (J, S, tau, out, np.zeros(n, dtype=np.bool_))),
     ]
+    if Cs is not None:
+        rows.append(("surface push and its Jacobian (hold's end)", PK.contact_torque,
+                     (D, Cs, q, qd, np.zeros(n))))
     if cartesian:
         A = spec.task
         from robot_control.control import kernels_task as KT
