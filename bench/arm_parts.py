@@ -5,9 +5,10 @@ timed on its own, many calls inside one compiled loop (process time, best of 10 
 
 Default scenario: bench/simulate.py's 10 s PUMA computed-torque case. Rows: the ABA, the plant's
 acceleration (ABA plus the plant's terms; on a surface the ABA with the push), one RK4 step (four
-accelerations), the hold of one control period, the law's update, sensing, the reference sample, saturation (and for a
-Cartesian path its sample and the task-frame error); then the whole compiled run per period. A
-period is about: hold + law + sense + reference + saturate + logging.
+accelerations), the hold of one control period, the law's update, sensing, saturation, on a
+surface the push and contact Jacobian the hold ends with, the reference sample (for a Cartesian
+path its sample and the task-frame error); then the whole compiled run per period, set-up
+included. A period is about: hold + law + sense + reference + saturate + logging.
 """
 
 from __future__ import annotations
