@@ -165,14 +165,14 @@ def inertia_times(W, j, x, out):
     m = W[j, O_M]
     h = W[j, O_H : O_H + 3]
     J = W[j, O_J : O_J + 9]
-    for r in range(3):
-        out[r] = J[3 * r] * x[0] + J[3 * r + 1] * x[1] + J[3 * r + 2] * x[2]
-    out[0] += h[1] * x[5] - h[2] * x[4]
-    out[1] += h[2] * x[3] - h[0] * x[5]
-    out[2] += h[0] * x[4] - h[1] * x[3]
-    out[3] = m * x[3] - (h[1] * x[2] - h[2] * x[1])
-    out[4] = m * x[4] - (h[2] * x[0] - h[0] * x[2])
-    out[5] = m * x[5] - (h[0] * x[1] - h[1] * x[0])
+    x0, x1, x2, x3, x4, x5 = x[0], x[1], x[2], x[3], x[4], x[5]
+    h0, h1, h2 = h[0], h[1], h[2]
+    out[0] = (J[0] * x0 + J[1] * x1 + J[2] * x2) + (h1 * x5 - h2 * x4)
+    out[1] = (J[3] * x0 + J[4] * x1 + J[5] * x2) + (h2 * x3 - h0 * x5)
+    out[2] = (J[6] * x0 + J[7] * x1 + J[8] * x2) + (h0 * x4 - h1 * x3)
+    out[3] = m * x3 - (h1 * x2 - h2 * x1)
+    out[4] = m * x4 - (h2 * x0 - h0 * x2)
+    out[5] = m * x5 - (h0 * x1 - h1 * x0)
 
 
 @njit(cache=_CACHE, inline="always")
