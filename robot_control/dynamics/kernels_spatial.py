@@ -4,7 +4,8 @@ Spatial vectors are angular-first, expressed in body frames (Kim §1–2). The h
 views and write into ``out``; numba inlines them, which keeps the recursions readable as
 equations without paying for temporaries. They read their operands into scalars before the
 first store: every view is into the one data array, so the compiler must assume a store may
-change any operand and would load it again after each (``out`` never overlaps an operand). ``kernels.py`` re-exports every name here.
+change any operand and would load it again after each (``out`` never overlaps an operand).
+``kernels.py`` re-exports every name here.
 """
 
 from __future__ import annotations
