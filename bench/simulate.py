@@ -102,6 +102,14 @@ def cases(duration: float) -> dict[str, dict]:
     return {k: copy.deepcopy(v) | {"duration": duration} for k, v in out.items()}
 
 
+def puma_10s() -> dict:
+    """The hidden 10 s PUMA computed-torque scenario: out along a quintic, back, then hold."""
+    puma = copy.deepcopy(PUMA) | {"duration": 10.0}
+    puma["trajectory"] = {"type": "quintic", "from_initial": True, "durations": [1.5, 1.5],
+                          "waypoints": [[0.5, 0.8, -0.2, 0.4, 0.6, -0.5], PUMA["initial"]["q"]]}
+    return puma
+
+
 def realtime_factor(doc: dict, compiled: bool) -> float:
     sc = load_scenario(copy.deepcopy(doc))
     t0 = time.perf_counter()
@@ -143,10 +151,7 @@ def scenario_table(repeat: int, only: str = "") -> list[dict]:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         puma10 = Path(tmp) / "puma560_computed_torque_10s.yaml"
-        puma = copy.deepcopy(PUMA) | {"duration": 10.0}
-        puma["trajectory"] = {"type": "quintic", "from_initial": True, "durations": [1.5, 1.5],
-                              "waypoints": [[0.5, 0.8, -0.2, 0.4, 0.6, -0.5], PUMA["initial"]["q"]]}
-        puma10.write_text(yaml.safe_dump(puma))
+        puma10.write_text(yaml.safe_dump(puma_10s()))
         print(f"{'scenario':48} {'fresh ×RT':>10} {'compiled ×RT':>13} {'python ×RT':>11}")
         for name in [n for n in [*bundled_scenarios(), str(puma10)] if only in Path(n).stem]:
             fresh_process_factor(name)  # compiles into the cache if it has to

@@ -25,7 +25,6 @@ from robot_control.dynamics.kernels_spatial import (
     add_force_to_parent,
     check_length,
     dot6,
-    mat6_vec,
 )
 from robot_control.dynamics.kernels_world import (
     O_B,
@@ -117,13 +116,20 @@ def aba_articulated(P, tau, W):
     parent gains I^a = I^A − U Uᵀ/D and p^a = p^A + I^a c + U u/D, in the same axes."""
     n = P.shape[0]
     for i in range(n - 1, -1, -1):
+        # operands are read into scalars first: the compiler must assume any store into W can
+        # change any entry of W, and would otherwise load them again after every store
         S = W[i, O_S : O_S + 6]
+        s0, s1, s2, s3, s4, s5 = S[0], S[1], S[2], S[3], S[4], S[5]
         IA = W[i, A_IA : A_IA + 36]
         pA = W[i, A_PA : A_PA + 6]
         U = W[i, A_U : A_U + 6]
-        mat6_vec(IA, S, U)
-        D = dot6(S, U)
-        u = tau[i] - dot6(S, pA)
+        for r in range(6):
+            row = IA[6 * r : 6 * r + 6]
+            U[r] = ((((row[0] * s0 + row[1] * s1) + row[2] * s2) + row[3] * s3) + row[4] * s4
+                    + row[5] * s5)
+        u0, u1, u2, u3, u4, u5 = U[0], U[1], U[2], U[3], U[4], U[5]
+        D = s0 * u0 + s1 * u1 + s2 * u2 + s3 * u3 + s4 * u4 + s5 * u5
+        u = tau[i] - (s0 * pA[0] + s1 * pA[1] + s2 * pA[2] + s3 * pA[3] + s4 * pA[4] + s5 * pA[5])
         W[i, A_SD] = D
         W[i, A_SD + 1] = u
         lam = int(P[i, PARENT])
@@ -135,13 +141,26 @@ def aba_articulated(P, tau, W):
         IAp = W[lam, A_IA : A_IA + 36]
         pAp = W[lam, A_PA : A_PA + 6]
         c = W[i, A_C : A_C + 6]
+        c0, c1, c2, c3, c4, c5 = c[0], c[1], c[2], c[3], c[4], c[5]
+        ud = u * dinv
         for r in range(6):
-            acc = 0.0
-            for col in range(6):
-                x = IA[6 * r + col] - U[r] * U[col] * dinv
-                IAp[6 * r + col] += x
-                acc += x * c[col]
-            pAp[r] += pA[r] + acc + U[r] * (u * dinv)
+            ur = U[r]
+            row = IA[6 * r : 6 * r + 6]
+            x0 = row[0] - ur * u0 * dinv
+            x1 = row[1] - ur * u1 * dinv
+            x2 = row[2] - ur * u2 * dinv
+            x3 = row[3] - ur * u3 * dinv
+            x4 = row[4] - ur * u4 * dinv
+            x5 = row[5] - ur * u5 * dinv
+            acc = (((((0.0 + x0 * c0) + x1 * c1) + x2 * c2) + x3 * c3) + x4 * c4) + x5 * c5
+            pAp[r] += pA[r] + acc + ur * ud
+            out = IAp[6 * r : 6 * r + 6]
+            out[0] += x0
+            out[1] += x1
+            out[2] += x2
+            out[3] += x3
+            out[4] += x4
+            out[5] += x5
 
 
 @njit(cache=_CACHE, inline="always")

@@ -2,7 +2,10 @@
 
 Spatial vectors are angular-first, expressed in body frames (Kim §1–2). The helpers take 1-D
 views and write into ``out``; numba inlines them, which keeps the recursions readable as
-equations without paying for temporaries. ``kernels.py`` re-exports every name here.
+equations without paying for temporaries. They read their operands into scalars before the
+first store: every view is into the one data array, so the compiler must assume a store may
+change any operand and would load it again after each (``out`` never overlaps an operand).
+``kernels.py`` re-exports every name here.
 """
 
 from __future__ import annotations
@@ -90,13 +93,20 @@ def joint_placement(P, i, qi, R, p):
     s = P[i, SCREW : SCREW + 6]
     axis = P[i, AXIS]
     if axis != 0.0:
-        # revolute about ±e_a through the origin: R = M_i Rot_a(±q) turns two columns, p = o_i
+        # revolute about ±e_a (through the origin, or through the point ±e_a × v: axis code
+        # ±(a + 4)): R = M_i Rot_a(±q) turns two columns, p = M_i (1 − Rot_a(±q))(±e_a × v) + o_i
         c, sn = np.cos(qi), np.sin(qi)
         if axis < 0.0:
             sn = -sn
+        a = int(abs(axis)) - 1
         M = P[i, ROT : ROT + 9]
         o = P[i, POS : POS + 3]
-        if axis == 3.0 or axis == -3.0:
+        sign, ax, ay, az, ex, ey, ez = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+        if a >= 3:
+            a -= 3
+            sign = 1.0 if axis > 0.0 else -1.0
+            ax, ay, az = s[3], s[4], s[5]
+        if a == 2:
             R[0] = M[0] * c + M[1] * sn
             R[1] = M[1] * c - M[0] * sn
             R[2] = M[2]
@@ -106,7 +116,11 @@ def joint_placement(P, i, qi, R, p):
             R[6] = M[6] * c + M[7] * sn
             R[7] = M[7] * c - M[6] * sn
             R[8] = M[8]
-        elif axis == 2.0 or axis == -2.0:
+            if sign != 0.0:  # e_z × v = (−v_y, v_x, 0)
+                ax, ay = -sign * ay, sign * ax
+                ex = ax - (c * ax - sn * ay)
+                ey = ay - (sn * ax + c * ay)
+        elif a == 1:
             R[0] = M[0] * c - M[2] * sn
             R[1] = M[1]
             R[2] = M[2] * c + M[0] * sn
@@ -116,6 +130,10 @@ def joint_placement(P, i, qi, R, p):
             R[6] = M[6] * c - M[8] * sn
             R[7] = M[7]
             R[8] = M[8] * c + M[6] * sn
+            if sign != 0.0:  # e_y × v = (v_z, 0, −v_x)
+                ax, az = sign * az, -sign * ax
+                ex = ax - (c * ax + sn * az)
+                ez = az - (c * az - sn * ax)
         else:
             R[0] = M[0]
             R[1] = M[1] * c + M[2] * sn
@@ -126,9 +144,18 @@ def joint_placement(P, i, qi, R, p):
             R[6] = M[6]
             R[7] = M[7] * c + M[8] * sn
             R[8] = M[8] * c - M[7] * sn
-        p[0] = o[0]
-        p[1] = o[1]
-        p[2] = o[2]
+            if sign != 0.0:  # e_x × v = (0, −v_z, v_y)
+                ay, az = -sign * az, sign * ay
+                ey = ay - (c * ay - sn * az)
+                ez = az - (sn * ay + c * az)
+        if sign == 0.0:
+            p[0] = o[0]
+            p[1] = o[1]
+            p[2] = o[2]
+        else:
+            p[0] = M[0] * ex + M[1] * ey + M[2] * ez + o[0]
+            p[1] = M[3] * ex + M[4] * ey + M[5] * ez + o[1]
+            p[2] = M[6] * ex + M[7] * ey + M[8] * ez + o[2]
         return
     if P[i, TYPE] == 0.0:
         wx, wy, wz = s[0], s[1], s[2]
@@ -167,16 +194,18 @@ def joint_placement(P, i, qi, R, p):
 @njit(cache=_CACHE, inline="always")
 def motion_to_child(R, p, m, out):
     """out = Ad_{T⁻¹} m: a parent-frame twist seen in the child frame (Kim eq. 1.10)."""
+    # operands in scalars before the first store (helpers' note below)
+    r0, r1, r2, r3, r4, r5, r6, r7, r8 = R[0], R[1], R[2], R[3], R[4], R[5], R[6], R[7], R[8]
     w0, w1, w2 = m[0], m[1], m[2]
     v0 = m[3] - (p[1] * w2 - p[2] * w1)
     v1 = m[4] - (p[2] * w0 - p[0] * w2)
     v2 = m[5] - (p[0] * w1 - p[1] * w0)
-    out[0] = R[0] * w0 + R[3] * w1 + R[6] * w2
-    out[1] = R[1] * w0 + R[4] * w1 + R[7] * w2
-    out[2] = R[2] * w0 + R[5] * w1 + R[8] * w2
-    out[3] = R[0] * v0 + R[3] * v1 + R[6] * v2
-    out[4] = R[1] * v0 + R[4] * v1 + R[7] * v2
-    out[5] = R[2] * v0 + R[5] * v1 + R[8] * v2
+    out[0] = r0 * w0 + r3 * w1 + r6 * w2
+    out[1] = r1 * w0 + r4 * w1 + r7 * w2
+    out[2] = r2 * w0 + r5 * w1 + r8 * w2
+    out[3] = r0 * v0 + r3 * v1 + r6 * v2
+    out[4] = r1 * v0 + r4 * v1 + r7 * v2
+    out[5] = r2 * v0 + r5 * v1 + r8 * v2
 
 
 @njit(cache=_CACHE, inline="always")
@@ -199,23 +228,27 @@ def add_force_to_parent(R, p, f, out):
 @njit(cache=_CACHE, inline="always")
 def ad_motion(V, m, out):
     """out = ad_V m = [ω × m_ω ; ω × m_v + v × m_ω] (Kim eq. 1.12)."""
-    out[0] = V[1] * m[2] - V[2] * m[1]
-    out[1] = V[2] * m[0] - V[0] * m[2]
-    out[2] = V[0] * m[1] - V[1] * m[0]
-    out[3] = V[1] * m[5] - V[2] * m[4] + V[4] * m[2] - V[5] * m[1]
-    out[4] = V[2] * m[3] - V[0] * m[5] + V[5] * m[0] - V[3] * m[2]
-    out[5] = V[0] * m[4] - V[1] * m[3] + V[3] * m[1] - V[4] * m[0]
+    a0, a1, a2, a3, a4, a5 = V[0], V[1], V[2], V[3], V[4], V[5]
+    b0, b1, b2, b3, b4, b5 = m[0], m[1], m[2], m[3], m[4], m[5]
+    out[0] = a1 * b2 - a2 * b1
+    out[1] = a2 * b0 - a0 * b2
+    out[2] = a0 * b1 - a1 * b0
+    out[3] = a1 * b5 - a2 * b4 + a4 * b2 - a5 * b1
+    out[4] = a2 * b3 - a0 * b5 + a5 * b0 - a3 * b2
+    out[5] = a0 * b4 - a1 * b3 + a3 * b1 - a4 * b0
 
 
 @njit(cache=_CACHE, inline="always")
 def add_coad_neg(V, h, out):
     """out += −ad_Vᵀ h = [ω × h_n + v × h_f ; ω × h_f]: the gyroscopic wrench (Kim eq. 1.20)."""
-    out[0] += V[1] * h[2] - V[2] * h[1] + V[4] * h[5] - V[5] * h[4]
-    out[1] += V[2] * h[0] - V[0] * h[2] + V[5] * h[3] - V[3] * h[5]
-    out[2] += V[0] * h[1] - V[1] * h[0] + V[3] * h[4] - V[4] * h[3]
-    out[3] += V[1] * h[5] - V[2] * h[4]
-    out[4] += V[2] * h[3] - V[0] * h[5]
-    out[5] += V[0] * h[4] - V[1] * h[3]
+    a0, a1, a2, a3, a4, a5 = V[0], V[1], V[2], V[3], V[4], V[5]
+    b0, b1, b2, b3, b4, b5 = h[0], h[1], h[2], h[3], h[4], h[5]
+    out[0] += a1 * b2 - a2 * b1 + a4 * b5 - a5 * b4
+    out[1] += a2 * b0 - a0 * b2 + a5 * b3 - a3 * b5
+    out[2] += a0 * b1 - a1 * b0 + a3 * b4 - a4 * b3
+    out[3] += a1 * b5 - a2 * b4
+    out[4] += a2 * b3 - a0 * b5
+    out[5] += a0 * b4 - a1 * b3
 
 
 @njit(cache=_CACHE, inline="always")

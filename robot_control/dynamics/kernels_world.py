@@ -57,10 +57,15 @@ def compose_world(P, i, W, R, p):
         return
     A = W[lam, O_R : O_R + 9]
     a = W[lam, O_P : O_P + 3]
+    # R and p in scalars first: a store into W may alias them as far as the compiler knows
+    r0, r1, r2, r3, r4, r5, r6, r7, r8 = R[0], R[1], R[2], R[3], R[4], R[5], R[6], R[7], R[8]
+    p0, p1, p2 = p[0], p[1], p[2]
     for r in range(3):
-        for c in range(3):
-            Rw[3 * r + c] = A[3 * r] * R[c] + A[3 * r + 1] * R[3 + c] + A[3 * r + 2] * R[6 + c]
-        pw[r] = A[3 * r] * p[0] + A[3 * r + 1] * p[1] + A[3 * r + 2] * p[2] + a[r]
+        A0, A1, A2, ar = A[3 * r], A[3 * r + 1], A[3 * r + 2], a[r]
+        Rw[3 * r] = A0 * r0 + A1 * r3 + A2 * r6
+        Rw[3 * r + 1] = A0 * r1 + A1 * r4 + A2 * r7
+        Rw[3 * r + 2] = A0 * r2 + A1 * r5 + A2 * r8
+        pw[r] = A0 * p0 + A1 * p1 + A2 * p2 + ar
 
 
 @njit(cache=_CACHE, inline="always")
@@ -71,12 +76,18 @@ def world_screw(P, i, W):
     s = P[i, SCREW : SCREW + 6]
     S = W[i, O_S : O_S + 6]
     axis = P[i, AXIS]
-    if axis != 0.0:  # revolute about ±e_a through the origin: ±column a of R, no products
+    if axis != 0.0:  # revolute about ±e_a: S_ω is ±column a of R, no products
         a = int(abs(axis)) - 1
         sign = 1.0 if axis > 0.0 else -1.0
-        for r in range(3):
-            S[r] = sign * R[3 * r + a]
-            S[r + 3] = 0.0
+        if a >= 3:  # through a point off the origin: S_v = R v (then the shift by p below)
+            a -= 3
+            for r in range(3):
+                S[r] = sign * R[3 * r + a]
+                S[r + 3] = R[3 * r] * s[3] + R[3 * r + 1] * s[4] + R[3 * r + 2] * s[5]
+        else:
+            for r in range(3):
+                S[r] = sign * R[3 * r + a]
+                S[r + 3] = 0.0
     else:
         for r in range(3):
             S[r] = R[3 * r] * s[0] + R[3 * r + 1] * s[1] + R[3 * r + 2] * s[2]
@@ -109,25 +120,43 @@ def world_inertia(P, i, W):
     W[i, O_M] = m
     h = W[i, O_H : O_H + 3]
     J = W[i, O_J : O_J + 9]
-    hr = W[i, O_TMP : O_TMP + 3]
-    for r in range(3):
-        hr[r] = R[3 * r] * hb[0] + R[3 * r + 1] * hb[1] + R[3 * r + 2] * hb[2]
-        h[r] = hr[r] + m * p[r]
-    RJ = W[i, O_TMP + 3 : O_TMP + 12]
-    for r in range(3):
-        for c in range(3):
-            RJ[3 * r + c] = R[3 * r] * Jb[c] + R[3 * r + 1] * Jb[3 + c] + R[3 * r + 2] * Jb[6 + c]
-    pp = p[0] * p[0] + p[1] * p[1] + p[2] * p[2]
-    ph = p[0] * hr[0] + p[1] * hr[1] + p[2] * hr[2]
-    for r in range(3):
-        for c in range(r, 3):  # J is symmetric: the upper triangle, mirrored
-            acc = RJ[3 * r] * R[3 * c] + RJ[3 * r + 1] * R[3 * c + 1] + RJ[3 * r + 2] * R[3 * c + 2]
-            # −[p][h'] − [h'][p] = 2(p·h')1 − p h'ᵀ − h' pᵀ ;  −m[p]² = m(|p|²1 − p pᵀ)
-            acc += -p[r] * hr[c] - hr[r] * p[c] - m * p[r] * p[c]
-            if r == c:
-                acc += 2.0 * ph + m * pp
-            J[3 * r + c] = acc
-            J[3 * c + r] = acc
+    # everything in scalars first: a store into W may alias any operand as far as the compiler
+    # knows (it would load them again after each store)
+    r0, r1, r2, r3, r4, r5, r6, r7, r8 = R[0], R[1], R[2], R[3], R[4], R[5], R[6], R[7], R[8]
+    p0, p1, p2 = p[0], p[1], p[2]
+    hr0 = r0 * hb[0] + r1 * hb[1] + r2 * hb[2]
+    hr1 = r3 * hb[0] + r4 * hb[1] + r5 * hb[2]
+    hr2 = r6 * hb[0] + r7 * hb[1] + r8 * hb[2]
+    h[0] = hr0 + m * p0
+    h[1] = hr1 + m * p1
+    h[2] = hr2 + m * p2
+    # rows of R J_b
+    a0 = r0 * Jb[0] + r1 * Jb[3] + r2 * Jb[6]
+    a1 = r0 * Jb[1] + r1 * Jb[4] + r2 * Jb[7]
+    a2 = r0 * Jb[2] + r1 * Jb[5] + r2 * Jb[8]
+    b0 = r3 * Jb[0] + r4 * Jb[3] + r5 * Jb[6]
+    b1 = r3 * Jb[1] + r4 * Jb[4] + r5 * Jb[7]
+    b2 = r3 * Jb[2] + r4 * Jb[5] + r5 * Jb[8]
+    c0 = r6 * Jb[0] + r7 * Jb[3] + r8 * Jb[6]
+    c1 = r6 * Jb[1] + r7 * Jb[4] + r8 * Jb[7]
+    c2 = r6 * Jb[2] + r7 * Jb[5] + r8 * Jb[8]
+    pp = p0 * p0 + p1 * p1 + p2 * p2
+    ph = p0 * hr0 + p1 * hr1 + p2 * hr2
+    d = 2.0 * ph + m * pp
+    # J = R J_b Rᵀ − [p][h'] − [h'][p] − m[p]², symmetric: the upper triangle, mirrored;
+    # −[p][h'] − [h'][p] = 2(p·h')1 − p h'ᵀ − h' pᵀ ;  −m[p]² = m(|p|²1 − p pᵀ)
+    J[0] = (a0 * r0 + a1 * r1 + a2 * r2) + (-p0 * hr0 - hr0 * p0 - m * p0 * p0) + d
+    J[4] = (b0 * r3 + b1 * r4 + b2 * r5) + (-p1 * hr1 - hr1 * p1 - m * p1 * p1) + d
+    J[8] = (c0 * r6 + c1 * r7 + c2 * r8) + (-p2 * hr2 - hr2 * p2 - m * p2 * p2) + d
+    x = (a0 * r3 + a1 * r4 + a2 * r5) + (-p0 * hr1 - hr0 * p1 - m * p0 * p1)
+    J[1] = x
+    J[3] = x
+    x = (a0 * r6 + a1 * r7 + a2 * r8) + (-p0 * hr2 - hr0 * p2 - m * p0 * p2)
+    J[2] = x
+    J[6] = x
+    x = (b0 * r6 + b1 * r7 + b2 * r8) + (-p1 * hr2 - hr1 * p2 - m * p1 * p2)
+    J[5] = x
+    J[7] = x
 
 
 @njit(cache=_CACHE, inline="always")
@@ -136,14 +165,14 @@ def inertia_times(W, j, x, out):
     m = W[j, O_M]
     h = W[j, O_H : O_H + 3]
     J = W[j, O_J : O_J + 9]
-    for r in range(3):
-        out[r] = J[3 * r] * x[0] + J[3 * r + 1] * x[1] + J[3 * r + 2] * x[2]
-    out[0] += h[1] * x[5] - h[2] * x[4]
-    out[1] += h[2] * x[3] - h[0] * x[5]
-    out[2] += h[0] * x[4] - h[1] * x[3]
-    out[3] = m * x[3] - (h[1] * x[2] - h[2] * x[1])
-    out[4] = m * x[4] - (h[2] * x[0] - h[0] * x[2])
-    out[5] = m * x[5] - (h[0] * x[1] - h[1] * x[0])
+    x0, x1, x2, x3, x4, x5 = x[0], x[1], x[2], x[3], x[4], x[5]
+    h0, h1, h2 = h[0], h[1], h[2]
+    out[0] = (J[0] * x0 + J[1] * x1 + J[2] * x2) + (h1 * x5 - h2 * x4)
+    out[1] = (J[3] * x0 + J[4] * x1 + J[5] * x2) + (h2 * x3 - h0 * x5)
+    out[2] = (J[6] * x0 + J[7] * x1 + J[8] * x2) + (h0 * x4 - h1 * x3)
+    out[3] = m * x3 - (h1 * x2 - h2 * x1)
+    out[4] = m * x4 - (h2 * x0 - h0 * x2)
+    out[5] = m * x5 - (h0 * x1 - h1 * x0)
 
 
 @njit(cache=_CACHE, inline="always")

@@ -69,16 +69,28 @@ class KernelData:
         self.gravity = self.D[0, K.GRAVITY : K.GRAVITY + 3]  # the model adopts it on next use
 
 
+#: a screw component this small is a rounding of zero (a D-H quarter turn leaves cos(π/2) =
+#: 6.1e-17 in the axis): 1e-15 rad of axis direction, 1e-15 m of axis position
+AXIS_ROUNDING = 1e-15
+
+
 def axis_code(joint_type: int, screw: Array) -> int:
-    """±(a + 1) for a revolute joint about ±e_a through the body origin, else 0 (general screw).
+    """±(a + 1) for a revolute joint about ±e_a through the body origin, ±(a + 4) about ±e_a
+    through another point (the moment v ⟂ e_a not zero), else 0 (general screw).
 
     The kernels compute exp([S] q) for such a joint as a plane rotation (a third of the work).
+    Components within AXIS_ROUNDING of zero count as zero (the kernels then turn about the exact
+    axis: a difference below the rounding of the model's own numbers).
     """
-    w, v = screw[:3], screw[3:]
-    if joint_type != 0 or np.any(v) or np.count_nonzero(w) != 1:
+    w, v = np.asarray(screw[:3], dtype=float), np.asarray(screw[3:], dtype=float)
+    axes = np.flatnonzero(np.abs(w) > AXIS_ROUNDING)
+    if joint_type != 0 or len(axes) != 1 or abs(w[axes[0]]) != 1.0:
         return 0
-    a = int(np.flatnonzero(w)[0])
-    return (a + 1) * int(np.sign(w[a])) if abs(w[a]) == 1.0 else 0
+    a = int(axes[0])
+    if abs(v[a]) > AXIS_ROUNDING:  # moving along the axis too: a screw motion, not a rotation
+        return 0
+    code = a + 4 if np.any(np.abs(v) > AXIS_ROUNDING) else a + 1
+    return code * int(np.sign(w[a]))
 
 
 def kernel_data(model) -> KernelData:

@@ -1,9 +1,11 @@
-"""``load_robot``: a bundled robot by name, or a .urdf / D-H .yaml file by path."""
+"""``load_robot``: a bundled robot by name, or a .urdf / D-H .yaml file by path (its model kept
+between processes: model_cache)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from robot_control.model.model_cache import cached_load
 from robot_control.model.resources import share_path
 from robot_control.model.robot_model import ModelError, RobotModel
 from robot_control.model.urdf import load_urdf
@@ -49,22 +51,31 @@ def load_robot(name_or_path: str | Path) -> RobotModel:
                 f"unknown robot '{text}': not a file and not one of {', '.join(bundled_robots())}"
             )
         path = bundled
+    if path.suffix not in (".yaml", ".yml", ".urdf", ".xml"):
+        raise ModelError(f"{path}: unknown robot file type (expected .urdf or .yaml)")
+    return cached_load(path, _group_files(path), lambda: _build(path))
+
+
+def _build(path: Path) -> RobotModel:
+    """The model of a .urdf or D-H .yaml file, with its parameter groups."""
     if path.suffix in (".yaml", ".yml"):
         from robot_control.model.dh import load_dh_yaml
 
         model = load_dh_yaml(path)
-    elif path.suffix in (".urdf", ".xml"):
-        model = load_urdf(path)
     else:
-        raise ModelError(f"{path}: unknown robot file type (expected .urdf or .yaml)")
+        model = load_urdf(path)
     _attach_parameter_groups(model, path)
     return model
 
 
+def _group_files(path: Path) -> tuple[Path, Path]:
+    """Where a robot file's parameter groups may be: beside it, or bundled under its name."""
+    return path.with_suffix(".groups.yaml"), share_path("config", "robots", f"{path.stem}.groups.yaml")
+
+
 def _attach_parameter_groups(model: RobotModel, path: Path) -> None:
     """Read ``config/robots/<stem>.groups.yaml`` beside a bundled robot, if there is one."""
-    for candidate in (path.with_suffix(".groups.yaml"),
-                      share_path("config", "robots", f"{path.stem}.groups.yaml")):
+    for candidate in _group_files(path):
         if candidate.is_file():
             from robot_control.dynamics.parameters import parse_parameter_groups
 

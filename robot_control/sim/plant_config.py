@@ -138,12 +138,17 @@ def parse_plant_config(cfg: dict | None, model: RobotModel) -> PlantConfig:
 def plant_model(model: RobotModel, cfg: PlantConfig) -> RobotModel:
     """The model the plant integrates: nominal parameters replaced/scaled, payload on the last link."""
     theta = model.inertial_parameters() if cfg.parameters is None else cfg.parameters.copy()
+    changed = cfg.parameters is not None
     if cfg.inertia_scale is not None:
         theta = (theta.reshape(-1, 10) * cfg.inertia_scale[:, None]).ravel()
+        changed = True
     if cfg.payload is not None and cfg.payload.mass > 0.0:
         last = model.body_index(cfg.contact_frame) if cfg.contact_frame else model.nq - 1
         theta[10 * last : 10 * last + 10] += cfg.payload.parameters()
-    plant = model.with_inertial_parameters(theta)
+        changed = True
+    # the nominal parameters were checked when the model was built: only changed ones need it
+    # again (the checks, an eigenvalue problem per body, were a millisecond of each run)
+    plant = model.with_inertial_parameters(theta, check=changed)
     if cfg.friction is not None:
         plant.friction = cfg.friction.copy()
     return plant
