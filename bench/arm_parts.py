@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from kernel_timing import per_call_us  # noqa: E402
 from simulate import puma_10s  # noqa: E402
 
 from robot_control.control import compiled as C  # noqa: E402
@@ -40,26 +41,6 @@ from robot_control.sim.scenario import CartesianPath, load_scenario  # noqa: E40
 from robot_control.sim.simulate import make_controller, run  # noqa: E402
 from robot_control.trajectory.cartesian import path_sample_into  # noqa: E402
 from robot_control.trajectory.sampling import sample_into  # noqa: E402
-
-_LOOPS: dict = {}
-
-
-def per_call_us(kernel, args: tuple, calls: int) -> float:
-    """Best of 10 batches of ``calls // 10`` calls in one compiled loop, µs per call."""
-    loop = _LOOPS.get(kernel)
-    if loop is None:
-        @njit(_nrt=False)  # as run_periods: arrays without reference counting
-        def loop(count, args):
-            for _ in range(count):
-                kernel(*args)
-        _LOOPS[kernel] = loop
-    loop(1, args)
-    batch, best = max(1, calls // 10), float("inf")
-    for _ in range(10):
-        t0 = time.process_time()
-        loop(batch, args)
-        best = min(best, (time.process_time() - t0) / batch)
-    return best * 1e6
 
 
 def law_caller(kind: int):
@@ -127,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(("quintic sample", sample_into, (knots, seg_rows, first, last, 0.5, ref)))
     print(f"{'kernel':44} {'µs/call':>8}")
     for label, kernel, call in rows:
-        print(f"{label:44} {per_call_us(kernel, call, args.calls):8.3f}")
+        print(f"{label:44} {per_call_us(kernel, call, args.calls, nrt=False):8.3f}")
     run(load_scenario(name) if args.scenario else sc)  # compiled or loaded
     walls = []
     for _ in range(5):

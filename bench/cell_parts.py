@@ -19,9 +19,11 @@ import time
 from pathlib import Path
 
 import numpy as np
-from numba import njit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from kernel_timing import per_call_us  # noqa: E402
 
 from robot_control.control.base import Reference  # noqa: E402
 from robot_control.control.compiled import task_inputs  # noqa: E402
@@ -37,26 +39,6 @@ from robot_control.model.cell import arms_model  # noqa: E402
 from robot_control.sim import cell_kernels as CK  # noqa: E402
 from robot_control.sim.cell_simulate import load_cell_scenario, run_cell  # noqa: E402
 from robot_control.sim.engine import make_cell_plant  # noqa: E402
-
-_LOOPS: dict = {}
-
-
-def per_call_us(kernel, args: tuple, calls: int) -> float:
-    """Best of 10 batches of ``calls // 10`` calls in one compiled loop, µs per call."""
-    loop = _LOOPS.get(kernel)
-    if loop is None:
-        @njit
-        def loop(count, args):
-            for _ in range(count):
-                kernel(*args)
-        _LOOPS[kernel] = loop
-    loop(1, args)
-    batch, best = max(1, calls // 10), float("inf")
-    for _ in range(10):
-        t0 = time.process_time()
-        loop(batch, args)
-        best = min(best, (time.process_time() - t0) / batch)
-    return best * 1e6
 
 
 def main(argv: list[str] | None = None) -> int:

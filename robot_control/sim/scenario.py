@@ -84,9 +84,10 @@ def _vector(value, n: int, key: str) -> np.ndarray:
         a = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
         raise ScenarioError(f"{key} must be {n} finite numbers, got {value!r}") from None
-    if not (a.shape == (n,) and bool(np.all(np.isfinite(a)))):  # the message only when needed:
-        raise ScenarioError(f"{key} must be {n} finite numbers, got {value}")  # printing an array
-    return a  # is half a millisecond of a fresh process
+    # the message is formatted only when raised: printing an array costs a fresh process 0.5 ms
+    if not (a.shape == (n,) and bool(np.all(np.isfinite(a)))):
+        raise ScenarioError(f"{key} must be {n} finite numbers, got {value}")
+    return a
 
 
 def resolve_scenario_path(name_or_path: str | Path) -> Path:

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from rclpy.exceptions import InvalidHandle
-from rclpy.subscription import Subscription
+from robot_control.bus.ros.executor import run_subscription
 
 
 class SameProcessChain:
@@ -73,24 +72,8 @@ class SameProcessChain:
             topics, self._sent = self._sent, {}
             for topic in topics:
                 for sub in self._subscribers().get(topic, ()):
-                    if self._take_and_run(sub):
+                    if run_subscription(sub):
                         self._sent[topic] = None  # one message a round: there may be more
-
-    @staticmethod
-    def _take_and_run(sub) -> bool:
-        """Take one message of ``sub`` and run its callback: False when there was none."""
-        try:
-            with sub.handle:
-                taken = sub.handle.take_message(sub.msg_type, sub.raw)
-        except InvalidHandle:  # destroyed by an earlier callback of this round
-            return False
-        if taken is None:
-            return False
-        if sub._callback_type == Subscription.CallbackType.WithMessageInfo:
-            sub.callback(*taken)
-        else:
-            sub.callback(taken[0])
-        return True
 
 
 class ChainPublisher:

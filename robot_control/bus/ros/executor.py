@@ -84,6 +84,29 @@ def _hold(entities: list, held: list) -> list:
     return live
 
 
+def run_subscription(sub) -> bool:
+    """Take one message of ``sub`` and run its callback as rclpy's handler would (callback group
+    entered and left, rclpy's own take): False when there was none or ``sub`` is destroyed."""
+    group = sub.callback_group
+    if not group.beginning_execution(sub):
+        return False
+    try:
+        try:
+            with sub.handle:
+                taken = sub.handle.take_message(sub.msg_type, sub.raw)
+        except InvalidHandle:  # destroyed by an earlier callback of this round
+            return False
+        if taken is None:
+            return False
+        if sub._callback_type is Subscription.CallbackType.MessageOnly:
+            sub.callback(taken[0])
+        else:
+            sub.callback(*taken)
+        return True
+    finally:
+        group.ending_execution(sub)
+
+
 class LeanExecutor(SingleThreadedExecutor):
     """rclpy's SingleThreadedExecutor with the wait set's plan kept between waits and ready
     timers and subscriptions run directly (module docstring)."""
@@ -231,21 +254,6 @@ class LeanExecutor(SingleThreadedExecutor):
         finally:
             group.ending_execution(timer)
 
-    def _run_subscription(self, sub) -> None:
-        group = sub.callback_group
-        if not group.beginning_execution(sub):
-            return
-        try:
-            taken = sub.handle.take_message(sub.msg_type, sub.raw)
-            if taken is None:
-                return
-            if sub._callback_type is Subscription.CallbackType.MessageOnly:
-                sub.callback(taken[0])
-            else:
-                sub.callback(*taken)
-        finally:
-            group.ending_execution(sub)
-
     def _wait_and_run(self, plan: _Plan, timeout_sec: float | None, due_s: float) -> None:
         """Wait up to timeout_sec, and no later than BUSY_WAIT_S before the first plain timer
         is due (``due_s``), for anything; run the ready plain timers and subscriptions and hand
@@ -287,6 +295,6 @@ class LeanExecutor(SingleThreadedExecutor):
             if sub is None:
                 rest = True
             elif self._version == version:
-                self._run_subscription(sub)
+                run_subscription(sub)
         if rest:
             super().spin_once(0)

@@ -69,6 +69,7 @@ from robot_control.bus.ros.chain import ChainPublisher, SameProcessChain
 from robot_control.bus.ros.executor import LeanExecutor
 from robot_control.security.keystore import check_process
 
+SPIN_WAIT_S = 0.1  # longest wait of a spin: how soon it sees running() turn false
 UNKNOWN_NODE_NAME = "_NODE_NAME_UNKNOWN_"  # rmw_dds_common's, until a node's graph data arrives
 
 
@@ -458,15 +459,14 @@ class RclpyNode(Node):
 
 
 def spin_executor(executor, running: Callable[[], bool],
-                  wait: Callable[[], float] = lambda: 0.1,
                   after: Callable[[], None] = lambda: None) -> None:
     """Spin until running() is false, rclpy is shut down or Ctrl-C arrives; each wait blocks at
-    most wait() s (a LeanExecutor wakes for its timers itself); after() runs after each
+    most SPIN_WAIT_S (a LeanExecutor wakes for its timers itself); after() runs after each
     callback."""
     try:
         while running() and rclpy.ok():
             try:
-                executor.spin_once(timeout_sec=wait())
+                executor.spin_once(timeout_sec=SPIN_WAIT_S)
                 after()
             except Exception:
                 if rclpy.ok():
