@@ -88,3 +88,36 @@ def test_a_named_foreign_publisher_stays_refused(source):
     assert "/intruder" in src.diagnostics()["foreign_publishers"]
     graph.publishers = [(CONTROLLER, WRITER), ("/intruder", INTRUDER)]
     assert not src.admits(None)  # without GIDs: a foreign publisher is matched, nothing applies
+
+
+def test_an_unnamed_writer_is_undecided_until_its_grace_ends(monkeypatch):
+    graph = Graph()
+    src = CommandSource(graph, CONTROLLER)
+    src.subscription = Subscription(graph)
+    monkeypatch.setattr(command_source, "REFRESH_S", 0.0)
+    graph.publishers = [(None, WRITER)]
+    assert not src.admits(WRITER) and src.undecided(WRITER)  # within GRACE_S: no stranger yet
+    monkeypatch.setattr(command_source, "GRACE_S", 0.0)
+    assert not src.admits(WRITER) and not src.undecided(WRITER)  # reported: refused
+    graph.publishers = [(CONTROLLER, WRITER)]
+    assert src.admits(WRITER) and not src.undecided(WRITER)
+
+
+def test_a_named_stranger_is_not_undecided(source):
+    graph, src = source
+    graph.publishers = [("/intruder", INTRUDER)]
+    assert not src.admits(INTRUDER) and not src.undecided(INTRUDER)
+
+
+def test_ready_once_the_graph_names_a_matched_controller_writer(source):
+    graph, src = source
+    assert not src.ready()  # nothing matched
+    graph.publishers = [(None, WRITER), ("/intruder", INTRUDER)]
+    assert not src.ready()
+    graph.publishers = [(CONTROLLER, WRITER)]
+    assert src.ready()
+    anyone = CommandSource(graph, "")
+    anyone.subscription = Subscription(graph)
+    assert anyone.ready()
+    graph.publishers = []
+    assert not anyone.ready()

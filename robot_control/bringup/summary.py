@@ -148,8 +148,12 @@ def run_verdict(summary: dict[str, object], lockstep: bool) -> str:
     bound = tracking_bound(summary.get("controller"), lockstep)  # type: ignore[arg-type]
     errors = [e for e in summary.get("max_error") or [] if isinstance(e, int | float)]
     if bound is not None and errors and max(errors) > bound:
+        plant = summary.get("plant") or {}
+        counts = ", ".join(f"{plant[k]} {k.split('_', 1)[1]}" for k in (
+            "commands_applied", "commands_rejected", "commands_unconfirmed", "commands_ignored")
+            if plant.get(k))  # what the drive did with the commands: the first thing to check
         return (f"tracking beyond the bound: max |e| {max(errors):.3g} > {bound:g} rad "
-                f"for {summary.get('controller')}")
+                f"for {summary.get('controller')} (plant commands: {counts or 'none'})")
     if summary.get("non_finite_error_samples"):
         return "tracking error turned non-finite"
     return ""

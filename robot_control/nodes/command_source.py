@@ -10,7 +10,12 @@ later is refused. Where the sample carries no GID (rclpy on Jazzy, whose Message
 yet), commands apply only while every publisher matched on the topic is the controller's.
 A writer the graph cannot name yet (its node's discovery data trails its samples: seconds with
 DDS Security's authenticated discovery) is refused but asked about again, never written off: it
-is obeyed once the graph names it the controller's.
+is obeyed once the graph names it the controller's. Such an undecided writer is no stranger
+yet: its refusals earn it no quarantine (validation.SenderGate), which would mute the plant's own
+controller for a second whenever the graph trails its first commands by the gate's strikes
+(50 ms at 1 kHz; seen on a loaded CI machine as a plant that held still through the motion).
+A lockstep plant sends its first state only once the graph names the controller's writer
+(:meth:`CommandSource.ready`), so its first command is obeyed.
 
 This is defence in depth against mistakes (a second stack on the domain, a ``ros2 topic pub``,
 a bag replayed into a live stack, a probe copying stamps from /joint_states), not security: any
@@ -69,22 +74,39 @@ class CommandSource:
             self._unknown(gid)
         return False
 
+    def undecided(self, gid: bytes | None) -> bool:
+        """A refused writer the graph names no node for yet, within its grace (not a stranger
+        yet: it may be the controller's whose discovery data trails its samples)."""
+        return bool(self.controller) and gid is not None and gid not in self.trusted and \
+            gid not in self.refused
+
+    def ready(self) -> bool:
+        """A publisher this plant obeys is matched and named by the graph (with ``''``: any
+        publisher is matched)."""
+        if not self.controller:
+            return self.subscription.get_publisher_count() > 0
+        return self._refresh()
+
     def _publishers(self) -> list[tuple[str | None, bytes]]:
         self.next_refresh = time.monotonic() + REFRESH_S
         return self.node.publishers_of(self.subscription)
 
-    def _refresh(self) -> None:
-        """Trust the pinned controller's writers, report every other named publisher once."""
+    def _refresh(self) -> bool:
+        """Trust the pinned controller's writers, report every other named publisher once; True
+        if one of the controller's is matched."""
+        matched = False
         for owner, gid in self._publishers():
             if owner == self.controller and self.participant in (None, gid[:PREFIX]):
                 self.participant = gid[:PREFIX]
                 self.trusted.add(gid)
+                matched = True
                 if self.refused.pop(gid, None) is not None:
                     self.log.info(f"obeying /joint_command from {owner} (publisher {gid.hex()}) "
                                   "from now: the graph names it late")
             elif owner is not None and self.refused.get(gid, UNNAMED) == UNNAMED:
                 twin = " (a second node of that name)" if owner == self.controller else ""
                 self._report(gid, f"{owner}{twin}")
+        return matched
 
     def _unknown(self, gid: bytes) -> None:
         """A writer the graph names no node for: report it once past GRACE_S."""

@@ -3,10 +3,12 @@
 Real-time bring-up: every node of ``node_names`` is configured (all at once: each loads its model
 and compiles its kernels); then they are activated in that order, except those listed in
 ``start_after_loop_closed``, which are activated once the loop is closed — the first message on
-``loop_topic`` (the controller's /controller/state) — so the trajectory generator starts its
-motion from the measured position of a held arm. In lockstep the ``clock_node`` (the plant, whose
-first state starts the clock) is activated last and nothing waits: the reference must exist from
-t = 0, as in the offline simulation.
+``loop_topic`` (the controller's /controller/state), and ``loop_node``'s status on /diagnostics
+saying ``commanded`` (the plant applies the controller's commands: it may refuse them for a while,
+until the ROS graph names their publisher, nodes/command_source.py) — so the trajectory generator
+starts its motion from the measured position of an arm its controller holds. In lockstep the
+``clock_node`` (the plant, whose first state starts the clock) is activated last and nothing
+waits: the reference must exist from t = 0, as in the offline simulation.
 
 It is a client of the standard lifecycle_msgs services, like nav2's lifecycle_manager (with
 ``autostart``) and ros2_control's spawners, so the same node brings the stack up under
@@ -63,6 +65,13 @@ class LifecycleManager:
             "closed", read_only=True)
         loop_type = node.declare_parameter("loop_topic_type", "sensor_msgs/msg/JointState",
                                            "its message type", read_only=True)
+        self.loop_node = node.declare_parameter(
+            "loop_node", "plant" if "plant" in self.names else "", "the loop is closed only once "
+            "this node's status on /diagnostics says commanded: true (the plant, if node_names "
+            "has it; '': loop_topic alone)", read_only=True)
+        self.loop_obeyed = threading.Event()
+        if not self.loop_node:
+            self.loop_obeyed.set()
         self.lockstep = node.declare_parameter(
             "lockstep", False, "lockstep: clock_node is activated last, nothing waits for the "
             "loop", read_only=True)
@@ -82,9 +91,9 @@ class LifecycleManager:
         node.create_subscription("diagnostic_msgs/msg/DiagnosticArray", "diagnostics",
                                  self._on_diagnostics)
         node.create_timer(0.5, self._watch)
-        unknown = set(self.after_loop) - set(self.names)
+        unknown = set(self.after_loop) - set(self.names) | ({self.loop_node} - {"", *self.names})
         if unknown:
-            raise ValueError(f"start_after_loop_closed names nodes not in node_names: "
+            raise ValueError(f"start_after_loop_closed or loop_node name nodes not in node_names: "
                              f"{sorted(unknown)}")
         self.loop_closed = threading.Event()
         self.loop_sub = node.create_subscription(loop_type, self.loop_topic, self._on_loop)
@@ -145,6 +154,9 @@ class LifecycleManager:
                 if not self.loop_closed.wait(self.timeout):
                     raise BringUpError(f"nothing on {self.loop_topic} within {self.timeout:g} s "
                                        "of activation: the loop did not close")
+                if not self.loop_obeyed.wait(self.timeout):
+                    raise BringUpError(f"{self.loop_node} applied no command within "
+                                       f"{self.timeout:g} s of activation (see its log: refused?)")
                 self.log.info(f"loop closed ({self._elapsed()})")
                 for name in self.after_loop:
                     self.change(name, "activate")
@@ -192,7 +204,15 @@ class LifecycleManager:
     def _on_diagnostics(self, msg) -> None:
         now = time.monotonic()
         for status in msg.status:
-            self.beats[str(status.name).split(":", 1)[0]] = now
+            fqn = str(status.name).split(":", 1)[0]
+            self.beats[fqn] = now
+            if not self.loop_obeyed.is_set() and fqn == self._fqn(self.loop_node) and any(
+                    kv.key == "commanded" and kv.value == "True" for kv in status.values):
+                self.loop_obeyed.set()
+
+    def _fqn(self, name: str) -> str:
+        """A managed node's fully qualified name (node_names are relative to our namespace)."""
+        return resolve_name(name, self.node.namespace, self.node.name)
 
     def _watch(self) -> None:
         """Once up: a managed node whose heartbeat went silent stops the stack."""
@@ -200,7 +220,7 @@ class LifecycleManager:
             return
         now = time.monotonic()
         for name in self.names:
-            fqn = resolve_name(name, self.node.namespace, self.node.name)  # in its namespace
+            fqn = self._fqn(name)
             quiet = now - max(self.beats.get(fqn, self.up_since), self.up_since)
             if quiet > self.heartbeat_timeout:
                 self._stop_stack(f"{fqn} silent on /diagnostics for {quiet:.1f} s (died or hung)")

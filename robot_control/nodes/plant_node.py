@@ -25,7 +25,7 @@ It behaves as a drive, not a punching bag:
 - its velocity protections (nodes/velocity_guard.py): a command the model says would take a
   joint past its overspeed trip within the steps it is held is replaced by the hold; a joint
   past the trip anyway stops the drive (the hold, whatever ``safe_behaviour`` says); the safety
-  parameters (SAFETY_PARAMETERS) are read-only while the plant is active;
+  parameters (nodes/drive_safety.py) are read-only while the plant is active;
 - a state that diverges (non-finite or implausible: a numerical failure) is a fault
   (``NodeHealth.fault``): the plant stops stepping, reports ERROR on /diagnostics
   (``robot-control launch`` then stops and exits non-zero), and goes through ErrorProcessing to
@@ -55,6 +55,7 @@ from robot_control.nodes.common import (
     warm_up,
 )
 from robot_control.nodes.convert import Messages, period_ns, seconds, stamp_ns
+from robot_control.nodes.drive_safety import declare_drive_safety, safety_change_error
 from robot_control.nodes.health import OK, WARN, NodeHealth
 from robot_control.nodes.realtime import LoopDiscipline
 from robot_control.nodes.tf_publisher import TfPublisher
@@ -69,10 +70,6 @@ from robot_control.nodes.validation import (
 from robot_control.nodes.velocity_guard import VelocityGuard, predicted_velocity, step_and_predict
 from robot_control.sim.engine import make_plant
 
-SAFE_BEHAVIOURS = ("hold", "zero_torque")
-#: what the drive does when things go wrong: changed only while inactive
-SAFETY_PARAMETERS = ("command_timeout", "safe_behaviour", "hold_damping", "overspeed_factor",
-                     "safe_blend_time")
 #: /joint_command reader depth: room for a burst, so valid commands survive until taken
 COMMAND_DEPTH = 100
 #: a command must answer a state published this recently: older stamps are another stack's, or
@@ -98,24 +95,8 @@ class PlantNode:
         self.node = node
         self.log = node.get_logger()
         self._declare_plant(node)
-        self.timeout = node.declare_parameter(
-            "command_timeout", 0.05, "seconds without a valid command, beyond one period, before "
-            "the safe behaviour",
-            floating_point_range=(1e-3, 10.0))
-        self.safe = node.declare_parameter(
-            "safe_behaviour", "hold", "without commands: 'hold' (gravity compensation with "
-            "damping) or 'zero_torque'", additional_constraints="hold | zero_torque")
-        self.hold_damping = node.declare_parameter(
-            "hold_damping", 10.0, "hold behaviour: τ = g(q) − d M(q) q̇, damping rate d in 1/s "
-            "(scaled by the inertia so light wrist links stay stable)",
-            floating_point_range=(0.0, 1e3))
-        self.overspeed = node.declare_parameter(
-            "overspeed_factor", 1.2, "safety stop when a joint moves faster than this many times "
-            "its velocity limit (range [1, 10])", floating_point_range=(1.0, 10.0))
-        self.blend_time = node.declare_parameter(
-            "safe_blend_time", 0.05, "entering the safe behaviour when commands stop, the "
-            "applied torque blends into it with this time constant, s (0: switch at once)",
-            floating_point_range=(0.0, 10.0))
+        self.timeout, self.safe, self.hold_damping, self.overspeed, self.blend_time = \
+            declare_drive_safety(node)
         self.loop = LoopDiscipline(node)
         node.add_parameter_validator(self._validate)
         node.add_parameter_listener(self._changed)
@@ -123,8 +104,7 @@ class PlantNode:
         self.plant = None
         self.names = self.model.joint_names
         self.joints = JointVectors(self.model)
-        self.guard = VelocityGuard(self.log, self.names, self.model.velocity_limit,
-                                   self.overspeed)
+        self.guard = VelocityGuard(self.log, self.names, self.model.velocity_limit, self.overspeed)
         self.drops = DropLog(self.log)
         self.gate = SenderGate(self.log, "/joint_command")
         self.m = Messages(node, declare_frame_prefix(node))
@@ -163,7 +143,8 @@ class PlantNode:
         self.command_stamp, self.last_command_wall = -1, -np.inf
         self.applied = 0  # periods stepped (ticks)
         self.commanded = 0  # of those, the ones that applied a command
-        self.rejected = self.foreign = self.duplicates = self.stale = self.missed = 0
+        self.rejected = self.foreign = self.unconfirmed = self.duplicates = self.stale = 0
+        self.missed = 0
         self.commanded_deadlines = 0  # deadlines passed while commands flowed (missed's base)
         self.in_safe_mode = False
         self.blend: tuple[float, np.ndarray] | None = None  # (start, τ offset) into the safe torque
@@ -230,10 +211,9 @@ class PlantNode:
         if self.plant.environment is not None and self.pub_wrench is None:
             self.pub_wrench = self.node.create_lifecycle_publisher(
                 "geometry_msgs/msg/WrenchStamped", "wrench")
-        period = seconds(self.period_ns)
         zeros = np.zeros(self.model.nq)
         warm_up(self.log, f"plant_step.{self.model.name}", lambda: step_and_predict(
-            make_plant(self.model, self.plant_cfg, self.dt), period))
+            make_plant(self.model, self.plant_cfg, self.dt), seconds(self.period_ns)))
         warm_up(self.log, "inverse_dynamics", lambda: self._hold_torque(self.q0, zeros))
 
     # -------------------------------------------------------------- lifecycle
@@ -301,20 +281,14 @@ class PlantNode:
 
     # ------------------------------------------------------------- parameters
     def _validate(self, changes: dict) -> str | None:
-        """Refuse an unknown safe behaviour, and any safety parameter while the plant is active."""
-        locked = sorted(set(changes) & set(SAFETY_PARAMETERS))
-        if locked and self.node.is_active:
-            return (f"{', '.join(locked)}: a safety parameter of the plant, read-only while it is "
-                    "active; deactivate the plant to change it")
-        if "safe_behaviour" in changes and changes["safe_behaviour"] not in SAFE_BEHAVIOURS:
-            return f"safe_behaviour must be one of {SAFE_BEHAVIOURS}, got '{changes['safe_behaviour']}'"
-        return None
+        return safety_change_error(changes, self.node.is_active)
 
     def _changed(self, new: dict, old: dict) -> None:
         self.timeout = new.get("command_timeout", self.timeout)
         self.safe = new.get("safe_behaviour", self.safe)
         self.hold_damping = new.get("hold_damping", self.hold_damping)
         self.overspeed = self.guard.factor = new.get("overspeed_factor", self.overspeed)
+        self.blend_time = new.get("safe_blend_time", self.blend_time)
 
     # --------------------------------------------------------------- commands
     def _read_command(self, msg) -> tuple[int, np.ndarray]:
@@ -333,6 +307,10 @@ class PlantNode:
         sender = sender_of(msg)
         try:
             if not self.source.admits(gid):
+                if self.source.undecided(gid):  # perhaps ours, its node data trailing: no strike
+                    self.unconfirmed += 1
+                    return self.drops.drop("/joint_command", "the graph names no node for its "
+                                           f"publisher {gid.hex()} yet: not applied")
                 self.foreign += 1
                 raise Rejected(f"not from {self.source.controller} (publisher "
                                f"{gid.hex() if gid else 'unknown'})")
@@ -353,6 +331,7 @@ class PlantNode:
             self.answer_wall = time.perf_counter()
             self.latency.add(self.answer_wall - self.recent[stamp])
             self.answered = stamp
+        first = self.command is None  # since activation: the loop is closed (status says so)
         self.command, self.command_stamp = tau, stamp
         self.last_command_wall = time.perf_counter()
         if self.in_safe_mode:
@@ -365,7 +344,8 @@ class PlantNode:
             self._advance(tau)
         else:
             self._apply_now(tau, answers_last_state=stamp == self.stamp)
-            self.health.publish_if_due()  # the period's slack: its command is in
+            # the period's slack, its command in: the status, at once if the loop just closed
+            (self.health.publish if first else self.health.publish_if_due)()
 
     # ------------------------------------------------------------------ steps
     def _hold_torque(self, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
@@ -533,7 +513,8 @@ class PlantNode:
             del self.recent[next(iter(self.recent))]
 
     def _lockstep_start(self) -> None:
-        if self.started or self.pub_state.get_subscription_count() < self.start_subscribers:
+        if self.started or self.pub_state.get_subscription_count() < self.start_subscribers \
+                or not self.source.ready():
             return
         self.started = True
         self.started_wall = time.perf_counter()
@@ -541,9 +522,7 @@ class PlantNode:
 
     def _lockstep_watchdog(self) -> None:
         """Lockstep waits for commands; if none came for a while, re-send the state (lost sample)."""
-        if not self.started:
-            return
-        if self.health.faulted:
+        if not self.started or self.health.faulted:
             return
         if time.perf_counter() - max(self.last_command_wall, self.started_wall) > 1.0:
             self.recent.pop(self.stamp, None)
@@ -563,12 +542,14 @@ class PlantNode:
             # caught up on; commands_applied only the ticks that applied a command
             "steps": self.applied, "sim_periods": self.k, "commands_applied": self.commanded,
             "commands_rejected": self.rejected, "commands_foreign": self.foreign,
+            "commands_unconfirmed": self.unconfirmed,
             "commands_ignored": self.gate.ignored, "duplicate_answers": self.duplicates,
             "stale_commands": self.stale, "missed_deadlines": self.missed,
             "commanded_deadlines": self.commanded_deadlines, "late_ticks": self.late_ticks,
             "achieved_rate_hz": self.applied / elapsed if elapsed > 0 else 0.0,
             "latency_p50_us": lat["p50"], "latency_p99_us": lat["p99"],
             "latency_max_us": lat["max"], "safe_mode": self.in_safe_mode,
+            "commanded": self.command is not None,
             "saturation_events": self.saturation_events, "limit_events": self.limit_events,
             "velocity_stops": self.guard.stops, "safety_stop": self.guard.stopping,
             "commands_limited": self.guard.limited, "sim_time_s": seconds(self.k * self.period_ns),
