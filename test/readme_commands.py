@@ -196,8 +196,14 @@ class Ran:
     problem: str = ""  # empty: it worked as the README says
 
     def report(self) -> str:
-        tail = "\n".join(self.output.rstrip().splitlines()[-15:])
-        return f"$ {self.text}\n  -> exit {self.code}: {self.problem}\n{tail}"
+        """The command, why it failed, and its last lines (with a launch's figures and warnings
+        above them, which a JSON summary would push out of the tail)."""
+        lines = self.output.rstrip().splitlines()
+        tail = lines[-15:]
+        notable = [line for line in lines[:-15]
+                   if line.startswith("[launch] achieved") or "[WARN]" in line or "[ERROR]" in line]
+        return "\n".join([f"$ {self.text}", f"  -> exit {self.code}: {self.problem}",
+                          *notable[-10:], *tail])
 
 
 # --- which suite runs a command, and the ones no test runs ----------------------------------
