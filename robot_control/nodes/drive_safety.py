@@ -32,7 +32,7 @@ def declare_drive_safety(node) -> DriveSafety:
             "the safe behaviour", floating_point_range=(1e-3, 10.0)),
         node.declare_parameter(
             "safe_behaviour", "hold", "without commands: 'hold' (gravity compensation with "
-            "damping) or 'zero_torque'", additional_constraints="hold | zero_torque"),
+            "damping) or 'zero_torque'", additional_constraints=" | ".join(SAFE_BEHAVIOURS)),
         node.declare_parameter(
             "hold_damping", 10.0, "hold behaviour: τ = g(q) − d M(q) q̇, damping rate d in 1/s "
             "(scaled by the inertia so light wrist links stay stable)",

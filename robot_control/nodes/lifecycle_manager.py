@@ -72,6 +72,7 @@ class LifecycleManager:
         self.loop_obeyed = threading.Event()
         if not self.loop_node:
             self.loop_obeyed.set()
+        self.loop_fqn = self._fqn(self.loop_node)  # (whose status says it; resolved once)
         self.lockstep = node.declare_parameter(
             "lockstep", False, "lockstep: clock_node is activated last, nothing waits for the "
             "loop", read_only=True)
@@ -206,7 +207,7 @@ class LifecycleManager:
         for status in msg.status:
             fqn = str(status.name).split(":", 1)[0]
             self.beats[fqn] = now
-            if not self.loop_obeyed.is_set() and fqn == self._fqn(self.loop_node) and any(
+            if not self.loop_obeyed.is_set() and fqn == self.loop_fqn and any(
                     kv.key == "commanded" and kv.value == "True" for kv in status.values):
                 self.loop_obeyed.set()
 
