@@ -68,6 +68,7 @@ from robot_control.nodes.validation import (
     sender_of,
 )
 from robot_control.nodes.velocity_guard import VelocityGuard, predicted_velocity, step_and_predict
+from robot_control.sim.arm_check import description_problems
 from robot_control.sim.engine import make_plant
 from robot_control.sim.step_size import default_physics_dt
 
@@ -179,6 +180,9 @@ class PlantNode:
         if len(q0) != self.model.nq:
             raise ParameterError(f"initial_q has {len(q0)} values, robot has {self.model.nq}")
         self.q0 = np.asarray(q0, dtype=float)
+        problems = description_problems(self.model, self.q0) if sc is None else []
+        if problems:
+            raise ParameterError("the description cannot run: " + "; ".join(problems))
         default_dt = (sc.physics_dt if sc is not None
                       else default_physics_dt(self.model, self.q0, 1e9 / self.period_ns))
         self.dt = node.declare_parameter(

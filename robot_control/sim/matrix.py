@@ -91,14 +91,15 @@ def judge(max_error: float, speed_ratio: float, torque_ratio: float, bound: floa
     return ""
 
 
-def run_cell(robot: str, label: str, rate: float, duration: float | None = None) -> Cell:
+def run_cell(robot: str, label: str, rate: float, duration: float | None = None,
+             arm_joints: list[str] | None = None) -> Cell:
     """Simulate the stack's run of the law ``label`` (a JOINT_LAWS label) on ``robot``."""
     from robot_control.sim.simulate import run
     from robot_control.sim.stack_scenario import stack_scenario
 
     _, law, extra, family = next(row for row in JOINT_LAWS if row[0] == label)
     bound = FAMILY_BOUNDS[family]
-    sc = stack_scenario(robot, law, rate, duration, extra)
+    sc = stack_scenario(robot, law, rate, duration, extra, arm_joints)
     model = sc.robot
     try:
         with np.errstate(all="ignore"):

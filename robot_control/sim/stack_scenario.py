@@ -57,18 +57,19 @@ def law_parameters(params: dict, law: str) -> dict:
 
 
 def stack_scenario(robot: str, law: str, rate: float, duration: float | None = None,
-                   overrides: dict | None = None) -> Scenario:
+                   overrides: dict | None = None, arm_joints: list[str] | None = None) -> Scenario:
     """The stack's run of ``law`` on ``robot`` at ``rate`` as a scenario.
 
     ``duration`` defaults to one cycle of the sweep (out through the waypoints and back);
-    ``overrides`` are extra controller parameters (``scheme`` for sliding_mode, …) for the law.
+    ``overrides`` are extra controller parameters (``scheme`` for sliding_mode, …) for the law;
+    ``arm_joints`` the nodes' parameter of that name (model/arm.py; default: derived).
     """
     from robot_control.control.registry import create
     from robot_control.control.tuning import default_initial_pose, derived_law_parameters
     from robot_control.sim.step_size import default_physics_dt
     from robot_control.trajectory.joint_trajectory import JointTrajectory
 
-    model = load_arm(robot)
+    model = load_arm(robot, arm_joints or [])
     nodes = stack_parameters(robot)
     plant, gen, ctrl = (nodes.get(k, {}) for k in ("plant", "trajectory_generator", "controller"))
     q0 = np.asarray(plant.get("initial_q", default_initial_pose(model)), dtype=float)
