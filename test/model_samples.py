@@ -18,6 +18,17 @@ EXAMPLE_URDFS = {
     "ur5": "ur_description/urdf/ur5_robot.urdf",
     "panda": "panda_description/urdf/panda.urdf",
 }
+#: the manipulator arms of example-robot-data a user brings first (test_any_arm.py)
+EXAMPLE_ARMS = {
+    **EXAMPLE_URDFS,
+    "ur3": "ur_description/urdf/ur3_robot.urdf",
+    "ur10": "ur_description/urdf/ur10_robot.urdf",
+    "xarm7": "xarm_description/urdf/xarm7.urdf",
+    "z1": "z1_description/urdf/z1.urdf",
+    "kinova": "kinova_description/robots/kinova.urdf",
+    "so100": "so_arm_description/urdf/so100.urdf",
+    "so101": "so_arm_description/urdf/so101.urdf",
+}
 
 
 def dh_link(**values) -> dict:
@@ -43,9 +54,9 @@ def example_robot_data_dir() -> Path | None:
 def example_urdf(name: str) -> Path | None:
     """Path of an example-robot-data URDF ("ur5", "panda"), or None when not installed."""
     robots = example_robot_data_dir()
-    if robots is None or not (robots / EXAMPLE_URDFS[name]).is_file():
+    if robots is None or not (robots / EXAMPLE_ARMS[name]).is_file():
         return None
-    return robots / EXAMPLE_URDFS[name]
+    return robots / EXAMPLE_ARMS[name]
 
 
 def _random_inertia(rng: np.random.Generator) -> Inertia:

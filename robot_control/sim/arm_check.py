@@ -1,11 +1,12 @@
 """Whether a description can run on the stack at all, said before anything moves.
 
-A physically valid URDF can still be one no controller can hold: a joint whose moving links
-carry no mass (its row of M is zero, so M cannot be inverted and the plant divides by zero), or a
-joint whose effort limit is below the gravity load at the initial pose (the arm sags whatever the
-law). ``description_problems`` names each such joint with its figures and the fix; the plant
-refuses to configure on any (nodes/plant_node.py) and ``robot-control check`` prints them.
-Inertias that are not positive semi-definite are refused by the loader itself, naming the link.
+A physically valid URDF can still be one no controller can hold: a joint that moves no inertia
+about its axis (a point mass on a revolute axis: its row of M is zero and the plant divides by
+zero), or a joint whose effort limit is below the gravity load at the initial pose (the arm sags
+whatever the law). ``description_problems`` names each such joint with its figures and the fix;
+the plant refuses to configure on any (nodes/plant_node.py) and ``robot-control check`` prints
+them. The loader itself refuses, naming the link or joint, an inertia that is not positive
+semi-definite and a joint whose moving subtree has no mass at all (model/robot_model.py).
 """
 
 from __future__ import annotations
