@@ -163,3 +163,36 @@ def test_a_stack_on_a_description_that_cannot_run_fails_at_configure_with_the_re
     assert code == 1, text[-3000:]
     assert "the description cannot run" in text and "shoulder_lift_joint" in text, text[-3000:]
     assert "ok: ok" not in stack.lines[-1]
+
+
+@pytest.mark.parametrize("label", ["computed_torque", "adaptive", "sliding_mode.vs2"])
+def test_the_friction_feedforward_runs_alike_compiled_and_stepwise(label):
+    """The Z1's description carries 1 N·m of Coulomb friction per joint: the model-based laws
+    feed it forward (Craig's F(Θ, Θ̇)), the same bits in the compiled loop and the Python one."""
+    from robot_control.sim.simulate import run
+
+    law, extra = next((r[1], r[2]) for r in matrix.JOINT_LAWS if r[0] == label)
+    compiled = run(stack_scenario(arm("z1"), law, 500.0, 0.5, extra))
+    stepwise = run(stack_scenario(arm("z1"), law, 500.0, 0.5, extra), compiled=False)
+    assert np.array_equal(compiled.tau_command, stepwise.tau_command)
+    assert np.array_equal(compiled.q, stepwise.q)
+
+
+def test_only_laws_with_a_model_feed_friction_forward():
+    from robot_control.control.base import Reference, State
+    from robot_control.control.registry import create
+
+    model = load_arm(arm("z1"))
+    q, qd = default_initial_pose(model), np.zeros(model.nq)
+    ref = Reference(q, np.full(model.nq, 0.2), np.zeros(model.nq))
+    expected = model.friction[:, 0] * 0.2 + model.friction[:, 1]  # viscous q̇_d + Coulomb
+    vs3 = stack_scenario(arm("z1"), "sliding_mode", 500.0, 0.01, {"scheme": "vs3"})
+    for name, params, feeds in (("computed_torque", {}, True), ("pd", {}, False),
+                                ("sliding_mode", vs3.controller_params, False)):
+        with_f, without = create(name), create(name)
+        with_f.configure(model, params)
+        without.configure(model, params)
+        without._friction = None
+        diff = (with_f.update(0.0, State(0.0, q, qd), ref)
+                - without.update(0.0, State(0.0, q, qd), ref))
+        assert np.allclose(diff, expected if feeds else 0.0, rtol=1e-3), name
