@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from robot_control.model import Body, Frame, Inertia, Joint, RobotModel
+from robot_control.sim import matrix
 from robot_control.spatial import rot_x, rot_y, rot_z, transform
 
 #: example-robot-data URDFs, relative to its robots/ folder
@@ -19,16 +20,7 @@ EXAMPLE_URDFS = {
     "panda": "panda_description/urdf/panda.urdf",
 }
 #: the manipulator arms of example-robot-data a user brings first (test_any_arm.py)
-EXAMPLE_ARMS = {
-    **EXAMPLE_URDFS,
-    "ur3": "ur_description/urdf/ur3_robot.urdf",
-    "ur10": "ur_description/urdf/ur10_robot.urdf",
-    "xarm7": "xarm_description/urdf/xarm7.urdf",
-    "z1": "z1_description/urdf/z1.urdf",
-    "kinova": "kinova_description/robots/kinova.urdf",
-    "so100": "so_arm_description/urdf/so100.urdf",
-    "so101": "so_arm_description/urdf/so101.urdf",
-}
+EXAMPLE_ARMS = {**EXAMPLE_URDFS, **matrix.EXAMPLE_ARMS}
 
 
 def dh_link(**values) -> dict:

@@ -17,7 +17,6 @@ import pytest
 from launch_run import Stack, stack_env
 from model_samples import EXAMPLE_ARMS, example_urdf
 
-from robot_control.cli.check import DEFAULT_LAWS
 from robot_control.control.tuning import COUPLING_MAX, coupling, default_initial_pose
 from robot_control.model import load_robot
 from robot_control.model.arm import load_arm, tool_joints
@@ -41,7 +40,7 @@ def arm(name: str) -> str:
 def test_every_model_based_law_holds_on_the_arm_at_both_rates(name):
     failed = []
     for rate in matrix.RATES:
-        for label in DEFAULT_LAWS:
+        for label in matrix.MODEL_BASED:
             cell = matrix.run_cell(arm(name), label, rate)
             if cell.verdict or cell.speed_ratio > 1.0:
                 failed.append(f"{label} at {rate:g} Hz: {cell.verdict or 'over speed'} "

@@ -26,11 +26,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the joints the laws drive (default: all but grippers and fingers)")
 
 
-#: what ``check`` runs by default: the model-based joint-space laws (sim/matrix.py labels)
-DEFAULT_LAWS = ("pd_gravity", "computed_torque", "passivity", "adaptive", "sliding_mode.vs2",
-                "robust")
-
-
 def _vector(x) -> str:
     return "[" + ", ".join(f"{v:.4g}" for v in np.asarray(x, dtype=float)) + "]"
 
@@ -49,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     except (ModelError, ValueError, OSError) as exc:
         print(f"robot-control check: FAILED: {exc}", file=sys.stderr)
         return 1
-    labels = args.law or list(DEFAULT_LAWS)
+    labels = args.law or list(matrix.MODEL_BASED)
     unknown = [law for law in labels if law not in {row[0] for row in matrix.JOINT_LAWS}]
     if unknown:
         print(f"robot-control check: unknown law(s) {', '.join(unknown)} (one of "
