@@ -61,8 +61,25 @@ def _load(module: str):
     return importlib.import_module(module)
 
 
+#: commands whose twin on the ROS 2 route is a ``ros2`` command (they speak DDS themselves)
+ROS2_TWINS = {"topic": "ros2 topic", "node": "ros2 node", "param": "ros2 param",
+              "service": "ros2 service", "action": "ros2 action", "lifecycle": "ros2 lifecycle",
+              "bag": "ros2 bag"}
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     run: Callable[[argparse.Namespace], int] = _load(args._module).run
-    return run(args)
+    try:
+        return run(args)
+    except ModuleNotFoundError as exc:
+        if exc.name != "cyclonedds":
+            raise
+        twin = ROS2_TWINS.get(args.command)
+        import sys
+
+        print(f"robot-control {args.command}: needs the cyclonedds package (pip install "
+              f"cyclonedds)" + (f"; with ROS 2 sourced, `{twin} …` does this" if twin else ""),
+              file=sys.stderr)
+        return 1
 
