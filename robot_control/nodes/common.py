@@ -207,9 +207,13 @@ def warm_up(log, kernel: str, call: Callable[[], object], wait: bool = True) -> 
     """Run ``call`` once so the kernels it needs are compiled (or loaded from the cache) now,
     holding the machine-wide lock of ``kernel``: nodes starting together compile it once (a
     lowest-priority process passes ``wait=False``: nobody may wait for it)."""
-    from robot_control.dynamics.compile_cache import compiling
+    from robot_control.dynamics.compile_cache import CACHE_DIR, compiling, is_compiled
 
     start = time.perf_counter()
+    if CACHE_DIR is not None and not is_compiled(kernel):
+        # said before the wait, not after: a cold first start is quiet for tens of seconds else
+        log.info(f"compiling {kernel} (first start with these kernel sources; cached in "
+                 f"{CACHE_DIR} for the next; `robot-control warmup` compiles ahead)")
     with compiling(kernel, wait):
         call()
     log.debug(f"{kernel} ready in {time.perf_counter() - start:.2f} s")
