@@ -1,9 +1,10 @@
-"""The package's shape (issue 21): no import circle, a root of rooms, small modules.
+"""The package's shape: rooms in a stated layer order, no import circle, small modules.
 
-The import graph counts every import statement of every module — at module level and inside
-functions alike (a function-level import is still a dependency, only a later one) — and an edge
-goes to the module an import names: ``from a.b import c`` depends on ``a.b.c`` when that is a
-module, else on ``a.b``.
+The import graph counts every import statement of every module — at module level, inside
+functions and under ``if TYPE_CHECKING:`` alike (a function-level import is still a dependency,
+only a later one; a type-only import still ties the rooms together, and is the usual way to hide
+a circle) — and every ``importlib.import_module("literal")``. An edge goes to the module an
+import names: ``from a.b import c`` depends on ``a.b.c`` when that is a module, else on ``a.b``.
 """
 
 from __future__ import annotations
@@ -14,6 +15,11 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent.parent / "robot_control"
 # the foundations everything imports: the spatial algebra and the bounded file loader
 ROOT_MODULES = {"__init__.py", "spatial.py", "safe_yaml.py"}
+#: the rooms from the bottom up (docs/architecture.md): each imports only rooms at or below it
+LAYERS = ("root", "model", "dynamics", "trajectory", "control", "sim", "identification",
+          "security", "bus", "nodes", "recording", "bringup", "cli")
+#: (importer, imported) modules allowed against LAYERS, each with the reason why; empty
+ALLOWED_UPWARD: set[tuple[str, str]] = set()
 MAX_LINES = 600
 
 
@@ -47,6 +53,14 @@ def _base(module: str, path: Path, node: ast.ImportFrom) -> str:
     return ".".join([*package, node.module] if node.module else package)
 
 
+def _literal_import_module(node: ast.Call) -> str | None:
+    """The module of an ``importlib.import_module("a.b")`` call with a literal name, else None."""
+    name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+    if name != "import_module" or not node.args or not isinstance(node.args[0], ast.Constant):
+        return None
+    return node.args[0].value if isinstance(node.args[0].value, str) else None
+
+
 def imports_of(module: str, path: Path, modules: dict[str, Path]) -> set[str]:
     """The package's modules that ``module`` imports anywhere in its text."""
     found = set()
@@ -57,6 +71,8 @@ def imports_of(module: str, path: Path, modules: dict[str, Path]) -> set[str]:
             base = _base(module, path, node)
             for alias in node.names:
                 found.add(_known(f"{base}.{alias.name}", modules) or _known(base, modules))
+        elif isinstance(node, ast.Call) and (name := _literal_import_module(node)):
+            found.add(_known(name, modules))
     found.discard(None)
     found.discard(module)
     return found
@@ -65,6 +81,30 @@ def imports_of(module: str, path: Path, modules: dict[str, Path]) -> set[str]:
 def import_graph() -> dict[str, set[str]]:
     modules = module_files()
     return {name: imports_of(name, path, modules) for name, path in modules.items()}
+
+
+def room_of(module: str) -> str:
+    """The room a module lives in: its sub-package, or "root" for the package's own modules."""
+    parts = module.split(".")
+    if len(parts) == 1 or f"{parts[1]}.py" in ROOT_MODULES:
+        return "root"
+    return parts[1]
+
+
+def room_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """Room → the other rooms its modules import."""
+    rooms: dict[str, set[str]] = {}
+    for module, imported in graph.items():
+        rooms.setdefault(room_of(module), set()).update(room_of(m) for m in imported)
+    return {room: imported - {room} for room, imported in rooms.items()}
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    """Every import of a room above the importer's in LAYERS, as "importer -> imported"."""
+    rank = {room: i for i, room in enumerate(LAYERS)}
+    return sorted(f"{module} -> {other}" for module, imported in graph.items() for other in imported
+                  if rank[room_of(other)] > rank[room_of(module)]
+                  and (module, other) not in ALLOWED_UPWARD)
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -120,6 +160,34 @@ def test_the_import_graph_sees_function_level_and_relative_imports(tmp_path):
     modules["p.b"].write_text("from . import a\nfrom .a import f\n")
     assert imports_of("p.a", modules["p.a"], modules) == {"p.b"}
     assert imports_of("p.b", modules["p.b"], modules) == {"p.a"}
+
+
+def test_the_import_graph_sees_type_checking_and_literal_import_module(tmp_path):
+    modules = {"p": tmp_path / "p.py", "p.a": tmp_path / "a.py", "p.b": tmp_path / "b.py",
+               "p.c": tmp_path / "c.py"}
+    modules["p.a"].write_text("from typing import TYPE_CHECKING\nimport importlib\n"
+                              "if TYPE_CHECKING:\n    from p.b import X\n"
+                              "def f():\n    return importlib.import_module('p.c')\n")
+    assert imports_of("p.a", modules["p.a"], modules) == {"p.b", "p.c"}
+
+
+def test_the_layer_check_names_an_upward_import_and_only_that():
+    graph = {"robot_control.model.a": {"robot_control.spatial", "robot_control.dynamics.b"},
+             "robot_control.dynamics.b": {"robot_control.model.a", "robot_control.safe_yaml"},
+             "robot_control.cli": {"robot_control.nodes.c"}, "robot_control.nodes.c": set()}
+    assert upward_imports(graph) == ["robot_control.model.a -> robot_control.dynamics.b"]
+    assert room_graph(graph) == {"model": {"root", "dynamics"}, "dynamics": {"model", "root"},
+                                 "cli": {"nodes"}, "nodes": set()}
+
+
+def test_every_room_has_its_place_in_the_layer_order():
+    rooms = {room_of(module) for module in import_graph()}
+    assert rooms == set(LAYERS), f"rooms not in LAYERS: {sorted(rooms - set(LAYERS))}"
+
+
+def test_each_room_imports_only_rooms_at_or_below_it():
+    assert upward_imports(import_graph()) == []
+    assert cycles(room_graph(import_graph())) == []
 
 
 def test_no_import_circle_among_the_package_modules():

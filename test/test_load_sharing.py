@@ -28,10 +28,9 @@ from robot_control.model.cell import (
     arms_model,
     augmented_arm_model,
     closed_chain_model,
-    grasp_constraints,
     load_cell,
 )
-from robot_control.sim.cell import CellPlant
+from robot_control.sim.cell import CellPlant, grasp_constraints
 from robot_control.sim.cell_simulate import load_cell_scenario, run_cell
 from robot_control.spatial import rotation_exp, transform
 

@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 from model_samples import dh_link
 
 from robot_control import dynamics as dyn
-from robot_control.dynamics.parameters import parse_parameter_groups
 from robot_control.model import ModelError, bundled_robots, load_robot, load_urdf
 from robot_control.model.dh import (
     dh_joint,
@@ -21,6 +20,7 @@ from robot_control.model.dh import (
     standard_dh_transform,
 )
 from robot_control.model.expressions import number, read_constants
+from robot_control.model.parameter_groups import parse_parameter_groups
 from robot_control.model.resources import share_path
 from robot_control.spatial import rpy_to_matrix, screw_exp, transform
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from robot_control.bringup.runner import load_launch_file, node_command, resolve_launch_file
+from robot_control.bringup.security_check import check_plan
 from robot_control.model.resources import share_path
 from robot_control.security import DDS_ROUTE_REFUSAL, SecurityError, requested
 from robot_control.security.artifacts import (
@@ -31,7 +32,6 @@ from robot_control.security.keystore import (
     check_process,
     enclave_from_args,
 )
-from robot_control.security.launch_check import check_plan
 
 ROOT = Path(__file__).resolve().parents[1]
 NO_SECURITY = {k: v for k, v in os.environ.items() if not k.startswith("ROS_SECURITY")}

@@ -270,9 +270,9 @@ def _client_factory(plan: LaunchPlan, env: dict[str, str]):
     plan, once every node's enclave checked out, an rclpy node in the observer enclave (a plain
     participant is not admitted to a secure domain); LaunchError if the plan cannot run
     securely."""
+    from robot_control.bringup.security_check import check_plan
     from robot_control.bus import choose_backend
     from robot_control.security import SecurityError
-    from robot_control.security.launch_check import check_plan
 
     try:
         secure_env = check_plan(plan, env, choose_backend())

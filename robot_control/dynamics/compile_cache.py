@@ -35,24 +35,10 @@ from pathlib import Path
 import numba.core.config
 
 from robot_control.dynamics import cache_loading
+from robot_control.model.resources import user_cache_dir
 
-APP = "robot_control"
 KERNEL_ROOMS = ("dynamics", "control", "sim", "trajectory", "identification")
 PRUNE_DAYS = 14
-
-
-def user_cache_dir(env: dict[str, str] | None = None, platform: str = sys.platform) -> Path:
-    """The per-user cache directory of this package (platformdirs' user_cache_dir rules)."""
-    env = os.environ if env is None else env
-    home = Path(env.get("HOME") or Path.home())
-    if platform == "darwin":
-        return home / "Library" / "Caches" / APP
-    if platform.startswith("win"):
-        base = env.get("LOCALAPPDATA") or str(home / "AppData" / "Local")
-        return Path(base) / APP / "Cache"
-    xdg = env.get("XDG_CACHE_HOME", "")
-    base = Path(xdg) if xdg and Path(xdg).is_absolute() else home / ".cache"  # XDG: relative is invalid
-    return base / APP
 
 
 def kernel_sources_key(package: Path | None = None) -> str:

@@ -261,7 +261,7 @@ def closed_chain_model(cell: Cell) -> RobotModel:
 
     Coordinates: the arms' joints in cell order, then X = (x, y, z, yaw, pitch, roll) of O.
     Frames: ``<arm>_ee`` (grasping frame), ``grasp_<arm>`` (its place on the object), ``object``,
-    ``object_com`` and ``contact`` (E). Close the loops with ``grasp_constraints``.
+    ``object_com`` and ``contact`` (E). sim/cell.py's ``grasp_constraints`` closes its loops.
     """
     arms = arms_model(cell)
     bodies = list(arms.bodies)
@@ -276,18 +276,6 @@ def closed_chain_model(cell: Cell) -> RobotModel:
     frames["object_com"] = Frame("object_com", obj, com)
     frames["contact"] = Frame("contact", obj, cell.contact)
     return RobotModel(f"{cell.name}_closed", bodies, cell.gravity, frames)
-
-
-def grasp_constraints(cell: Cell, model: RobotModel) -> list:
-    """One six-row loop closure per arm: its grasping frame welded to its place on the object.
-
-    Row order (n, f) per arm: the constraint force λ is the wrench the object exerts on the arm
-    at the grasp point, world axes (Kim: M q̈ + b = τ + Aᵀλ with A = J_ee − J_grasp).
-    """
-    from robot_control.dynamics.contact import loop_closure
-
-    return [loop_closure(model, f"{arm.name}_ee", f"grasp_{arm.name}", "6d", f"grasp_{arm.name}")
-            for arm in cell.arms]
 
 
 def object_coordinates(pose: Array) -> Array:
@@ -316,6 +304,6 @@ def share_vector(values, m: int, name: str = "load_shares") -> Array:
 
 __all__ = [
     "OBJECT_JOINTS", "Cell", "CellArm", "arms_model", "augmented_arm_model",
-    "closed_chain_model", "grasp_constraints", "load_cell", "object_coordinates",
+    "closed_chain_model", "load_cell", "object_coordinates",
     "object_in_grasp_body", "resolve_cell_path", "share_vector",
 ]

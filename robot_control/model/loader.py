@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from robot_control.model.model_cache import cached_load
+from robot_control.model.parameter_groups import parse_parameter_groups
 from robot_control.model.resources import share_path
 from robot_control.model.robot_model import ModelError, RobotModel
 from robot_control.model.urdf import load_urdf
@@ -93,8 +94,6 @@ def _attach_parameter_groups(model: RobotModel, path: Path) -> None:
     """Read ``config/robots/<stem>.groups.yaml`` beside a bundled robot, if there is one."""
     for candidate in _group_files(path):
         if candidate.is_file():
-            from robot_control.dynamics.parameters import parse_parameter_groups
-
             spec = load_file(candidate, ModelError)
             model.parameter_groups.update(parse_parameter_groups(model, spec, str(candidate)))
             return

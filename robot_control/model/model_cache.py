@@ -3,13 +3,13 @@
 Building a RobotModel from its file — parsing the YAML or URDF, the D-H products, checking every
 inertia, the parameter groups beside it — costs a fresh process a few milliseconds, as much as
 the compiled loop of a short simulation. :func:`cached_load` keeps the built model as a pickle in
-the user cache directory (``compile_cache.user_cache_dir()/models``), keyed by everything the
+the user cache directory (``resources.user_cache_dir()/models``), keyed by everything the
 model is built from: the file's path and contents, its parameter-group files' contents, and the
-loading code's paths, sizes and stamps (the model room, spatial.py, safe_yaml.py,
-dynamics/parameters.py). Any change builds and stores it anew; a cache that cannot be read or
-written is no error, the model is built as without it; ``ROBOT_CONTROL_MODEL_CACHE=0`` turns it
-off. Entries older than PRUNE_DAYS go when one is written. Only what this user wrote is read
-(the directory is the user's, like numba's cache beside it).
+loading code's paths, sizes and stamps (the model room, spatial.py, safe_yaml.py). Any change
+builds and stores it anew; a cache that cannot be read or written is no error, the model is
+built as without it; ``ROBOT_CONTROL_MODEL_CACHE=0`` turns it off. Entries older than PRUNE_DAYS
+go when one is written. Only what this user wrote is read (the directory is the user's, like
+numba's cache beside it).
 """
 
 from __future__ import annotations
@@ -25,11 +25,12 @@ from pathlib import Path
 
 import numpy as np
 
+from robot_control.model.resources import user_cache_dir
 from robot_control.model.robot_model import RobotModel
 
 _PACKAGE = Path(__file__).resolve().parent.parent
 #: the modules a model file's RobotModel is built by (their stamps are part of the key)
-_LOADING_CODE = ("model/*.py", "spatial.py", "safe_yaml.py", "dynamics/parameters.py")
+_LOADING_CODE = ("model/*.py", "spatial.py", "safe_yaml.py")
 #: entries written longer ago than this are removed when one is written
 PRUNE_DAYS = 14
 
@@ -67,8 +68,6 @@ def cache_key(path: Path, companions: Iterable[Path], variant: str = "") -> str:
 
 
 def _folder() -> Path:
-    from robot_control.dynamics.compile_cache import user_cache_dir
-
     return user_cache_dir() / "models"
 
 

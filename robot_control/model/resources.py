@@ -1,7 +1,9 @@
-"""Locate the package's shared data (urdf/, config/, launch/) in a source tree or an install."""
+"""Where the package's files are: its shared data (urdf/, config/, launch/) in a source tree or an
+install, and the per-user cache directory."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -33,3 +35,17 @@ def share_dir() -> Path:
 def share_path(*parts: str) -> Path:
     """A path inside the share directory, e.g. ``share_path("urdf", "puma560.urdf")``."""
     return share_dir().joinpath(*parts)
+
+
+def user_cache_dir(env: dict[str, str] | None = None, platform: str = sys.platform) -> Path:
+    """The per-user cache directory of this package (platformdirs' user_cache_dir rules)."""
+    env = os.environ if env is None else env
+    home = Path(env.get("HOME") or Path.home())
+    if platform == "darwin":
+        return home / "Library" / "Caches" / PACKAGE
+    if platform.startswith("win"):
+        base = env.get("LOCALAPPDATA") or str(home / "AppData" / "Local")
+        return Path(base) / PACKAGE / "Cache"
+    xdg = env.get("XDG_CACHE_HOME", "")
+    base = Path(xdg) if xdg and Path(xdg).is_absolute() else home / ".cache"  # XDG: relative is invalid
+    return base / PACKAGE

@@ -23,6 +23,9 @@ from robot_control.spatial import (
 JOINT_TYPES = ("revolute", "continuous", "prismatic")
 #: Integer joint codes used by the compiled kernels.
 REVOLUTE, PRISMATIC = 0, 1
+#: a value this many times its joint's limit is garbage, not a measurement or a command: the
+#: nodes drop it (nodes/validation.py), the robot × law matrix calls it a failure (sim/matrix.py)
+IMPLAUSIBLE_FACTOR = 10.0
 
 
 class ModelError(ValueError):

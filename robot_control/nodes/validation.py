@@ -21,12 +21,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from robot_control.model.robot_model import IMPLAUSIBLE_FACTOR
 from robot_control.sim.clock import NS
 
 Array = np.ndarray
 
-#: a value this many times its limit is garbage, not a measurement or a command
-IMPLAUSIBLE_FACTOR = 10.0
 #: ceilings where the model sets no limit (continuous joints, no velocity or effort limit)
 UNLIMITED_POSITION = 1e4  # rad or m: ~1600 turns
 UNLIMITED_VELOCITY = 1e4  # rad/s or m/s

@@ -20,21 +20,31 @@ import numpy as np
 from robot_control import dynamics as dyn
 from robot_control.control.compiled import vector
 from robot_control.dynamics.constrained_mass import row_work_size, work_size
-from robot_control.dynamics.contact import GWORK
+from robot_control.dynamics.contact import GWORK, Constraint, loop_closure
 from robot_control.dynamics.packing import kernel_data
 from robot_control.model.cell import (
     OBJECT_JOINTS,
     Cell,
     closed_chain_model,
-    grasp_constraints,
     object_coordinates,
 )
+from robot_control.model.robot_model import RobotModel
 from robot_control.sim import cell_kernels as CK
 from robot_control.sim import plant_kernels as PK
 from robot_control.sim.environment import RigidSurface, environment_from_config
 
 Array = np.ndarray
 _KEYS = {"environment", "noise", "saturate"}
+
+
+def grasp_constraints(cell: Cell, model: RobotModel) -> list[Constraint]:
+    """One six-row loop closure per arm: its grasping frame welded to its place on the object.
+
+    Row order (n, f) per arm: the constraint force λ is the wrench the object exerts on the arm
+    at the grasp point, world axes (Kim: M q̈ + b = τ + Aᵀλ with A = J_ee − J_grasp).
+    """
+    return [loop_closure(model, f"{arm.name}_ee", f"grasp_{arm.name}", "6d", f"grasp_{arm.name}")
+            for arm in cell.arms]
 
 
 class CellPlantBase:

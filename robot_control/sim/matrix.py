@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robot_control.nodes.validation import IMPLAUSIBLE_FACTOR
+from robot_control.model.robot_model import IMPLAUSIBLE_FACTOR
 
 #: the plant node's default overspeed trip, × the velocity limit (nodes/plant_node.py)
 OVERSPEED_FACTOR = 1.2
