@@ -52,7 +52,7 @@ from robot_control.nodes.validation import (
     JointVectors,
     Rejected,
 )
-from robot_control.trajectory import Hold, JointTrajectory, named_trajectory
+from robot_control.trajectory import Hold, JointTrajectory, feasibility, named_trajectory
 from robot_control.trajectory.jtc_goal import INVALID_GOAL, GoalError
 from robot_control.trajectory.schedule import trajectory_knots
 
@@ -137,6 +137,7 @@ class TrajectoryNode(LoopTimerHooks):
         except (ValueError, KeyError) as exc:
             return configure_failure(self.log, f"the motion '{self.motion}'", exc)
         warm_up(self.log, "trajectory_sample", lambda: trial.sample(0.0))
+        warm_up(self.log, "motion_feasibility", lambda: feasibility.warm_up(self.model))
         return CallbackReturn.SUCCESS
 
     def on_activate(self, previous) -> CallbackReturn:
