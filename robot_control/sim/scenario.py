@@ -19,6 +19,7 @@ from robot_control.safe_yaml import load_file
 from robot_control.trajectory import CartesianQuintic, Hold, JointTrajectory, named_trajectory
 from robot_control.trajectory.cartesian import path_sample_into, path_table
 from robot_control.trajectory.excitation import EXCITATION_KEYS, excitation_from_config
+from robot_control.trajectory.feasibility import reference_feasibility
 
 TOP_KEYS = {"robot", "duration", "rate", "physics_dt", "initial", "trajectory", "controller",
             "plant", "force_reference", "description"}
@@ -137,6 +138,10 @@ def load_scenario(source: str | Path | dict) -> Scenario:
     q0 = _vector(initial.get("q", np.zeros(n)), n, "initial.q")
     qd0 = _vector(initial.get("qd", np.zeros(n)), n, "initial.qd")
     trajectory = build_trajectory(doc.get("trajectory") or {"type": "hold"}, robot, q0)
+    motion = reference_feasibility(robot, trajectory)
+    if motion is not None and not motion.feasible:
+        raise ScenarioError(f"trajectory: the arm cannot execute it: {motion.violation} (about "
+                            f"×{motion.slowdown:.3g} slower would fit; trajectory/feasibility.py)")
     ctrl = doc["controller"]
     _require(isinstance(ctrl, dict) and "type" in ctrl, "controller needs a 'type' (registry name)")
     from robot_control.control.registry import available, is_available

@@ -296,6 +296,21 @@ def scaled_to_limits(model, trajectory: JointTrajectory, limits: Limits | None =
     raise ValueError(f"no slower timing makes it feasible: {result.violation}")
 
 
+def reference_feasibility(model, reference, sample_interval: float = 0.01) -> Feasibility | None:
+    """The check of any joint-space reference: quintics as they are, another smooth one (a
+    Fourier excitation) through its knots every ``sample_interval`` s — the quintics the stack
+    sends the controller (trajectory/schedule.py); None for a Cartesian path (its joint motion
+    is the controller's inverse kinematics, not known here)."""
+    if isinstance(reference, JointTrajectory | Hold):
+        return check_motion_feasible(model, reference)
+    if not hasattr(reference, "sample") or getattr(reference, "dof", None) != model.nq:
+        return None
+    from robot_control.trajectory.schedule import knots_trajectory, trajectory_knots
+
+    return check_motion_feasible(model, knots_trajectory(trajectory_knots(reference,
+                                                                          sample_interval)))
+
+
 def warm_up(model) -> None:
     """One check of a small motion and one gravity pass: loads the compiled kernels (seconds
     the first time they compile) that a first goal would otherwise wait for."""
