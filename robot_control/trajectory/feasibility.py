@@ -244,16 +244,16 @@ def _verdict(model, limits: Limits, q, qd, qdd, t, effort, pieces) -> Feasibilit
         for kind in kinds:
             lim = getattr(limits, kind)
             mn, tmn, mx, tmx = ext[kind]
-            worst = np.where(np.abs(mn) > np.abs(mx), mn, mx)
-            when = np.where(np.abs(mn) > np.abs(mx), tmn, tmx) - pieces[0][2]
-            r = np.abs(worst) / lim
+            values = np.stack([mn, mx])                             # (2, pieces, n)
+            when = np.stack([tmn, tmx]) - pieces[0][2]
+            r = np.abs(values) / lim
             k = max(k, float(r.max() if kind == "velocity" else np.sqrt(r.max())))
-            bad = np.argwhere(r > 1.0 + ROUNDING)
-            if bad.size:
-                s, j = min(((int(s), int(j)) for s, j in bad), key=lambda p: when[p])
+            bad = r > 1.0 + ROUNDING
+            if bad.any():
+                e, s, j = np.unravel_index(np.argmin(np.where(bad, when, np.inf)), bad.shape)
                 unit = limits.units[j].replace("N·m", "rad").replace("N", "m")
-                found.append(Violation(limits.names[j], float(when[s, j]), kind,
-                                       float(worst[s, j]), float(lim[j]),
+                found.append(Violation(limits.names[j], float(when[e, s, j]), kind,
+                                       float(values[e, s, j]), float(lim[j]),
                                        unit + ("/s" if kind == "velocity" else "/s²")))
     if found:  # (a feasible motion needs no gravity: |g + (τ − g)/k²| ≤ max(|g|, |τ|) is moot)
         k = max(k, float(_effort_slowdown(effort, _gravity(model, q), limits.effort).max()))

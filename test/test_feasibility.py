@@ -1,0 +1,187 @@
+"""Torque-feasible motions (trajectory/feasibility.py): the effort check along the interpolated
+reference with the package's own inverse dynamics, its sampling, the uniform slowdown that makes
+a motion exactly feasible, and a FollowJointTrajectory goal refused or time-scaled by
+``infeasible_motion`` (nodes/motion_feasibility.py) in the follower."""
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from test_follow_joint_trajectory import NS, T0, Controller, Log, goal, rules, track
+
+from robot_control.dynamics import inverse_dynamics
+from robot_control.model import load_robot
+from robot_control.nodes.follow_joint_trajectory import ABORTED, SUCCEEDED, TrajectoryFollower
+from robot_control.nodes.motion_feasibility import MotionCheck
+from robot_control.sim.scenario import ScenarioError, load_scenario
+from robot_control.trajectory import JointTrajectory
+from robot_control.trajectory.feasibility import (
+    MIN_INTERVALS,
+    TOLERANCE,
+    Limits,
+    check_motion_feasible,
+    scaled_to_limits,
+    time_scaled,
+)
+from robot_control.trajectory.jtc_goal import INVALID_GOAL, SUCCESSFUL
+from robot_control.trajectory.tolerances import Tolerances
+
+PUMA = load_robot("puma560")
+DDARM = load_robot("ddarm")
+Q0 = np.array([0.0, 0.5, -1.0, 0.0, 0.5, 0.0])
+
+
+def dense_torque(model, trajectory, count=20_001):
+    """|τ| at ``count`` times over the motion: the truth the check's samples stand for."""
+    t = np.linspace(0.0, trajectory.duration, count)
+    q, qd, qdd = trajectory.sample(t)
+    return np.array([inverse_dynamics(model, *x) for x in zip(q, qd, qdd, strict=True)]), t
+
+
+def test_a_slow_move_is_feasible_and_5_mrad_in_4_ms_is_not():
+    slow = JointTrajectory([0.0, 2.0], [Q0, Q0 + 0.3])
+    verdict = check_motion_feasible(PUMA, slow)
+    assert verdict.feasible and verdict.violation is None and verdict.slowdown == 1.0
+    assert 0.0 < verdict.peak_effort_ratio < 1.0
+    fast = JointTrajectory([0.0, 0.004], [Q0, Q0 + 0.005])
+    # inside every position and velocity limit: only the torque says no
+    assert fast.check_limits(PUMA.lower, PUMA.upper, PUMA.velocity_limit) == []
+    verdict = check_motion_feasible(PUMA, fast)
+    v = verdict.violation
+    assert not verdict.feasible and v.kind == "effort" and v.unit == "N·m"
+    assert v.joint in PUMA.joint_names and 0.0 <= v.time <= 0.004
+    j = PUMA.joint_names.index(v.joint)
+    assert abs(v.needed) > PUMA.effort_limit[j] == v.limit
+    tau = inverse_dynamics(PUMA, *(x for x in fast.sample(v.time)))
+    assert tau[j] == pytest.approx(v.needed, rel=1e-9)  # the torque named is the real one
+    assert f"joint '{v.joint}' needs torque" in str(v) and "effort limit" in str(v)
+    assert verdict.slowdown > 5.0
+
+
+def test_a_short_violent_segment_between_slow_ones_is_found():
+    """A 4 ms step between 1 s segments: sampling the whole motion uniformly (200 samples over
+    3 s) steps over it; sampling every segment does not."""
+    P = [Q0, Q0 + 0.1, Q0 + 0.105, Q0 + 0.2]
+    spike = JointTrajectory([0.0, 1.0, 1.004, 2.004], P, [np.zeros(6)] * 4, [np.zeros(6)] * 4)
+    t = np.linspace(0.0, spike.duration, 200)
+    q, qd, qdd = spike.sample(t)
+    uniform = np.array([inverse_dynamics(PUMA, *x) for x in zip(q, qd, qdd, strict=True)])
+    assert (np.abs(uniform) <= PUMA.effort_limit).all()  # what a coarse check would pass
+    verdict = check_motion_feasible(PUMA, spike)
+    assert not verdict.feasible and 1.0 <= verdict.violation.time <= 1.004
+
+
+def test_a_peak_between_the_first_samples_is_found_by_refinement():
+    """A rest-to-rest quintic's torque peaks between its 8-interval samples; with the limit
+    just under the true peak the first samples are all within it, the refined ones are not."""
+    motion = JointTrajectory([0.0, 0.5], [Q0, Q0 + np.array([0.4, 0, 0, 0, 0, 0])])
+    tau, t = dense_torque(PUMA, motion)
+    truth = np.abs(tau[:, 0]).max()
+    coarse = motion.sample(np.linspace(0.0, 0.5, MIN_INTERVALS + 1))
+    first = max(abs(inverse_dynamics(PUMA, *x)[0]) for x in zip(*coarse, strict=True))
+    limit = truth * (1.0 - TOLERANCE / 2)
+    assert first < limit < truth  # the first samples alone would pass it
+    limits = Limits(PUMA.joint_names, np.r_[limit, np.full(5, np.inf)], np.full(6, np.inf),
+                    np.full(6, np.inf), ["N·m"] * 6)
+    verdict = check_motion_feasible(PUMA, motion, limits)
+    assert not verdict.feasible and verdict.violation.joint == "joint1"
+    assert abs(verdict.violation.needed) > limit
+    # with the limit TOLERANCE above the truth it passes: the refinement is not just "refuse"
+    limits = Limits(PUMA.joint_names, np.r_[truth * (1 + TOLERANCE), np.full(5, np.inf)],
+                    np.full(6, np.inf), np.full(6, np.inf), ["N·m"] * 6)
+    assert check_motion_feasible(PUMA, motion, limits).feasible
+
+
+@pytest.mark.parametrize("model, q0, step", [(PUMA, Q0, 0.005),
+                                              (DDARM, np.array([-0.1, 1.5, 1.0]), 0.005)])
+def test_the_uniform_slowdown_makes_the_motion_exactly_feasible(model, q0, step):
+    fast = JointTrajectory([0.0, 0.004, 0.008], [q0, q0 + step, q0])
+    scaled, k, first = scaled_to_limits(model, fast)
+    assert not first.feasible and k > 1.0
+    assert scaled.duration == pytest.approx(0.008 * k)
+    verdict = check_motion_feasible(model, scaled)
+    assert verdict.feasible and verdict.peak_effort_ratio == pytest.approx(1.0, abs=1e-6)
+    tau, _ = dense_torque(model, scaled)
+    assert (np.abs(tau) / model.effort_limit).max() <= 1.0 + TOLERANCE  # between samples too
+    assert not check_motion_feasible(model, time_scaled(fast, 0.99 * k)).feasible
+
+
+def test_gravity_beyond_the_limit_cannot_be_scaled_away():
+    weak = Limits.of(PUMA)  # joint 2 holds the arm against gravity with far more than 1 N·m
+    weak = Limits(weak.names, np.ones(6), weak.velocity, weak.acceleration, weak.units)
+    motion = JointTrajectory([0.0, 0.01], [Q0, Q0 + 0.001])
+    verdict = check_motion_feasible(PUMA, motion, weak)
+    assert not verdict.feasible and verdict.slowdown == np.inf
+    with pytest.raises(ValueError, match="no slower timing"):
+        scaled_to_limits(PUMA, motion, weak)
+
+
+def test_velocity_and_acceleration_limits_are_checked_exactly():
+    move = JointTrajectory([0.0, 1.0], [Q0, Q0 + np.r_[1.0, np.zeros(5)]])  # peak 15/8 rad/s
+    free = np.full(6, np.inf)  # effort unlimited: these limits alone
+    slow = Limits(PUMA.joint_names, free, np.full(6, 1.5), free, ["N·m"] * 6)
+    verdict = check_motion_feasible(PUMA, move, slow)
+    assert verdict.violation.kind == "velocity" and verdict.violation.unit == "rad/s"
+    assert verdict.violation.needed == pytest.approx(15 / 8)
+    assert verdict.slowdown == pytest.approx(15 / 8 / 1.5)
+    steep = Limits(PUMA.joint_names, free, free, np.full(6, 2.0), ["N·m"] * 6)
+    verdict = check_motion_feasible(PUMA, move, steep)  # the peak is 10/√3 rad/s²
+    assert verdict.violation.kind == "acceleration"
+    assert verdict.violation.needed == pytest.approx(10 / np.sqrt(3), rel=1e-6)
+    assert verdict.slowdown == pytest.approx(np.sqrt(10 / np.sqrt(3) / 2.0), rel=1e-6)
+    scaled, k, _ = scaled_to_limits(PUMA, move, steep)
+    assert k == pytest.approx(verdict.slowdown, rel=1e-6)
+    assert Limits.of(PUMA, [2.0] * 6).acceleration.tolist() == [2.0] * 6  # the node's parameter
+    assert Limits.of(PUMA, []).acceleration.tolist() == [np.inf] * 6
+
+
+def test_a_scenario_whose_motion_needs_too_much_torque_is_refused_in_one_line():
+    doc = {"robot": "ddarm", "duration": 1.0, "controller": {"type": "computed_torque"},
+           "initial": {"q": [-0.1, 1.5, 1.0]},
+           "trajectory": {"type": "quintic", "waypoints": [[-0.1, 1.5, 1.0], [0.5, 1.0, 0.5]],
+                          "durations": [0.05]}}
+    with pytest.raises(ScenarioError, match=r"^trajectory: the arm cannot execute it: joint "
+                                            r"'joint\d' needs torque .*\n?$") as err:
+        load_scenario(doc)
+    assert "\n" not in str(err.value)
+    doc["trajectory"]["durations"] = [3.0]
+    assert load_scenario(doc).trajectory.duration == 3.0
+
+
+# ------------------------------------------------- the follower with infeasible_motion
+def follower(policy: str):
+    ends = []
+    ctl = Controller(Q0)
+    params = {"infeasible_motion": policy, "acceleration_limits": []}
+    f = TrajectoryFollower(rules(), Tolerances(np.zeros((3, 6)), np.full((3, 6), 0.01), 1.0),
+                           ctl, lambda gid, status, code, text: ends.append((status, code, text)),
+                           Log(), feedback_rate=20.0)
+    f.motion_check = MotionCheck(SimpleNamespace(get_parameter=params.get), PUMA, f.log)
+    return f, ctl, ends
+
+
+FAST = [(0.004, list(Q0 + [0.005, 0, 0, 0, 0, 0]))]
+
+
+def test_refuse_aborts_an_infeasible_goal_with_invalid_goal_naming_joint_time_and_torque():
+    f, ctl, ends = follower("refuse")
+    assert not f.submit("g", goal(FAST), T0)
+    status, code, text = ends[0]
+    assert (status, code) == (ABORTED, INVALID_GOAL) and ctl.sent == 0
+    assert "the arm cannot execute this motion: joint 'joint" in text
+    assert "needs torque" in text and "at t = " in text and "effort limit" in text
+    assert f.command(goal(FAST).trajectory, T0).startswith("the arm cannot execute")
+
+
+def test_scale_runs_the_same_goal_slower_and_says_so_in_the_result():
+    f, ctl, ends = follower("scale")
+    assert f.submit("g", goal(FAST), T0)
+    plan = f.active.plan
+    duration = (plan.end_ns - plan.start_ns) / NS
+    assert duration > 0.02  # ×5 or more the 4 ms asked for
+    assert check_motion_feasible(PUMA, plan.trajectory).feasible
+    assert any("infeasible_motion: scale: time-scaled" in text for _, text in f.log.lines)
+    track(f, ctl, T0, T0 + int((duration + 0.1) * NS))
+    status, code, text = ends[0]
+    assert (status, code) == (SUCCEEDED, SUCCESSFUL)
+    assert text.startswith("goal reached; time-scaled ×") and f"to {duration:.4g} s" in text
