@@ -12,7 +12,8 @@ from test_follow_joint_trajectory import NS, T0, Controller, Log, goal, rules, t
 from robot_control.dynamics import inverse_dynamics
 from robot_control.model import load_robot
 from robot_control.nodes.follow_joint_trajectory import ABORTED, SUCCEEDED, TrajectoryFollower
-from robot_control.nodes.motion_feasibility import MotionCheck
+from robot_control.nodes.motion_feasibility import MotionCheck, check_feasible
+from robot_control.nodes.validation import Rejected
 from robot_control.sim.scenario import ScenarioError, load_scenario
 from robot_control.trajectory import JointTrajectory
 from robot_control.trajectory.feasibility import (
@@ -185,3 +186,13 @@ def test_scale_runs_the_same_goal_slower_and_says_so_in_the_result():
     status, code, text = ends[0]
     assert (status, code) == (SUCCEEDED, SUCCESSFUL)
     assert text.startswith("goal reached; time-scaled ×") and f"to {duration:.4g} s" in text
+
+
+def test_the_controller_refuses_an_infeasible_motion_and_takes_one_scaled_to_its_limit():
+    fast = JointTrajectory([0.0, 0.004], [Q0, Q0 + 0.005])
+    with pytest.raises(Rejected, match=r"the arm cannot execute it: joint 'joint\d' needs "
+                                       r"torque .* beyond its effort limit"):
+        check_feasible(fast, PUMA)
+    scaled, _, _ = scaled_to_limits(PUMA, fast)
+    start = scaled.sample(0.0)  # re-anchored at the reference, as the controller does
+    assert check_feasible(scaled.starting_from(*start, 0.0), PUMA)

@@ -9,6 +9,13 @@ timing of its shape, logged with its new duration, and the duration goes into th
 error_string (FollowJointTrajectory's feedback has no field for it: its desired points follow
 the slower timing). Acceleration limits come from ``acceleration_limits`` (the model and URDF
 give none); effort and velocity limits from the model.
+
+The controller checks each motion it receives on /controller/joint_trajectory too, and only
+refuses (``check_feasible``: dropped and counted with the reason, the arm keeps its reference):
+that topic carries knots, not a goal, so there is no result to report a new timing in, and a
+motion the generator time-scaled arrives feasible. It allows ``TOLERANCE`` (0.5 %) over the
+limits, the check's own resolution, so a motion scaled to exactly its limit is never refused
+for the rounding of its re-anchoring.
 """
 
 from __future__ import annotations
@@ -18,7 +25,9 @@ from dataclasses import replace
 import numpy as np
 
 from robot_control.bus import ParameterError
+from robot_control.nodes.validation import Rejected
 from robot_control.trajectory.feasibility import (
+    TOLERANCE,
     Limits,
     check_motion_feasible,
     scaled_to_limits,
@@ -95,3 +104,16 @@ def _slower(k: float) -> str:
         return "no slower timing helps: gravity alone exceeds the limit"
     return f"about ×{k:.3g} slower would fit; or set infeasible_motion: scale"
 
+
+
+def check_feasible(motion, model):
+    """The controller's refuse-only check of a motion it received: Rejected naming the joint,
+    the time and the torque needed against the limit (0.5 % allowed, see the module doc)."""
+    limits = Limits.of(model)
+    lenient = replace(limits, effort=limits.effort * (1.0 + TOLERANCE),
+                      velocity=limits.velocity * (1.0 + TOLERANCE))
+    verdict = check_motion_feasible(model, motion, lenient)
+    if not verdict.feasible:
+        raise Rejected(f"the arm cannot execute it: {verdict.violation} (with the 0.5 % "
+                       "allowance)")
+    return motion
