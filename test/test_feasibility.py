@@ -15,7 +15,7 @@ from robot_control.nodes.follow_joint_trajectory import ABORTED, SUCCEEDED, Traj
 from robot_control.nodes.motion_feasibility import MotionCheck, check_feasible
 from robot_control.nodes.validation import Rejected
 from robot_control.sim.scenario import ScenarioError, load_scenario
-from robot_control.trajectory import JointTrajectory
+from robot_control.trajectory import Hold, JointTrajectory
 from robot_control.trajectory.feasibility import (
     MIN_INTERVALS,
     TOLERANCE,
@@ -196,3 +196,21 @@ def test_the_controller_refuses_an_infeasible_motion_and_takes_one_scaled_to_its
     scaled, _, _ = scaled_to_limits(PUMA, fast)
     start = scaled.sample(0.0)  # re-anchored at the reference, as the controller does
     assert check_feasible(scaled.starting_from(*start, 0.0), PUMA)
+
+
+@pytest.mark.parametrize("policy", ["refuse", "scale"])
+def test_the_generators_own_motion_is_held_or_slowed_when_infeasible(policy):
+    params = {"infeasible_motion": policy, "acceleration_limits": []}
+    log = Log()
+    check = MotionCheck(SimpleNamespace(get_parameter=params.get), PUMA, log)
+    sweep = JointTrajectory.through([Q0, Q0 + 0.3, Q0], [0.05, 0.05])  # the shortest segments
+    assert check.own_motion(JointTrajectory.through([Q0, Q0 + 0.3, Q0], [1.5, 1.5]), Q0) \
+        is not None and log.lines == []
+    own = check.own_motion(sweep, Q0)
+    if policy == "refuse":
+        assert isinstance(own, Hold) and np.array_equal(own.q, Q0)
+        assert log.lines[0][0] == "error" and "needs torque" in log.lines[0][1]
+    else:
+        assert own.duration > 0.1 and check_motion_feasible(PUMA, own).feasible
+        assert np.array_equal(own.positions, sweep.positions)  # the same path, slower
+        assert log.lines[0][0] == "warn" and "time-scaled" in log.lines[0][1]

@@ -8,7 +8,9 @@ against the limit. ``scale``: the motion is slowed down uniformly to the fastest
 timing of its shape, logged with its new duration, and the duration goes into the result's
 error_string (FollowJointTrajectory's feedback has no field for it: its desired points follow
 the slower timing). Acceleration limits come from ``acceleration_limits`` (the model and URDF
-give none); effort and velocity limits from the model.
+give none); effort and velocity limits from the model. The generator's own motion (the demo
+sweep, a named example) is checked when it starts from the measured position: refused, the arm
+holds there (an error line says why); scaled, it runs slower.
 
 The controller checks each motion it receives on /controller/joint_trajectory too, and only
 refuses (``check_feasible``: dropped and counted with the reason, the arm keeps its reference):
@@ -32,6 +34,7 @@ from robot_control.trajectory.feasibility import (
     check_motion_feasible,
     scaled_to_limits,
 )
+from robot_control.trajectory.joint_trajectory import Hold, JointTrajectory
 from robot_control.trajectory.jtc_goal import INVALID_GOAL, GoalError, Plan
 
 NS = 1_000_000_000
@@ -98,12 +101,35 @@ class MotionCheck:
         return replace(plan, trajectory=motion,
                        end_ns=plan.start_ns + int(round(motion.duration * NS))), note
 
+    def own_motion(self, motion, q: np.ndarray):
+        """The generator's own motion (the sweep, a named example) started from the measured
+        ``q``: as it is when feasible; else, as ``infeasible_motion`` says, time-scaled, or
+        refused for a hold at ``q`` — with an error line naming the joint and the torque."""
+        if not isinstance(motion, JointTrajectory):
+            return motion
+        policy = self.node.get_parameter("infeasible_motion")
+        limits = Limits.of(self.model, self.node.get_parameter("acceleration_limits"))
+        try:
+            scaled, k, verdict = scaled_to_limits(self.model, motion, limits)
+        except ValueError as exc:
+            self.log.error(f"the default motion cannot be executed: {exc}; holding")
+            return Hold(q)
+        if verdict.feasible:
+            return motion
+        if policy != "scale":
+            self.log.error(f"the default motion cannot be executed: {verdict.violation} "
+                           f"(infeasible_motion: refuse; ×{k:.3g} slower would fit); holding")
+            return Hold(q)
+        self.log.warn(f"the default motion time-scaled ×{k:.4g} to {scaled.duration:.4g} s: "
+                      f"{verdict.violation} (infeasible_motion: scale)")
+        return scaled
+
 
 def _slower(k: float) -> str:
+    """What slowing down would do, for a refusal's reason."""
     if not np.isfinite(k):
         return "no slower timing helps: gravity alone exceeds the limit"
     return f"about ×{k:.3g} slower would fit; or set infeasible_motion: scale"
-
 
 
 def check_feasible(motion, model):

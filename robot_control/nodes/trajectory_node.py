@@ -223,7 +223,8 @@ class TrajectoryNode(LoopTimerHooks):
         ns = stamp_ns(msg.header.stamp)
         if self.trajectory is None:  # real time: the first state after activation anchors it
             loops = self.motion == "sweep" and self.loop
-            self._start(self._default_trajectory(q), 0 if self.lockstep else ns, loops)
+            own = self.actions.follower.motion_check.own_motion(self._default_trajectory(q), q)
+            self._start(own, 0 if self.lockstep else ns, loops)
             self.log.info(f"reference starts from the measured position ({self.motion})")
         if self.lockstep:
             self._publish(ns)
