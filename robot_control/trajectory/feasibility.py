@@ -136,33 +136,56 @@ class Limits:
                    ["N" if p else "N·m" for p in prismatic])
 
 
+@njit(cache=True)
+def segment_samples(rows, durations, counts, out):
+    """(q, q̇, q̈) into out (k, 3, n) at counts[s] + 1 uniform τ of each segment s, ends included:
+    Σ_j τʲ D_j of its ``derivative_rows`` (Huo Ex. 3-7)."""
+    k = 0
+    for s in range(rows.shape[0]):
+        h = durations[s] / counts[s]
+        for i in range(counts[s] + 1):
+            tau = i * h
+            for r in range(3):
+                for j in range(out.shape[2]):
+                    v = 0.0
+                    for p in range(5, -1, -1):  # Horner
+                        v = v * tau + rows[s, r, p, j]
+                    out[k, r, j] = v
+            k += 1
+
+
 def _sample(rows: Array, durations: Array, counts: Array) -> tuple[Array, Array, Array]:
-    """(segment index, τ, (q, q̇, q̈)) at counts[s] + 1 uniform samples of each segment s."""
+    """(segment index, τ, (q, q̇, q̈) (k, 3, n)) at counts[s] + 1 uniform samples of each
+    segment s."""
     seg = np.repeat(np.arange(len(counts)), counts + 1)
     first = np.concatenate(([0], np.cumsum(counts + 1)[:-1]))
-    i = np.arange(seg.size) - np.repeat(first, counts + 1)
-    tau = i * (durations / counts)[seg]
-    P = tau[:, None] ** np.arange(6)                               # (k, 6)
-    return seg, tau, np.einsum("kj,kijn->kin", P, rows[seg])
+    tau = (np.arange(seg.size) - first[seg]) * (durations / counts)[seg]
+    out = np.empty((seg.size, 3, rows.shape[3]))
+    segment_samples(rows, durations, counts, out)
+    return seg, tau, out
 
 
-def _largest_step(q: Array, seg: Array, counts: Array) -> Array:
-    """Per segment, the largest |Δq| of any joint between neighbouring samples."""
+def _per_segment_max(values: Array, seg: Array) -> Array:
+    """Max of each segment's rows of ``values`` (rows in segment order)."""
+    starts = np.flatnonzero(np.r_[True, seg[1:] != seg[:-1]])
+    return np.maximum.reduceat(values, starts, axis=0)
+
+
+def _largest_step(q: Array, seg: Array) -> Array:
+    """Per segment, the largest |Δq| of any joint between neighbouring samples (a segment's
+    last sample and the next one's first are the same knot: their step is 0)."""
     step = np.abs(np.diff(q, axis=0)).max(axis=1)
-    same = seg[:-1] == seg[1:]
-    out = np.zeros(len(counts))
-    np.maximum.at(out, seg[:-1][same], step[same])
-    return out
+    return _per_segment_max(np.r_[step, 0.0], seg)
 
 
-def _between_bound(values: Array, seg: Array, counts: Array) -> Array:
+def _between_bound(values: Array, seg: Array) -> Array:
     """Per segment and joint, max |second difference|/8: how far the function may rise above
     its samples between them (module docstring, step 3)."""
-    d2 = np.abs(values[:-2] - 2.0 * values[1:-1] + values[2:])
-    same = (seg[:-2] == seg[1:-1]) & (seg[1:-1] == seg[2:])
-    out = np.zeros((len(counts), values.shape[1]))
-    np.maximum.at(out, seg[1:-1][same], d2[same] / 8.0)
-    return out
+    d2 = np.zeros_like(values)
+    d2[1:-1] = np.abs(values[:-2] - 2.0 * values[1:-1] + values[2:])
+    inside = np.r_[False, (seg[:-2] == seg[1:-1]) & (seg[1:-1] == seg[2:]), False]
+    d2[~inside] = 0.0
+    return _per_segment_max(d2, seg) / 8.0
 
 
 def _effort_slowdown(tau: Array, gravity: Array, limit: Array) -> Array:
@@ -192,13 +215,12 @@ def check_motion_feasible(model, trajectory, limits: Limits | None = None) -> Fe
         seg, tau, x = _sample(rows, durations, counts)
         q, qd, qdd = (np.ascontiguousarray(x[:, r]) for r in range(3))
         effort = _torques(model, q, qd, qdd)
-        excess = _between_bound(effort, seg, counts)
-        peak = np.zeros_like(excess)
-        np.maximum.at(peak, seg, np.abs(effort))
+        excess = _between_bound(effort, seg)
+        peak = _per_segment_max(np.abs(effort), seg)
         over = (finite & (peak > limits.effort * (1.0 + ROUNDING))).any(axis=1)
         unresolved = ~over & (finite & (peak + excess > limits.effort)
                               & (excess > TOLERANCE * limits.effort)).any(axis=1)
-        step = _largest_step(q, seg, counts) / MAX_JOINT_STEP
+        step = _largest_step(q, seg) / MAX_JOINT_STEP
         grow = (unresolved | (step > 1.0)) & (counts < MAX_INTERVALS)
         if not grow.any():
             break
