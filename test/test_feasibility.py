@@ -214,3 +214,26 @@ def test_the_generators_own_motion_is_held_or_slowed_when_infeasible(policy):
         assert own.duration > 0.1 and check_motion_feasible(PUMA, own).feasible
         assert np.array_equal(own.positions, sweep.positions)  # the same path, slower
         assert log.lines[0][0] == "warn" and "time-scaled" in log.lines[0][1]
+
+
+def test_scale_from_a_moving_reference_keeps_it_continuous_and_feasible():
+    f, ctl, ends = follower("scale")
+    assert f.submit("first", goal([(2.0, list(Q0 + 0.4))]), T0)
+    now = T0 + NS  # mid-motion: the reference moves at its fastest
+    track(f, ctl, T0, now)
+    moving = ctl.desired(now)
+    assert np.abs(moving[1]).max() > 0.1
+    jolt = [(0.004, list(moving[0] + [0.005, 0, 0, 0, 0, 0]))]
+    assert f.submit("second", goal(jolt), now)
+    motion = f.active.plan.trajectory
+    assert np.allclose(np.stack(motion.sample(0.0)), moving, atol=1e-9)  # no step in q, q̇, q̈
+    assert check_motion_feasible(PUMA, motion).feasible
+    assert motion.duration > 0.02
+
+
+def test_acceleration_limits_from_the_node_refuse_a_goal_that_needs_more():
+    f, ctl, ends = follower("refuse")
+    f.motion_check.node = SimpleNamespace(get_parameter={
+        "infeasible_motion": "refuse", "acceleration_limits": [0.3] * 6}.get)
+    assert not f.submit("g", goal([(2.0, list(Q0 + 0.3))]), T0)  # peak 10/√3·0.3/4 = 0.43 rad/s²
+    assert ends[0][1] == INVALID_GOAL and "acceleration limit 0.3 rad/s²" in ends[0][2]
