@@ -127,6 +127,7 @@ class Limits:
 
     @classmethod
     def of(cls, model, acceleration: ArrayLike | None = None) -> Limits:
+        """The model's effort and velocity limits, and ``acceleration`` (None or empty: none)."""
         n = model.nq
         prismatic = [b.joint.type == "prismatic" for b in model.bodies]
         return cls(list(model.joint_names), limit_vector(model.effort_limit, n, "effort", np.inf),
@@ -227,7 +228,8 @@ def check_motion_feasible(model, trajectory, limits: Limits | None = None) -> Fe
         finer = np.maximum(2 * counts, np.ceil(counts * step))
         counts = np.where(grow, np.minimum(finer, MAX_INTERVALS), counts).astype(int)
     t = trajectory.times_from_start[seg] + tau
-    return _verdict(model, limits, q, qd, qdd, t, effort, trajectory.pieces())
+    return _verdict(model, limits, q, qd, qdd, t, effort, trajectory.pieces(),
+                    trajectory.start_time)
 
 
 def _torques(model, q: Array, qd: Array, qdd: Array) -> Array:
@@ -246,7 +248,8 @@ def _gravity(model, q: Array) -> Array:
     return gravity
 
 
-def _verdict(model, limits: Limits, q, qd, qdd, t, effort, pieces) -> Feasibility:
+def _verdict(model, limits: Limits, q, qd, qdd, t, effort, pieces,
+             origin: float = 0.0) -> Feasibility:
     """The earliest violation among effort (sampled) and velocity/acceleration (exact
     extremes), and the slowdown that removes every one."""
     effort = _torques(model, q, qd, qdd) if effort is None else effort
@@ -267,7 +270,7 @@ def _verdict(model, limits: Limits, q, qd, qdd, t, effort, pieces) -> Feasibilit
             lim = getattr(limits, kind)
             mn, tmn, mx, tmx = ext[kind]
             values = np.stack([mn, mx])                             # (2, pieces, n)
-            when = np.stack([tmn, tmx]) - pieces[0][2]
+            when = np.stack([tmn, tmx]) - origin  # times from the start, as t
             r = np.abs(values) / lim
             k = max(k, float(r.max() if kind == "velocity" else np.sqrt(r.max())))
             bad = r > 1.0 + ROUNDING
