@@ -3,8 +3,11 @@
     python bench/feasibility.py [--runs N] [--grid N]
 
 Per robot (PUMA 560, DDArm), goals planned as the trajectory generator plans them (plan_goal
-from the arm at rest: JTC's splines through the points): a 100-point goal that is feasible, the
-same 100 points 4× faster (infeasible), 5 mrad in 4 ms, and the README's goal. For each it
+from the arm at rest: JTC's splines through the points): 100 points with velocities and
+accelerations (a planner's output) over 5 s and 0.6 s, the same 100 positions alone (JTC joins
+them with lines and 0.02 s rounded corners, which need far more torque) over 5 s and 1.5 s,
+5 mrad in 4 ms, and the README's goal as it was before this check (second point at 2 s, now 3 s).
+For each it
 prints the check's cost (median and max of N runs, after one warm-up: the kernels are loaded
 once per process), the samples it used, its verdict, and for an infeasible goal the uniformly
 time-scaled duration (trajectory/feasibility.py, what ``infeasible_motion: scale`` runs) and its
@@ -161,7 +164,7 @@ def main() -> int:
                  "100 positions, 1.5 s": hundred_points(q0, 1.5, rates=False),
                  "5 mrad in 4 ms": [(0.004, [q0[0] + 0.005, *q0[1:]])]}
         if robot in README:
-            goals["README goal"] = README[robot]
+            goals["README's old goal"] = README[robot]
         for name, points in goals.items():
             motion = planned(model, q0, points)
             med, worst, verdict = timed(lambda m=motion, r=model: check_motion_feasible(r, m),
