@@ -3,10 +3,13 @@ reference with the package's own inverse dynamics, its sampling, the uniform slo
 a motion exactly feasible, and a FollowJointTrajectory goal refused or time-scaled by
 ``infeasible_motion`` (nodes/motion_feasibility.py) in the follower."""
 
+import subprocess
+import sys
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
+import yaml
 from test_follow_joint_trajectory import NS, T0, Controller, Log, goal, rules, track
 
 from robot_control.dynamics import inverse_dynamics
@@ -14,7 +17,7 @@ from robot_control.model import load_robot
 from robot_control.nodes.follow_joint_trajectory import ABORTED, SUCCEEDED, TrajectoryFollower
 from robot_control.nodes.motion_feasibility import MotionCheck, check_feasible
 from robot_control.nodes.validation import Rejected
-from robot_control.sim.scenario import ScenarioError, load_scenario
+from robot_control.sim.scenario import load_scenario
 from robot_control.trajectory import Hold, JointTrajectory
 from robot_control.trajectory.feasibility import (
     MIN_INTERVALS,
@@ -136,17 +139,28 @@ def test_velocity_and_acceleration_limits_are_checked_exactly():
     assert Limits.of(PUMA, []).acceleration.tolist() == [np.inf] * 6
 
 
-def test_a_scenario_whose_motion_needs_too_much_torque_is_refused_in_one_line():
-    doc = {"robot": "ddarm", "duration": 1.0, "controller": {"type": "computed_torque"},
-           "initial": {"q": [-0.1, 1.5, 1.0]},
+def test_a_scenario_whose_motion_needs_too_much_torque_is_loaded_with_a_one_line_warning(
+        tmp_path):
+    """A warning, not a refusal: an offline run may study saturation on purpose
+    (test_mujoco_engine's fast move does)."""
+    doc = {"robot": "ddarm", "duration": 0.05, "rate": 200, "physics_dt": 0.001,
+           "controller": {"type": "computed_torque"}, "initial": {"q": [-0.1, 1.5, 1.0]},
            "trajectory": {"type": "quintic", "waypoints": [[-0.1, 1.5, 1.0], [0.5, 1.0, 0.5]],
                           "durations": [0.05]}}
-    with pytest.raises(ScenarioError, match=r"^trajectory: the arm cannot execute it: joint "
-                                            r"'joint\d' needs torque .*\n?$") as err:
-        load_scenario(doc)
-    assert "\n" not in str(err.value)
+    warning = load_scenario(doc).motion_warning
+    assert warning.startswith("the trajectory needs more than the arm's limits: joint 'joint")
+    assert "needs torque" in warning and "slower would fit" in warning and "\n" not in warning
+    path = tmp_path / "fast.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    run = subprocess.run([sys.executable, "-m", "robot_control.cli", "simulate", str(path),
+                          "--quiet"], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    lines = [x for x in run.stderr.splitlines() if "warning" in x]
+    assert len(lines) == 1 and "the plant saturates" in lines[0], run.stderr
     doc["trajectory"]["durations"] = [3.0]
-    assert load_scenario(doc).trajectory.duration == 3.0
+    assert load_scenario(doc).motion_warning == ""
+    for name in ("huo_3_2_computed_torque_intended", "identification_ddarm_excitation"):
+        assert load_scenario(name).motion_warning == "", name  # bundled: all feasible
 
 
 # ------------------------------------------------- the follower with infeasible_motion

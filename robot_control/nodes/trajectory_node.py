@@ -114,6 +114,10 @@ class TrajectoryNode(LoopTimerHooks):
                     type(self.scenario.trajectory).__name__ == "CartesianPath":
                 raise ParameterError("the trajectory_generator publishes joint references; "
                                      "this scenario's trajectory is Cartesian")
+            if self.scenario.motion_warning:
+                self.log.warn(f"scenario '{self.scenario.name}': {self.scenario.motion_warning}; "
+                              + ("the plant saturates" if self.lockstep else
+                                 "the controller refuses it: the arm holds"))
         self.rate = common["rate"]
         self.timer = None
         self.actions = TrajectoryActions(node, self.model, self, self._goal_now_ns)

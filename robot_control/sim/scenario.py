@@ -54,6 +54,8 @@ class Scenario:
     force_reference: np.ndarray | None = None
     description: str = ""
     raw: dict = field(default_factory=dict)
+    #: why the arm cannot execute the trajectory as timed ("" if it can; trajectory/feasibility.py)
+    motion_warning: str = ""
 
     @property
     def steps(self) -> int:
@@ -138,10 +140,11 @@ def load_scenario(source: str | Path | dict) -> Scenario:
     q0 = _vector(initial.get("q", np.zeros(n)), n, "initial.q")
     qd0 = _vector(initial.get("qd", np.zeros(n)), n, "initial.qd")
     trajectory = build_trajectory(doc.get("trajectory") or {"type": "hold"}, robot, q0)
+    # a warning, not a refusal: an offline run may study saturation on purpose
     motion = reference_feasibility(robot, trajectory)
-    if motion is not None and not motion.feasible:
-        raise ScenarioError(f"trajectory: the arm cannot execute it: {motion.violation} (about "
-                            f"×{motion.slowdown:.3g} slower would fit; trajectory/feasibility.py)")
+    warning = "" if motion is None or motion.feasible else (
+        f"the trajectory needs more than the arm's limits: {motion.violation} (about "
+        f"×{motion.slowdown:.3g} slower would fit)")
     ctrl = doc["controller"]
     _require(isinstance(ctrl, dict) and "type" in ctrl, "controller needs a 'type' (registry name)")
     from robot_control.control.registry import available, is_available
@@ -163,7 +166,7 @@ def load_scenario(source: str | Path | dict) -> Scenario:
         controller_params=dict(ctrl.get("params") or {}),
         controller_model=controller_model(ctrl.get("model"), robot),
         plant=dict(doc.get("plant") or {}), force_reference=force_ref,
-        description=str(doc.get("description", "")), raw=doc,
+        description=str(doc.get("description", "")), raw=doc, motion_warning=warning,
     )
 
 
