@@ -5,6 +5,7 @@ a motion exactly feasible, and a FollowJointTrajectory goal refused or time-scal
 
 import subprocess
 import sys
+import time
 from types import SimpleNamespace
 
 import numpy as np
@@ -251,3 +252,33 @@ def test_acceleration_limits_from_the_node_refuse_a_goal_that_needs_more():
         "infeasible_motion": "refuse", "acceleration_limits": [0.3] * 6}.get)
     assert not f.submit("g", goal([(2.0, list(Q0 + 0.3))]), T0)  # peak 10/√3·0.3/4 = 0.43 rad/s²
     assert ends[0][1] == INVALID_GOAL and "acceleration limit 0.3 rad/s²" in ends[0][2]
+
+
+# ------------------------------------------ the trajectory generator's own motion (real DDS)
+@pytest.mark.parametrize("policy", ["refuse", "scale"])
+def test_the_generator_holds_or_slows_a_sweep_it_cannot_execute(policy):
+    from bus_probe import isolated_bus_env
+    from node_harness import managed, shut, spin
+
+    from robot_control.bus.backend import create_node
+    from robot_control.nodes.convert import Messages
+    from robot_control.nodes.trajectory_node import TrajectoryNode
+
+    with isolated_bus_env(f"feasibility-{policy}"):
+        node, gen = managed(TrajectoryNode, "trajectory_generator", "robot:=puma560",
+                            "segment_duration:=0.05", f"infeasible_motion:={policy}")
+        sender = create_node("sender", ["prog"], backend="dds")
+        states = sender.create_publisher("sensor_msgs/msg/JointState", "/joint_states")
+        m = Messages(sender)
+        try:
+            assert spin([node, sender], 10.0, until=lambda: states.get_subscription_count() > 0)
+            states.publish(m.joint_state(time.time_ns(), list(PUMA.joint_names), list(Q0),
+                                         [0.0] * 6))
+            assert spin([node, sender], 10.0, until=lambda: gen.trajectory is not None)
+            if policy == "refuse":
+                assert isinstance(gen.trajectory, Hold) and np.allclose(gen.trajectory.q, Q0)
+            else:  # the ±0.3 rad sweep and back: 4 segments of 0.05 s, slowed down
+                assert gen.trajectory.duration > 4 * 0.05
+                assert check_motion_feasible(PUMA, gen.trajectory).feasible
+        finally:
+            shut(sender, node)
