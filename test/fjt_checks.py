@@ -165,6 +165,31 @@ def check_a_bad_goal_is_accepted_and_aborted_with_its_code_and_reason(arm, env, 
     assert result.result.error_code == code and words in result.result.error_string, result
 
 
+def check_an_infeasible_goal_is_refused_then_run_slower_once_scaling_is_allowed(arm, env):
+    """5 mrad in 4 ms from where the arm is: inside the position and velocity limits, but its
+    torque is ~40× joint 1's effort limit. Refused with INVALID_GOAL naming joint, time and
+    torque; with ``infeasible_motion: scale`` the same goal runs slowed down and succeeds."""
+    go_home(arm)
+
+    def jolt():
+        q = arm.position()
+        return goal_of([point(0.004, [q[0] + 0.005, q[1], q[2]])])
+
+    result = arm.result(arm.send(jolt()))
+    assert result.status == GoalStatus.STATUS_ABORTED, result
+    text = result.result.error_string
+    assert result.result.error_code == R.INVALID_GOAL and "cannot execute" in text, text
+    assert "joint 'joint1' needs torque" in text and "effort limit 500 N·m" in text, text
+    out = ros2(env, "param", "set", "/trajectory_generator", "infeasible_motion", "scale")
+    assert "Set parameter successful" in out, out
+    try:
+        result = arm.result(arm.send(jolt()))
+        assert result.status == GoalStatus.STATUS_SUCCEEDED, result
+        assert result.result.error_string.startswith("goal reached; time-scaled ×"), result
+    finally:
+        ros2(env, "param", "set", "/trajectory_generator", "infeasible_motion", "refuse")
+
+
 def check_old_header_path_and_goal_tolerance_codes(arm, env):
     go_home(arm)
     old = goal_of([point(1.0, HOME)])

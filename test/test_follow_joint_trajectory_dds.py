@@ -1,8 +1,10 @@
 """The action protocol without ROS 2 at either end: real plant, controller and trajectory
 generator processes on Cyclone DDS (private domain), and this package's own action client
 (``robot-control action send_goal``'s) sending FollowJointTrajectory goals: one that succeeds
-with feedback, one aborted with its code and reason, one the inactive generator would reject is
-covered by the ROS suite (test_follow_joint_trajectory_dds_ros2.py)."""
+with feedback, one aborted with its code and reason, one the arm cannot execute (5 mrad in
+4 ms: within the position and velocity limits, 40× the torque) refused with INVALID_GOAL and
+then, with ``infeasible_motion: scale``, run slower to success; one the inactive generator
+would reject is covered by the ROS suite (test_follow_joint_trajectory_dds_ros2.py)."""
 
 from __future__ import annotations
 
@@ -69,3 +71,21 @@ def test_goals_over_the_dds_action_protocol():
                              env=env, capture_output=True, text=True, timeout=60)
         assert cli.returncode == 1 and "Goal finished with status: ABORTED" in cli.stdout
         assert "error_code: -2" in cli.stdout, cli.stdout + cli.stderr
+        check_an_infeasible_goal_is_refused_then_scaled(client, stack)
+
+
+def check_an_infeasible_goal_is_refused_then_scaled(client: BusClient, stack: Stack) -> None:
+    jolt = goal([GOAL[0] + 0.005, *GOAL[1:]])
+    jolt["trajectory"]["points"][0]["time_from_start"] = {"sec": 0, "nanosec": 4_000_000}
+    refused = send_goal(client, ACTION, TYPE, jolt, timeout_s=10)
+    assert refused.accepted and refused.status == 6, (refused, stack.stop())
+    text = refused.result.error_string
+    assert refused.result.error_code == -1 and "the arm cannot execute this motion" in text, text
+    assert "joint 'joint1' needs torque" in text and "effort limit 500 N·m" in text, text
+    ok, reason = client.param_set("/trajectory_generator", "infeasible_motion", "scale")
+    assert ok, reason
+    assert not client.param_set("/trajectory_generator", "infeasible_motion", "clip")[0]
+    scaled = send_goal(client, ACTION, TYPE, jolt, timeout_s=10)
+    assert scaled.accepted and scaled.status == 4, (scaled, stack.stop())
+    assert scaled.result.error_code == 0, scaled.result.error_string
+    assert scaled.result.error_string.startswith("goal reached; time-scaled ×"), scaled.result

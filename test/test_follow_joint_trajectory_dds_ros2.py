@@ -21,6 +21,7 @@ from fjt_checks import (  # noqa: E402
     check_a_newer_goal_preempts_without_a_jump,
     check_a_three_waypoint_goal_succeeds_within_a_hundredth_with_feedback_at_20_hz,
     check_an_inactive_generator_rejects_goals,
+    check_an_infeasible_goal_is_refused_then_run_slower_once_scaling_is_allowed,
     check_cancel_holds_the_arm_where_it_is,
     check_cancel_of_an_unknown_goal_is_refused_by_code,
     check_old_header_path_and_goal_tolerance_codes,
@@ -64,6 +65,10 @@ def test_a_bad_goal_is_accepted_and_aborted_with_its_code_and_reason(arm, case, 
 
 def test_old_header_path_and_goal_tolerance_codes(arm):
     check_old_header_path_and_goal_tolerance_codes(arm, ENV)
+
+
+def test_an_infeasible_goal_is_refused_then_run_slower_once_scaling_is_allowed(arm):
+    check_an_infeasible_goal_is_refused_then_run_slower_once_scaling_is_allowed(arm, ENV)
 
 
 def test_cancel_holds_the_arm_where_it_is(arm):

@@ -74,7 +74,7 @@ def test_every_readme_command_is_run_or_listed_with_a_reason():
     keys = [c.key for c in COMMANDS]
     assert SUITES[COMMANDS[keys.index("bash scripts/demo.sh")]] == "main"
     assert "robot-control launch cell.launch.yaml rate:=250 --duration 3" in keys
-    assert any(k.startswith("ros2 action send_goal") and k.endswith("{sec: 2}}]}}\"") for k in keys)
+    assert any(k.startswith("ros2 action send_goal") and k.endswith("{sec: 3}}]}}\"") for k in keys)
 
 
 @pytest.fixture

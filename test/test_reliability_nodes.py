@@ -120,6 +120,8 @@ def test_the_controllers_trajectory_topic_refuses_what_the_generator_would():
         "speed": motion(m, names, [(0.0, q0), (0.1, [1.9, 1.5, 1.0])]),  # 2 rad in 0.1 s
         "nan": motion(m, names, [(0.0, q0), (1.0, [math.nan, 1.5, 1.0])]),
         "step": motion(m, names, [(0.0, [1.0, 1.0, 1.0])]),  # one point at t = 0
+        # 5 mrad in 4 ms: within the position and velocity limits, 40× joint 1's effort limit
+        "torque": motion(m, names, [(0.0, q0), (0.004, [-0.095, 1.5, 1.0])]),
         "count": motion(m, names, many),
         "duration": motion(m, names, [(0.0, q0), (MAX_MOTION_S + 10.0, q0)]),
     }

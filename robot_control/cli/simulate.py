@@ -54,6 +54,9 @@ def run(args: argparse.Namespace) -> int:
         else:
             started = time.perf_counter()  # realtime_factor includes loading the model
             scenario = load_scenario(args.scenario)
+            if scenario.motion_warning:
+                print(f"robot-control simulate: warning: {scenario.motion_warning}; the plant "
+                      "saturates", file=sys.stderr)
             scenario.plant = with_engine(scenario.plant, args.engine)
             result = simulate(scenario, progress=progress, started=started)
     except (ScenarioError, ValueError, KeyError) as exc:

@@ -63,6 +63,7 @@ from robot_control.nodes.convert import (
 )
 from robot_control.nodes.health import NodeHealth
 from robot_control.nodes.law_host import CONFIGURE_ERRORS, LawHost
+from robot_control.nodes.motion_feasibility import check_feasible
 from robot_control.nodes.realtime import LoopDiscipline
 from robot_control.nodes.validation import (
     DropLog,
@@ -72,7 +73,7 @@ from robot_control.nodes.validation import (
     check_terms,
     check_wrench,
 )
-from robot_control.trajectory import JointTrajectory, Quintic
+from robot_control.trajectory import JointTrajectory, Quintic, feasibility
 from robot_control.trajectory.schedule import TrajectorySchedule
 
 SOURCES = ("local", "server")
@@ -96,6 +97,7 @@ class ControllerNode(LoopTimerHooks):
         common = declare_common(node)
         sc = common["scenario_obj"]
         self.model = sc.controller_model if sc is not None else common["model"]
+        self.robot = common["model"]  # the arm itself: what a motion must be feasible on
         self.n = self.model.nq
         self.names = self.model.joint_names
         self.joints = JointVectors(self.model)
@@ -222,6 +224,7 @@ class ControllerNode(LoopTimerHooks):
         motion = JointTrajectory([0.0, 1.0], [q, np.clip(q + 1e-3, self.model.lower,
                                                           self.model.upper)])
         check_motion(motion.starting_from(q, np.zeros(self.n), np.zeros(self.n), 0.0), self.model)
+        feasibility.warm_up(self.robot)  # (never refuses: an arm too weak to hold q still loads)
         trial = TrajectorySchedule(self.n)
         trial.add(0, motion)
         trial.sample(500_000_000)
@@ -255,7 +258,9 @@ class ControllerNode(LoopTimerHooks):
         point after time 0 starts from the reference at that stamp (as joint_trajectory_controller
         does), a first point at time 0 is replaced by it (no step). It is checked as a goal is:
         at most MAX_MOTION_POINTS points and MAX_MOTION_S long, within the position and velocity
-        limits (validation.check_motion); anything else is dropped and counted. While the loop
+        limits (validation.check_motion) and the arm's effort limits along it
+        (motion_feasibility.check_feasible: refused only, never time-scaled, here); anything else
+        is dropped and counted. While the loop
         runs, a motion that starts more than AHEAD_S after now is taken in the slack after the
         next command (Node.when_idle), so its checks delay no tick; at the latest before the
         state it is due at."""
@@ -285,7 +290,7 @@ class ControllerNode(LoopTimerHooks):
                                "from")
             elif len(times) == 1:
                 raise Rejected("a single point at time_from_start 0 would jump the reference")
-            check_motion(motion, self.model)
+            check_feasible(check_motion(motion, self.model), self.robot)
         except ValueError as exc:  # Rejected, or knots that make no trajectory
             self.drops.drop("/" + TRAJECTORY_TOPIC, str(exc))  # the label of the empty namespace
             return

@@ -80,6 +80,7 @@ class ActiveGoal:
     plan: Plan
     tolerances: Tolerances
     silent_ticks: int = 0  # ticks past the goal time with no joint state after the end
+    note: str = ""  # how the motion was changed to run (time-scaled), for the result
 
 
 class TrajectoryFollower:
@@ -98,6 +99,10 @@ class TrajectoryFollower:
         self.state: tuple[int, Array, Array] | None = None  # last (stamp, q, q̇)
         self._next_feedback = 0
         self.counts = {SUCCEEDED: 0, ABORTED: 0, CANCELED: 0}
+        # plan -> (plan to run, note) or GoalError: the torque-feasibility check
+        # (nodes/motion_feasibility.py); None: positions and velocities only
+        self.motion_check: Callable[[Plan], tuple[Plan, str]] | None = None
+        self._note = ""
 
     # ----------------------------------------------------------------- inputs
     def submit(self, goal_id: object, goal, now_ns: int) -> bool:
@@ -117,7 +122,7 @@ class TrajectoryFollower:
         except GoalError as exc:
             return self._refuse(goal_id, exc.code, exc.text)
         self._end_active(ABORTED, INVALID_GOAL, PREEMPTED)
-        self.active = ActiveGoal(goal_id, plan, tolerances)
+        self.active = ActiveGoal(goal_id, plan, tolerances, note=self._note)
         self._next_feedback = now_ns
         self.log.info(f"goal {_short(goal_id)}: {len(goal.trajectory.points)} points over "
                       f"{(plan.end_ns - now_ns) / NS:.3f} s")
@@ -162,7 +167,8 @@ class TrajectoryFollower:
             return
         problem = violation(goal.tolerances.goal, d[0] - q, -qd, self.names)
         if problem is None:
-            self._end_active(SUCCEEDED, SUCCESSFUL, "goal reached")
+            self._end_active(SUCCEEDED, SUCCESSFUL,
+                             "goal reached" + (f"; {goal.note}" if goal.note else ""))
         else:
             self._check_deadline(stamp_ns, problem)
 
@@ -197,6 +203,7 @@ class TrajectoryFollower:
     # --------------------------------------------------------------- internals
     def _plan(self, trajectory, now_ns: int) -> Plan:
         plan = plan_goal(trajectory, self.rules, now_ns, self.reference.desired(now_ns))
+        plan, self._note = self.motion_check(plan) if self.motion_check else (plan, "")
         self.reference.run(plan.trajectory, plan.start_ns)
         return plan
 

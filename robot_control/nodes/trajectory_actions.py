@@ -6,7 +6,9 @@ parameters (``constraints.<joint>.trajectory`` / ``.goal``, ``constraints.stoppe
 ``constraints.goal_time``, ``action_monitor_rate``, ``allow_partial_joints_goal``,
 ``allow_nonzero_velocity_at_trajectory_end``) and this package's caps
 (``max_trajectory_points``, ``max_trajectory_duration``). ``/trajectory_generator/goal`` is kept
-as an alias of the topic.
+as an alias of the topic. A goal the arm cannot execute (torque, velocity or acceleration
+beyond the limits along its reference) is refused or time-scaled, as ``infeasible_motion``
+says (nodes/motion_feasibility.py).
 
 While active the node hands each /joint_states sample to ``on_state``: a running goal's
 tolerances are checked at every state, and feedback goes out at ``action_monitor_rate``. Goals
@@ -19,6 +21,7 @@ import numpy as np
 
 from robot_control.bus.node import ActionHandler
 from robot_control.nodes.follow_joint_trajectory import Feedback, TrajectoryFollower
+from robot_control.nodes.motion_feasibility import MotionCheck, declare_feasibility_parameters
 from robot_control.trajectory.jtc_goal import GoalRules
 from robot_control.trajectory.tolerances import Tolerances
 
@@ -91,6 +94,8 @@ class TrajectoryActions(ActionHandler):
         node.add_parameter_listener(self._changed)
         self.follower = TrajectoryFollower(rules, defaults, reference, self._finish, self.log,
                                            self.rate)
+        declare_feasibility_parameters(node, model)
+        self.follower.motion_check = MotionCheck(node, model, self.log)
         self.refused_topic = 0
         self.server = None
         try:

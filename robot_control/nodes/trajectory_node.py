@@ -52,7 +52,7 @@ from robot_control.nodes.validation import (
     JointVectors,
     Rejected,
 )
-from robot_control.trajectory import Hold, JointTrajectory, named_trajectory
+from robot_control.trajectory import Hold, JointTrajectory, feasibility, named_trajectory
 from robot_control.trajectory.jtc_goal import INVALID_GOAL, GoalError
 from robot_control.trajectory.schedule import trajectory_knots
 
@@ -114,6 +114,10 @@ class TrajectoryNode(LoopTimerHooks):
                     type(self.scenario.trajectory).__name__ == "CartesianPath":
                 raise ParameterError("the trajectory_generator publishes joint references; "
                                      "this scenario's trajectory is Cartesian")
+            if self.scenario.motion_warning:
+                self.log.warn(f"scenario '{self.scenario.name}': {self.scenario.motion_warning}; "
+                              + ("the plant saturates" if self.lockstep else
+                                 "the controller refuses it: the arm holds"))
         self.rate = common["rate"]
         self.timer = None
         self.actions = TrajectoryActions(node, self.model, self, self._goal_now_ns)
@@ -137,6 +141,7 @@ class TrajectoryNode(LoopTimerHooks):
         except (ValueError, KeyError) as exc:
             return configure_failure(self.log, f"the motion '{self.motion}'", exc)
         warm_up(self.log, "trajectory_sample", lambda: trial.sample(0.0))
+        warm_up(self.log, "motion_feasibility", lambda: feasibility.warm_up(self.model))
         return CallbackReturn.SUCCESS
 
     def on_activate(self, previous) -> CallbackReturn:
@@ -222,7 +227,8 @@ class TrajectoryNode(LoopTimerHooks):
         ns = stamp_ns(msg.header.stamp)
         if self.trajectory is None:  # real time: the first state after activation anchors it
             loops = self.motion == "sweep" and self.loop
-            self._start(self._default_trajectory(q), 0 if self.lockstep else ns, loops)
+            own = self.actions.follower.motion_check.own_motion(self._default_trajectory(q), q)
+            self._start(own, 0 if self.lockstep else ns, loops)
             self.log.info(f"reference starts from the measured position ({self.motion})")
         if self.lockstep:
             self._publish(ns)

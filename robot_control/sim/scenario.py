@@ -19,6 +19,7 @@ from robot_control.safe_yaml import load_file
 from robot_control.trajectory import CartesianQuintic, Hold, JointTrajectory, named_trajectory
 from robot_control.trajectory.cartesian import path_sample_into, path_table
 from robot_control.trajectory.excitation import EXCITATION_KEYS, excitation_from_config
+from robot_control.trajectory.feasibility import reference_feasibility
 
 TOP_KEYS = {"robot", "duration", "rate", "physics_dt", "initial", "trajectory", "controller",
             "plant", "force_reference", "description"}
@@ -53,6 +54,8 @@ class Scenario:
     force_reference: np.ndarray | None = None
     description: str = ""
     raw: dict = field(default_factory=dict)
+    #: why the arm cannot execute the trajectory as timed ("" if it can; trajectory/feasibility.py)
+    motion_warning: str = ""
 
     @property
     def steps(self) -> int:
@@ -138,6 +141,11 @@ def load_scenario(source: str | Path | dict) -> Scenario:
     q0 = _vector(initial.get("q", np.zeros(n)), n, "initial.q")
     qd0 = _vector(initial.get("qd", np.zeros(n)), n, "initial.qd")
     trajectory = build_trajectory(doc.get("trajectory") or {"type": "hold"}, robot, q0)
+    # a warning, not a refusal: an offline run may study saturation on purpose
+    motion = reference_feasibility(robot, trajectory)
+    warning = "" if motion is None or motion.feasible else (
+        f"the trajectory needs more than the arm's limits: {motion.violation} (about "
+        f"×{motion.slowdown:.3g} slower would fit)")
     ctrl = doc["controller"]
     _require(isinstance(ctrl, dict) and "type" in ctrl, "controller needs a 'type' (registry name)")
     from robot_control.control.registry import available, is_available
@@ -159,7 +167,7 @@ def load_scenario(source: str | Path | dict) -> Scenario:
         controller_params=dict(ctrl.get("params") or {}),
         controller_model=controller_model(ctrl.get("model"), robot),
         plant=dict(doc.get("plant") or {}), force_reference=force_ref,
-        description=str(doc.get("description", "")), raw=doc,
+        description=str(doc.get("description", "")), raw=doc, motion_warning=warning,
     )
 
 
