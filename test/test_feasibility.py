@@ -265,8 +265,14 @@ def test_the_generator_holds_or_slows_a_sweep_it_cannot_execute(policy):
     from robot_control.nodes.trajectory_node import TrajectoryNode
 
     with isolated_bus_env(f"feasibility-{policy}"):
-        node, gen = managed(TrajectoryNode, "trajectory_generator", "robot:=puma560",
-                            "segment_duration:=0.05", f"infeasible_motion:={policy}")
+        # the sweep is stretched to 0.8× the velocity limits by construction (JointTrajectory.
+        # sweep): 0.1 rad out and back in 0.05 s segments (0.057 s once stretched) still needs
+        # 4× joint 1's effort limit
+        waypoint = ", ".join(f"{v:.6f}" for v in Q0 + 0.1)
+        motion = (["segment_duration:=0.05", f"waypoints:=[{waypoint}]"] if policy == "refuse"
+                  else ["segment_duration:=0.05"])
+        node, gen = managed(TrajectoryNode, "trajectory_generator", "robot:=puma560", *motion,
+                            f"infeasible_motion:={policy}")
         sender = create_node("sender", ["prog"], backend="dds")
         states = sender.create_publisher("sensor_msgs/msg/JointState", "/joint_states")
         m = Messages(sender)
