@@ -73,6 +73,7 @@ from robot_control.nodes.validation import (
     check_wrench,
 )
 from robot_control.trajectory import JointTrajectory, Quintic
+from robot_control.trajectory.jtc_goal import START_TOLERANCE
 from robot_control.trajectory.schedule import TrajectorySchedule
 
 SOURCES = ("local", "server")
@@ -199,12 +200,24 @@ class ControllerNode(LoopTimerHooks):
         self.hold_reference = None
         self.pending = None
         if not self.lockstep:
+            self._forget_stale_motion()
             self.loop.start()
         if self.trigger == "timer":
             self.timer = self.node.create_timer(1.0 / self.rate, self._on_timer)
         # answer only states measured from now on, not those queued while this ran
         self.answer_from = 0 if self.lockstep else int(self.node.now() * 1e9)
         return CallbackReturn.SUCCESS
+
+    def _forget_stale_motion(self) -> None:
+        """A motion that ended before this activation is a stale target (an aborted or cancelled
+        goal's end the arm never reached while this node was inactive): hold the measured
+        position instead of moving the arm to it. A motion still running is resumed."""
+        now = int(self.node.now() * 1e9)
+        self._take_ahead()
+        if len(self.schedule) and self.schedule.ended(now):
+            self.schedule.clear()
+            self.log.info("activated: the last motion received ended before; holding the "
+                          "measured position")
 
     def on_cleanup(self, previous) -> CallbackReturn:
         self.laws.clear()
@@ -279,6 +292,8 @@ class ControllerNode(LoopTimerHooks):
             motion = JointTrajectory(times, q, qd, qdd)
             reference = self._reference_at(start)
             if reference is not None:  # as the generator does: no step at t = 0
+                if times[0] == 0.0:
+                    reference = self._continued(q[0], reference, start)
                 motion = motion.starting_from(*reference, 0.0)
             elif times[0] > 0.0:
                 raise Rejected("a trajectory whose first point is ahead needs a state to start "
@@ -290,6 +305,25 @@ class ControllerNode(LoopTimerHooks):
             self.drops.drop("/" + TRAJECTORY_TOPIC, str(exc))  # the label of the empty namespace
             return
         self.schedule.add(start, motion)
+
+    def _continued(self, first: np.ndarray, reference: tuple, start: int) -> tuple:
+        """What a motion whose first point is at time_from_start 0 starts from: the reference at
+        its start if that point is on it (within START_TOLERANCE, as a goal's must be,
+        trajectory/jtc_goal.py), else — when this node only holds (its last motion ended) — the
+        measured position if the point is there; anything else would step the reference (the
+        arm would swing to it): Rejected, naming the joint and the gap."""
+        gap = np.abs(first - reference[0])
+        if gap.max() <= START_TOLERANCE:
+            return reference
+        measured = self.pending[1] if self.pending is not None else \
+            (self.last_state.q if self.last_state is not None else None)
+        if measured is not None and self.schedule.ended(start) and \
+                np.abs(first - measured).max() <= START_TOLERANCE:
+            return measured.copy(), np.zeros(self.n), np.zeros(self.n)
+        j = int(np.argmax(gap))
+        raise Rejected(f"point 0 is at time_from_start 0 but joint '{self.names[j]}' is "
+                       f"{gap[j]:.4g} away from the reference (> {START_TOLERANCE:g}): it would "
+                       "jump; give it a time_from_start > 0")
 
     def _reference_at(self, ns: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """(q_d, q̇_d, q̈_d) at stamp ns: the motion's, or at rest where the arm was measured;

@@ -196,9 +196,22 @@ class TrajectoryFollower:
 
     # --------------------------------------------------------------- internals
     def _plan(self, trajectory, now_ns: int) -> Plan:
-        plan = plan_goal(trajectory, self.rules, now_ns, self.reference.desired(now_ns))
+        plan = plan_goal(trajectory, self.rules, now_ns, self._start_state(now_ns))
         self.reference.run(plan.trajectory, plan.start_ns)
         return plan
+
+    def _start_state(self, now_ns: int) -> Array:
+        """(3, n) what a new motion starts from: the current reference — unless it is at rest
+        and the arm is not there (the controller was inactive while an aborted or cancelled
+        goal's reference moved on): then the measured position at rest, which is what the
+        controller holds (nodes/controller_node.py), so no stale target is carried on."""
+        current = self.reference.desired(now_ns)
+        if self.state is None or current[1:].any():
+            return current
+        q = self.state[1]
+        if np.abs(q - current[0]).max() <= self.rules.start_tolerance:
+            return current
+        return np.stack([q, np.zeros_like(q), np.zeros_like(q)])
 
     def _refuse(self, goal_id: object, code: int, text: str) -> bool:
         self.log.error(f"goal {_short(goal_id)} aborted: {text}")

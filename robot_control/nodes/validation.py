@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from robot_control.log_text import bounded, names_text
 from robot_control.sim.clock import NS
 
 Array = np.ndarray
@@ -103,7 +104,8 @@ class JointVectors:
         if not names or names == self.names:
             return None
         if len(names) != self.n or sorted(names) != sorted(self.names):
-            raise Rejected(f"joint names {names} are not the model's {self.names}")
+            raise Rejected(f"joint names {names_text(names)} are not the model's "
+                           f"{names_text(self.names)}")
         return np.array([names.index(j) for j in self.names])
 
     def vector(self, values, order: Array | None, kind: str) -> Array:
@@ -211,7 +213,8 @@ class DropLog:
         if now - self._last.get(topic, -np.inf) >= self.period_s:
             more = self._since[topic] - 1
             extra = f" (+{more} more since the last report)" if more > 0 else ""
-            self.log.warn(f"dropped {topic}: {reason}{extra}; {self.counts[topic]} so far")
+            self.log.warn(f"dropped {bounded(topic, 200)}: {bounded(reason)}{extra}; "
+                          f"{self.counts[topic]} so far")
             self._last[topic] = now
             self._since[topic] = 0
 
