@@ -40,6 +40,7 @@ import sys
 import numpy as np
 
 from robot_control.bus import ParameterError
+from robot_control.bus.cdr_prefix import HEADER
 from robot_control.bus.lifecycle import CallbackReturn
 from robot_control.control.base import Reference, State
 from robot_control.control.model_terms import ExternalModelTerms
@@ -65,12 +66,14 @@ from robot_control.nodes.health import NodeHealth
 from robot_control.nodes.law_host import CONFIGURE_ERRORS, LawHost
 from robot_control.nodes.realtime import LoopDiscipline
 from robot_control.nodes.validation import (
+    MAX_MOTION_POINTS,
     DropLog,
     JointVectors,
     Rejected,
     check_motion,
     check_terms,
     check_wrench,
+    refuse_sizes,
 )
 from robot_control.trajectory import JointTrajectory, Quintic
 from robot_control.trajectory.jtc_goal import START_TOLERANCE
@@ -146,7 +149,8 @@ class ControllerNode(LoopTimerHooks):
                                      self._on_reference)
         else:  # the motion as quintic knots, sampled here at each state's stamp
             node.create_subscription("trajectory_msgs/msg/JointTrajectory", TRAJECTORY_TOPIC,
-                                     self._on_trajectory, qos="transient_local")
+                                     self._on_trajectory, qos="transient_local",
+                                     screen=self._screen_trajectory)
         node.create_subscription("geometry_msgs/msg/WrenchStamped", "wrench", self._on_wrench)
         node.create_subscription("geometry_msgs/msg/WrenchStamped", "force_reference",
                                  self._on_force_reference)
@@ -278,6 +282,13 @@ class ControllerNode(LoopTimerHooks):
             self.ahead.append((start, msg))  # checked once the next command is out
             return
         self._take_motion(start, msg)
+
+    def _screen_trajectory(self, data: bytes) -> bool:
+        """A motion refused by the sizes it declares is dropped before it is decoded."""
+        reason = refuse_sizes(data, HEADER, self.n, MAX_MOTION_POINTS)
+        if reason is not None:
+            self.drops.drop("/" + TRAJECTORY_TOPIC, reason + " (before decoding)")
+        return reason is None
 
     def _take_ahead(self) -> None:
         """The motions received ahead of their start, in order of receipt."""

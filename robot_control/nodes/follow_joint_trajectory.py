@@ -30,6 +30,7 @@ from typing import Protocol
 import numpy as np
 from numpy.typing import NDArray
 
+from robot_control.log_text import bounded
 from robot_control.trajectory.jtc_goal import (
     GOAL_TOLERANCE_VIOLATED,
     INVALID_GOAL,
@@ -113,9 +114,9 @@ class TrajectoryFollower:
             plan = self._plan(goal.trajectory, now_ns)
         except ToleranceError as exc:
             code = INVALID_JOINTS if exc.unknown_joint else INVALID_GOAL
-            return self._refuse(goal_id, code, str(exc))
+            return self.refuse(goal_id, code, str(exc))
         except GoalError as exc:
-            return self._refuse(goal_id, exc.code, exc.text)
+            return self.refuse(goal_id, exc.code, exc.text)
         self._end_active(ABORTED, INVALID_GOAL, PREEMPTED)
         self.active = ActiveGoal(goal_id, plan, tolerances)
         self._next_feedback = now_ns
@@ -213,8 +214,8 @@ class TrajectoryFollower:
             return current
         return np.stack([q, np.zeros_like(q), np.zeros_like(q)])
 
-    def _refuse(self, goal_id: object, code: int, text: str) -> bool:
-        self.log.error(f"goal {_short(goal_id)} aborted: {text}")
+    def refuse(self, goal_id: object, code: int, text: str) -> bool:
+        self.log.error(f"goal {_short(goal_id)} aborted: {bounded(text)}")
         self.counts[ABORTED] += 1
         self.finish(goal_id, ABORTED, code, text)
         return False
@@ -241,7 +242,7 @@ class TrajectoryFollower:
         goal, self.active = self.active, None
         if goal is None:
             return
-        line = f"goal {_short(goal.goal_id)} {status}: {text}"
+        line = f"goal {_short(goal.goal_id)} {status}: {bounded(text)}"
         if status == SUCCEEDED:  # (rclpy refuses two severities from one line of code)
             self.log.info(line)
         else:

@@ -17,9 +17,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from robot_control.bus.cdr_prefix import HEADER
 from robot_control.bus.node import ActionHandler
+from robot_control.log_text import bounded
 from robot_control.nodes.follow_joint_trajectory import Feedback, TrajectoryFollower
-from robot_control.trajectory.jtc_goal import GoalRules
+from robot_control.nodes.validation import refuse_sizes
+from robot_control.trajectory.jtc_goal import INVALID_GOAL, GoalRules
 from robot_control.trajectory.tolerances import Tolerances
 
 ACTION = "control_msgs/action/FollowJointTrajectory"
@@ -98,7 +101,8 @@ class TrajectoryActions(ActionHandler):
         except NotImplementedError as exc:
             self.log.warn(f"no ~/follow_joint_trajectory action: {exc}")
         for topic in ("~/joint_trajectory", TOPIC_ALIAS):
-            node.create_subscription("trajectory_msgs/msg/JointTrajectory", topic, self._on_topic)
+            node.create_subscription("trajectory_msgs/msg/JointTrajectory", topic, self._on_topic,
+                                     screen=self._screen_topic)
         self.timer = None
 
     def _changed(self, new: dict, old: dict) -> None:
@@ -128,6 +132,23 @@ class TrajectoryActions(ActionHandler):
     def cancel(self, goal_id: bytes) -> bool:
         return self.follower.cancel(goal_id, self.now_ns())
 
+    def screen_goal(self, data: bytes, start: int) -> str | None:
+        """A goal refused by the sizes it declares, before it is decoded (validation.py)."""
+        return refuse_sizes(data, start, self.model.nq, self.follower.rules.max_points)
+
+    def refused(self, goal_id: bytes, reason: str) -> None:
+        self.follower.refuse(goal_id, INVALID_GOAL, reason + " (refused before decoding)")
+
+    def _screen_topic(self, data: bytes) -> bool:
+        """A trajectory on the topic refused by its declared sizes is not decoded."""
+        reason = refuse_sizes(data, HEADER, self.model.nq, self.follower.rules.max_points)
+        if reason is None:
+            return True
+        self.refused_topic += 1
+        self.log.error(f"refused trajectory: {reason} (before decoding)",
+                       throttle_duration_sec=1.0)
+        return False
+
     def _finish(self, goal_id, status: str, code: int, text: str) -> None:
         if self.server is not None and isinstance(goal_id, bytes):
             self.server.finish(goal_id, status,
@@ -140,7 +161,7 @@ class TrajectoryActions(ActionHandler):
             reason = self.follower.command(msg, self.now_ns())
         if reason is not None:
             self.refused_topic += 1
-            self.log.error(f"refused trajectory: {reason}", throttle_duration_sec=1.0)
+            self.log.error(f"refused trajectory: {bounded(reason)}", throttle_duration_sec=1.0)
 
     def on_state(self, ns: int, q: np.ndarray, qd: np.ndarray) -> None:
         """A measured state (stamp ``ns``): a running goal's tolerances are checked against it."""
