@@ -220,6 +220,37 @@ def test_gains_too_high_for_the_actuators_saturate_and_are_blamed_only_at_rest()
         shut(sender, node)
 
 
+def test_an_adaptive_law_does_not_integrate_while_its_torque_saturates():
+    """Anti-windup: on a tick whose torque the controller saturates, p̂ stays where it was; on
+    ticks within the limits it adapts."""
+    node, ctrl = managed(ControllerNode, "controller", "robot:=ddarm", "rate:=200.0",
+                         "controller:=adaptive")
+    sender = create_node("sender", ["prog"], backend="dds")
+    m = Messages(sender)
+    states = sender.create_publisher("sensor_msgs/msg/JointState", "/joint_states")
+    names = list(ctrl.names)
+    q0 = np.array([-0.1, 1.5, 1.0])
+
+    def tick(q) -> np.ndarray:
+        before = ctrl.laws.saturation.count, ctrl.laws.updates
+        states.publish(m.joint_state(time.time_ns(), names, q, [0.0] * 3, [0.0] * 3))
+        assert spin([node, sender], 5.0, until=lambda: ctrl.laws.updates > before[1])
+        return ctrl.laws.saturation.count > before[0]
+
+    try:
+        for _ in range(5):
+            tick(q0)  # held here
+        p_hat = ctrl.laws.law.p_hat.copy()
+        saturated = [tick(q0 + 0.5) for _ in range(20)]  # far off: Kd r beyond the limits
+        assert all(saturated)
+        assert np.array_equal(ctrl.laws.law.p_hat, p_hat)
+        within = [tick(q0 + 1e-3) for _ in range(20)]
+        assert not any(within[5:])
+        assert not np.array_equal(ctrl.laws.law.p_hat, p_hat)  # it adapts again
+    finally:
+        shut(sender, node)
+
+
 # --- item 8: swaps are instant ----------------------------------------------------------------------
 
 STORM_LAWS = ["adaptive", "passivity", "sliding_mode", "robust", "adaptive_craig", "pd_gravity",
