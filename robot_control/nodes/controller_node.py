@@ -75,7 +75,7 @@ from robot_control.nodes.validation import (
     check_wrench,
     refuse_sizes,
 )
-from robot_control.trajectory import JointTrajectory, Quintic
+from robot_control.trajectory import Hold, JointTrajectory, Quintic
 from robot_control.trajectory.jtc_goal import START_TOLERANCE
 from robot_control.trajectory.schedule import TrajectorySchedule
 
@@ -300,18 +300,23 @@ class ControllerNode(LoopTimerHooks):
         """Check a motion and schedule it from ``start`` on (see _on_trajectory)."""
         try:
             times, q, qd, qdd = self.joints.points(msg)
-            motion = JointTrajectory(times, q, qd, qdd)
             reference = self._reference_at(start)
-            if reference is not None:  # as the generator does: no step at t = 0
-                if times[0] == 0.0:
-                    reference = self._continued(q[0], reference, start)
-                motion = motion.starting_from(*reference, 0.0)
-            elif times[0] > 0.0:
-                raise Rejected("a trajectory whose first point is ahead needs a state to start "
-                               "from")
-            elif len(times) == 1:
-                raise Rejected("a single point at time_from_start 0 would jump the reference")
-            check_motion(motion, self.model)
+            if reference is None:  # no state yet: the activation's re-anchoring blends it in
+                if times[0] > 0.0:
+                    raise Rejected("a trajectory whose first point is ahead needs a state to "
+                                   "start from")
+                if len(times) == 1:
+                    raise Rejected("a single point at time_from_start 0 would jump the "
+                                   "reference")
+                motion = check_motion(JointTrajectory(times, q, qd, qdd), self.model)
+            elif times[0] > 0.0:  # as the generator does: it starts from the reference
+                motion = check_motion(JointTrajectory(times, q, qd, qdd).starting_from(
+                    *reference, 0.0), self.model)
+            else:  # a first point "now" must be on the reference: no step
+                reference = self._continued(q[0], reference, start)
+                motion = Hold(reference[0]) if len(times) == 1 else check_motion(
+                    JointTrajectory(times, q, qd, qdd).starting_from(*reference, 0.0),
+                    self.model)
         except ValueError as exc:  # Rejected, or knots that make no trajectory
             self.drops.drop("/" + TRAJECTORY_TOPIC, str(exc))  # the label of the empty namespace
             return
@@ -320,16 +325,17 @@ class ControllerNode(LoopTimerHooks):
     def _continued(self, first: np.ndarray, reference: tuple, start: int) -> tuple:
         """What a motion whose first point is at time_from_start 0 starts from: the reference at
         its start if that point is on it (within START_TOLERANCE, as a goal's must be,
-        trajectory/jtc_goal.py), else — when this node only holds (its last motion ended) — the
-        measured position if the point is there; anything else would step the reference (the
-        arm would swing to it): Rejected, naming the joint and the gap."""
+        trajectory/jtc_goal.py), else — when this node only holds (its last motion ended) or is
+        inactive (an activation re-anchors anyway) — the measured position if the point is
+        there; anything else would step the reference (the arm would swing to it): Rejected,
+        naming the joint and the gap. A single such point is a hold there."""
         gap = np.abs(first - reference[0])
         if gap.max() <= START_TOLERANCE:
             return reference
         measured = self.pending[1] if self.pending is not None else \
             (self.last_state.q if self.last_state is not None else None)
-        if measured is not None and self.schedule.ended(start) and \
-                np.abs(first - measured).max() <= START_TOLERANCE:
+        idle = self.schedule.ended(start) or not self.node.is_active
+        if measured is not None and idle and np.abs(first - measured).max() <= START_TOLERANCE:
             return measured.copy(), np.zeros(self.n), np.zeros(self.n)
         j = int(np.argmax(gap))
         raise Rejected(f"point 0 is at time_from_start 0 but joint '{self.names[j]}' is "

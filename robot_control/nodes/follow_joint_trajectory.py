@@ -31,6 +31,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from robot_control.log_text import bounded
+from robot_control.trajectory.joint_trajectory import Hold
 from robot_control.trajectory.jtc_goal import (
     GOAL_TOLERANCE_VIOLATED,
     INVALID_GOAL,
@@ -81,6 +82,7 @@ class ActiveGoal:
     plan: Plan
     tolerances: Tolerances
     silent_ticks: int = 0  # ticks past the goal time with no joint state after the end
+    saturation: str = ""  # the controller's last saturation report while it ran
 
 
 class TrajectoryFollower:
@@ -146,6 +148,23 @@ class TrajectoryFollower:
         """The node stops taking goals (deactivation): the running goal is aborted."""
         self._end_active(ABORTED, INVALID_GOAL, reason)
 
+    def upset(self, now_ns: int, what: str) -> None:
+        """The controller or the plant faulted, or the controller stopped commanding: the running
+        goal cannot succeed — ABORTED (PATH_TOLERANCE_VIOLATED: its execution failed) with
+        ``what``, and the reference holds the measured position (the arm did not follow the
+        reference: its target must not be resumed later)."""
+        if self.active is None:
+            return
+        q = self.reference.desired(now_ns)[0] if self.state is None else self.state[1]
+        self.reference.run(Hold(q.copy()), now_ns)
+        self._end_active(ABORTED, PATH_TOLERANCE_VIOLATED, f"{what}; holding the measured "
+                         "position")
+
+    def saturating(self, note: str) -> None:
+        """The controller saturates its commands: a tolerance the goal then breaks says so."""
+        if self.active is not None:
+            self.active.saturation = note
+
     def on_state(self, stamp_ns: int, q: Array, qd: Array) -> None:
         """A measured joint state: check the running goal's tolerances at its stamp."""
         self.state = (stamp_ns, q, qd)
@@ -159,7 +178,8 @@ class TrajectoryFollower:
                 self._hold(stamp_ns)
                 self._end_active(ABORTED, PATH_TOLERANCE_VIOLATED,
                                  f"path tolerance violated at t = "
-                                 f"{(stamp_ns - goal.plan.start_ns) / NS:.3f} s: {problem}; holding")
+                                 f"{(stamp_ns - goal.plan.start_ns) / NS:.3f} s: {problem}"
+                                 f"{_saturated(goal)}; holding")
             return
         problem = violation(goal.tolerances.goal, d[0] - q, -qd, self.names)
         if problem is None:
@@ -236,7 +256,7 @@ class TrajectoryFollower:
         if self._late(goal, now_ns) > 0.0:
             self._end_active(ABORTED, GOAL_TOLERANCE_VIOLATED,
                              f"goal not reached {goal.tolerances.goal_time:g} s after the "
-                             f"trajectory's end (goal_time): {problem}")
+                             f"trajectory's end (goal_time): {problem}{_saturated(goal)}")
 
     def _end_active(self, status: str, code: int, text: str) -> None:
         goal, self.active = self.active, None
@@ -249,6 +269,11 @@ class TrajectoryFollower:
             self.log.warn(line)
         self.counts[status] += 1
         self.finish(goal.goal_id, status, code, text)
+
+
+def _saturated(goal: ActiveGoal) -> str:
+    """What a tolerance violation adds when the controller saturated during the goal."""
+    return f" (the controller saturated: {goal.saturation})" if goal.saturation else ""
 
 
 def _seconds(duration) -> float:

@@ -17,15 +17,21 @@ from __future__ import annotations
 
 import numpy as np
 
+from robot_control.bringup.summary import status_level
 from robot_control.bus.cdr_prefix import HEADER
 from robot_control.bus.node import ActionHandler
 from robot_control.log_text import bounded
 from robot_control.nodes.follow_joint_trajectory import Feedback, TrajectoryFollower
+from robot_control.nodes.health import ERROR, WARN
 from robot_control.nodes.validation import refuse_sizes
 from robot_control.trajectory.jtc_goal import INVALID_GOAL, GoalRules
 from robot_control.trajectory.tolerances import Tolerances
 
 ACTION = "control_msgs/action/FollowJointTrajectory"
+#: the roles whose statuses on /diagnostics a goal's success depends on
+WATCHED = ("controller", "plant")
+#: a plant status that says it holds the arm itself (nodes/plant_node.py): no command applies
+PLANT_HOLDS = ("safety stop", "no commands")
 TOPIC_ALIAS = "~/goal"  # /trajectory_generator/goal, in the node's namespace
 
 
@@ -89,6 +95,7 @@ class TrajectoryActions(ActionHandler):
         self.log = node.get_logger()
         self.now_ns = now_ns
         self.model = model
+        self.namespace = node.fqn.rsplit("/", 1)[0]
         self.rate = declare_jtc_parameters(node, model)
         rules, defaults = jtc_settings(node, model)
         node.add_parameter_listener(self._changed)
@@ -103,6 +110,8 @@ class TrajectoryActions(ActionHandler):
         for topic in ("~/joint_trajectory", TOPIC_ALIAS):
             node.create_subscription("trajectory_msgs/msg/JointTrajectory", topic, self._on_topic,
                                      screen=self._screen_topic)
+        node.create_subscription("diagnostic_msgs/msg/DiagnosticArray", "diagnostics",
+                                 self._on_diagnostics)
         self.timer = None
 
     def _changed(self, new: dict, old: dict) -> None:
@@ -162,6 +171,28 @@ class TrajectoryActions(ActionHandler):
         if reason is not None:
             self.refused_topic += 1
             self.log.error(f"refused trajectory: {bounded(reason)}", throttle_duration_sec=1.0)
+
+    def _on_diagnostics(self, msg) -> None:
+        """The controller's and the plant's statuses (of this namespace): a running goal does not
+        succeed past an error of either, nor while the controller is not running or the plant
+        holds the arm itself (safety stop, no commands); the
+        controller's saturation goes into the reason of a tolerance it makes the goal break."""
+        if self.follower.active is None:
+            return
+        for status in msg.status:
+            node, _, role = str(status.name).rpartition(": ")
+            if role not in WATCHED or node.rsplit("/", 1)[0] != self.namespace:
+                continue
+            level, message = status_level(status), str(status.message)
+            if level >= ERROR:
+                self.follower.upset(self.now_ns(), f"the {role} reported an error: {message}")
+            elif role == "controller" and not message.startswith("running"):
+                self.follower.upset(self.now_ns(), f"the controller is {message}: nothing "
+                                    "executes the motion")
+            elif role == "plant" and message.startswith(PLANT_HOLDS):
+                self.follower.upset(self.now_ns(), f"the plant holds the arm: {message}")
+            elif role == "controller" and level == WARN and "saturating" in message:
+                self.follower.saturating(message.split("(", 1)[-1].rstrip(")"))
 
     def on_state(self, ns: int, q: np.ndarray, qd: np.ndarray) -> None:
         """A measured state (stamp ``ns``): a running goal's tolerances are checked against it."""
