@@ -27,7 +27,10 @@ does it command (/joint_command and /controller/state are lifecycle publishers).
 bumpless: the law starts from the torque the plant reports applying (its hold), and in real time
 the reference is re-anchored at the measured state — the tracked reference starts at (q, q̇) and
 joins the published one along a quintic over ``reference_blend_time`` — so a controller activated
-mid-motion (after a deactivation) resumes without a jump in error or torque. The same take-over
+mid-motion (after a deactivation) resumes without a jump in error or torque — a motion still
+running, that is: one that ended before the activation (an aborted or cancelled goal's target
+the arm never reached while the node was inactive) is forgotten, and the node holds the measured
+position. The same take-over
 follows a stall of the loop (states answered more than a period + RESUME_AFTER_S apart: a law that
 had to compile, a starved process), during which the plant held on its own. A gain change is
 bumpless too: the torque continues from the last one and decays into the law's new one.
@@ -270,7 +273,8 @@ class ControllerNode(LoopTimerHooks):
         """A motion as quintic knots (trajectory/schedule.py): it runs from its header stamp on
         (0: on receipt), re-anchored as the trajectory generator re-anchors a goal: a first
         point after time 0 starts from the reference at that stamp (as joint_trajectory_controller
-        does), a first point at time 0 is replaced by it (no step). It is checked as a goal is:
+        does), a first point at time 0 must lie on it and is replaced by it (no step; see
+        _continued). It is checked as a goal is:
         at most MAX_MOTION_POINTS points and MAX_MOTION_S long, within the position and velocity
         limits (validation.check_motion); anything else is dropped and counted. While the loop
         runs, a motion that starts more than AHEAD_S after now is taken in the slack after the
