@@ -12,6 +12,8 @@ import threading
 import time
 
 import numpy as np
+from launch_run import Stack as LaunchedStack
+from launch_run import stack_env
 from stack_helpers import Stack, private_domain
 
 from robot_control.bus.backend import create_node
@@ -41,9 +43,10 @@ def measured(client: BusClient) -> np.ndarray:
     return np.asarray(client.topic_echo("/joint_states", timeout_s=10)[0].position)
 
 
-def ready(client: BusClient, stack: Stack) -> np.ndarray:
-    """Wait until the controller commands and the generator holds a reference; the position."""
-    assert client.topic_echo("/joint_command", timeout_s=120), stack.stop()
+def ready(client: BusClient, stop) -> np.ndarray:
+    """Wait until the controller commands and the generator holds a reference (``stop()``: what
+    a failure shows); the position."""
+    assert client.topic_echo("/joint_command", timeout_s=120), stop()
     deadline = time.monotonic() + 60
     while True:  # until the generator anchored its hold at the first joint state
         q = measured(client)
@@ -51,7 +54,7 @@ def ready(client: BusClient, stack: Stack) -> np.ndarray:
         if "no reference yet" not in str(outcome.result) or time.monotonic() > deadline:
             break
         time.sleep(0.5)
-    assert outcome.status == SUCCEEDED, (outcome, stack.stop())
+    assert outcome.status == SUCCEEDED, (outcome, stop())
     return measured(client)
 
 
@@ -69,30 +72,50 @@ def test_an_aborted_goal_never_moves_the_arm_later():
     env = private_domain(71)
     os.environ.update({k: env[k] for k in ("ROS_DOMAIN_ID", "ROS_AUTOMATIC_DISCOVERY_RANGE")})
     with Stack(env, NODES) as stack, BusClient(discovery_s=0.5) as client:
-        q0 = ready(client, stack)
-        assert change_state(client, "/controller", "deactivate")
-        target = q0 + np.array([0.2, 0.0, 0.0])
-        outcome = send_goal(client, ACTION, TYPE, goal(target), timeout_s=10)
-        assert outcome.status == ABORTED and outcome.result.error_code == -4, outcome
-        # at once, not at the goal time: whichever of the two reports it first
-        assert ("the controller is inactive" in outcome.result.error_string or
-                "the plant holds the arm: no commands" in outcome.result.error_string), outcome
-        held = measured(client)  # the plant held the arm meanwhile
-        assert np.abs(held - q0).max() < 0.05
-        assert change_state(client, "/controller", "activate")
-        # before the fix the arm went the 0.2 rad to the aborted goal's target here
-        assert farthest(client, held, 2.5) < 0.02
-        # and the next goal starts from where the arm is, and runs
-        again = send_goal(client, ACTION, TYPE, goal(measured(client) + [0.05, 0.0, 0.0]),
-                          timeout_s=10)
-        assert again.status == SUCCEEDED, (again, stack.stop())
+        check_an_aborted_goal_never_moves_the_arm_later(client, stack.stop)
+
+
+def test_in_a_composed_stack_too():
+    """The same with the nodes in one process (``robot-control launch composed:=true``)."""
+    env = stack_env("goal-safety-composed")
+    os.environ.update({k: env[k] for k in ("ROS_DOMAIN_ID", "ROS_AUTOMATIC_DISCOVERY_RANGE")})
+    stack = LaunchedStack(env, "composed:=true", "rate:=250")
+    try:
+        assert stack.wait_for("[launch] control loop running", 150), "\n".join(stack.lines[-40:])
+        with BusClient(discovery_s=0.5) as client:
+            check_an_aborted_goal_never_moves_the_arm_later(
+                client, lambda: "\n".join(stack.lines[-60:]))
+    finally:
+        stack.stop()
+
+
+def check_an_aborted_goal_never_moves_the_arm_later(client: BusClient, stop) -> None:
+    """The issue's reproduction: with the controller deactivated a 0.2 rad goal is ABORTED; when
+    the controller is activated again the arm holds where it is (before: it went there)."""
+    q0 = ready(client, stop)
+    assert change_state(client, "/controller", "deactivate")
+    target = q0 + np.array([0.2, 0.0, 0.0])
+    outcome = send_goal(client, ACTION, TYPE, goal(target), timeout_s=10)
+    assert outcome.status == ABORTED and outcome.result.error_code == -4, outcome
+    # at once, not at the goal time: whichever of the two reports it first
+    assert ("the controller is inactive" in outcome.result.error_string or
+            "the plant holds the arm: no commands" in outcome.result.error_string), outcome
+    held = measured(client)  # the plant held the arm meanwhile
+    assert np.abs(held - q0).max() < 0.05
+    assert change_state(client, "/controller", "activate")
+    # before the fix the arm went the 0.2 rad to the aborted goal's target here
+    assert farthest(client, held, 2.5) < 0.02
+    # and the next goal starts from where the arm is, and runs
+    again = send_goal(client, ACTION, TYPE, goal(measured(client) + [0.05, 0.0, 0.0]),
+                      timeout_s=10)
+    assert again.status == SUCCEEDED, (again, stop())
 
 
 def test_a_trajectory_off_the_reference_is_refused_and_oversized_ones_before_decoding():
     env = private_domain(72)
     os.environ.update({k: env[k] for k in ("ROS_DOMAIN_ID", "ROS_AUTOMATIC_DISCOVERY_RANGE")})
     with Stack(env, NODES) as stack, BusClient(discovery_s=0.5) as client:
-        q0 = ready(client, stack)
+        q0 = ready(client, stack.stop)
         node = create_node("goal_probe", [])
         try:
             m = Messages(node)
