@@ -111,6 +111,34 @@ def check_an_aborted_goal_never_moves_the_arm_later(client: BusClient, stop) -> 
     assert again.status == SUCCEEDED, (again, stop())
 
 
+def test_a_motion_beyond_the_actuators_saturates_and_aborts_by_its_path_tolerance():
+    """0.1 rad in 50 ms on the DDArm asks ~3000 N·m of joint 1 (limit 500): the controller
+    saturates it (the plant never gets a command to reject), the arm falls behind, the goal's
+    path tolerance aborts it and the arm holds; the stack stays up and the next goal runs."""
+    env = private_domain(75)
+    os.environ.update({k: env[k] for k in ("ROS_DOMAIN_ID", "ROS_AUTOMATIC_DISCOVERY_RANGE")})
+    with Stack(env, NODES) as stack, BusClient(discovery_s=0.5) as client:
+        q0 = ready(client, stack.stop)
+        fast = goal(q0 + [0.1, 0.0, 0.0], 0.05)
+        fast["path_tolerance"] = [{"name": n, "position": 0.01} for n in NAMES]
+        outcome = send_goal(client, ACTION, TYPE, fast, timeout_s=10)
+        assert outcome.status == ABORTED and outcome.result.error_code == -4, outcome
+        assert "path tolerance violated" in outcome.result.error_string
+        status = {}
+        for msg in client.iter_topic("/diagnostics", timeout_s=5):
+            status.update({s.name: s for s in msg.status if s.name.endswith(": controller")})
+            if status:
+                break
+        values = {v.key: v.value for v in next(iter(status.values())).values}
+        assert int(values["saturated_commands"]) > 0, values
+        time.sleep(1.0)  # the reference comes to rest (stop_time) and the arm settles on it
+        again = send_goal(client, ACTION, TYPE, goal(measured(client) + [0.02, 0.0, 0.0]),
+                          timeout_s=10)
+        assert again.status == SUCCEEDED, (again, stack.stop())
+        logs = stack.stop()
+    assert "saturation_events" not in logs["plant"] and "rejected" not in logs["plant"]
+
+
 def test_a_trajectory_off_the_reference_is_refused_and_oversized_ones_before_decoding():
     env = private_domain(72)
     os.environ.update({k: env[k] for k in ("ROS_DOMAIN_ID", "ROS_AUTOMATIC_DISCOVERY_RANGE")})
