@@ -97,9 +97,8 @@ def check_an_aborted_goal_never_moves_the_arm_later(client: BusClient, stop) -> 
     target = q0 + np.array([0.2, 0.0, 0.0])
     outcome = send_goal(client, ACTION, TYPE, goal(target), timeout_s=10)
     assert outcome.status == ABORTED and outcome.result.error_code == -4, outcome
-    # at once, not at the goal time: whichever of the two reports it first
-    assert ("the controller is inactive" in outcome.result.error_string or
-            "the plant holds the arm: no commands" in outcome.result.error_string), outcome
+    # at once, not at the goal time
+    assert "the controller is inactive" in outcome.result.error_string, outcome
     held = measured(client)  # the plant held the arm meanwhile
     assert np.abs(held - q0).max() < 0.05
     assert change_state(client, "/controller", "activate")
@@ -136,7 +135,7 @@ def test_a_motion_beyond_the_actuators_saturates_and_aborts_by_its_path_toleranc
                           timeout_s=10)
         assert again.status == SUCCEEDED, (again, stack.stop())
         logs = stack.stop()
-    assert "saturation_events" not in logs["plant"] and "rejected" not in logs["plant"]
+    assert "saturated:" not in logs["plant"] and "rejected" not in logs["plant"], logs["plant"]
 
 
 def test_a_trajectory_off_the_reference_is_refused_and_oversized_ones_before_decoding():

@@ -30,8 +30,9 @@ from robot_control.trajectory.tolerances import Tolerances
 ACTION = "control_msgs/action/FollowJointTrajectory"
 #: the roles whose statuses on /diagnostics a goal's success depends on
 WATCHED = ("controller", "plant")
-#: a plant status that says it holds the arm itself (nodes/plant_node.py): no command applies
-PLANT_HOLDS = ("safety stop", "no commands")
+#: a plant status that says it stopped the arm itself (nodes/plant_node.py) — not a stall of
+#: the loop (the plant holds for a moment; the controller resumes and the tolerances judge)
+PLANT_STOPS = ("safety stop",)
 TOPIC_ALIAS = "~/goal"  # /trajectory_generator/goal, in the node's namespace
 
 
@@ -175,7 +176,7 @@ class TrajectoryActions(ActionHandler):
     def _on_diagnostics(self, msg) -> None:
         """The controller's and the plant's statuses (of this namespace): a running goal does not
         succeed past an error of either, nor while the controller is not running or the plant
-        holds the arm itself (safety stop, no commands); the
+        has stopped the arm (safety stop); the
         controller's saturation goes into the reason of a tolerance it makes the goal break."""
         if self.follower.active is None:
             return
@@ -189,8 +190,8 @@ class TrajectoryActions(ActionHandler):
             elif role == "controller" and not message.startswith("running"):
                 self.follower.upset(self.now_ns(), f"the controller is {message}: nothing "
                                     "executes the motion")
-            elif role == "plant" and message.startswith(PLANT_HOLDS):
-                self.follower.upset(self.now_ns(), f"the plant holds the arm: {message}")
+            elif role == "plant" and message.startswith(PLANT_STOPS):
+                self.follower.upset(self.now_ns(), f"the plant stopped the arm: {message}")
             elif role == "controller" and level == WARN and "saturating" in message:
                 self.follower.saturating(message.split("(", 1)[-1].rstrip(")"))
 
