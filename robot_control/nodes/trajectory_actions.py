@@ -176,8 +176,8 @@ class TrajectoryActions(ActionHandler):
     def _on_diagnostics(self, msg) -> None:
         """The controller's and the plant's statuses (of this namespace): a running goal does not
         succeed past an error of either, nor while the controller is not running or the plant
-        has stopped the arm (safety stop); the
-        controller's saturation goes into the reason of a tolerance it makes the goal break."""
+        has stopped the arm (safety stop); the controller's saturation goes into the reason of a
+        tolerance it makes the goal break."""
         if self.follower.active is None:
             return
         for status in msg.status:
