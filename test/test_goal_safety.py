@@ -131,8 +131,9 @@ def test_a_motion_beyond_the_actuators_saturates_and_aborts_by_its_path_toleranc
         values = {v.key: v.value for v in next(iter(status.values())).values}
         assert int(values["saturated_commands"]) > 0, values
         time.sleep(1.0)  # the reference comes to rest (stop_time) and the arm settles on it
-        again = send_goal(client, ACTION, TYPE, goal(measured(client) + [0.02, 0.0, 0.0]),
-                          timeout_s=10)
+        settle = goal(measured(client) + [0.02, 0.0, 0.0])
+        settle["goal_time_tolerance"] = {"sec": 5}  # a loaded machine may take its time
+        again = send_goal(client, ACTION, TYPE, settle, timeout_s=10)
         assert again.status == SUCCEEDED, (again, stack.stop())
         logs = stack.stop()
     assert "saturated:" not in logs["plant"] and "rejected" not in logs["plant"], logs["plant"]
