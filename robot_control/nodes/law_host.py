@@ -167,6 +167,8 @@ class LawHost:
         self.checked = False
         self.pending, self._incoming = None, None
         self._warm_up(self.law, self.name)
+        if not self.lockstep:
+            self.saturation.warm_up()
         if not self.precompile or self.terms is not None:
             return  # model terms from the bus: the laws compile nothing of their own
         until = time.monotonic() + self.precompile_budget

@@ -51,6 +51,12 @@ class Saturation:
         self._rest_ticks = 0
         self._rest_saturated = 0
 
+    def warm_up(self) -> None:
+        """Load the gravity kernel the judgement calls, so its first use stalls no tick."""
+        if self.limited:
+            self._rest_is_holdable(np.clip(np.zeros(len(self.names)), self.model.lower,
+                                           self.model.upper))
+
     def clip(self, tau: np.ndarray, ref) -> np.ndarray | None:
         """τ saturated at the limits (a new array), or None when it is within them; counts it
         and judges, over the window, whether the gains are the cause (module docstring)."""
