@@ -14,7 +14,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "robot_control"
 # the foundations everything imports: the spatial algebra and the bounded file loader
-ROOT_MODULES = {"__init__.py", "spatial.py", "safe_yaml.py"}
+ROOT_MODULES = {"__init__.py", "spatial.py", "safe_yaml.py", "log_text.py"}
 #: the rooms from the bottom up (docs/architecture.md): each imports only rooms at or below it
 LAYERS = ("root", "model", "dynamics", "trajectory", "control", "sim", "identification",
           "security", "bus", "nodes", "recording", "bringup", "cli")

@@ -311,6 +311,51 @@ def test_a_path_violation_aborts_and_holds():
     assert np.allclose(held[0], d[0] + d[1] * T / 2 + d[2] * T * T / 12) and not held[1:].any()
 
 
+def test_a_goal_during_which_the_controller_or_plant_fails_never_succeeds():
+    """SUCCEEDED means succeeded: a fault reported during the goal ends it at once, ABORTED with
+    the reason, the reference held at the measured position (not resumed later)."""
+    f, ctl, ends = follower()
+    f.submit("g", goal(GOOD), T0)
+    track(f, ctl, T0, T0 + NS // 2)
+    d = ctl.desired(T0 + NS // 2)
+    measured = d[0] - 0.005  # the arm a little behind the reference
+    f.on_state(T0 + NS // 2, measured, d[1])
+    f.upset(T0 + NS // 2, "the controller reported an error: fault: x")
+    assert ends == [("g", ABORTED, PATH_TOLERANCE_VIOLATED,
+                     "the controller reported an error: fault: x; holding the measured "
+                     "position")]
+    held = ctl.desired(T0 + 5 * NS)
+    assert np.allclose(held[0], measured) and not held[1:].any()
+    track(f, ctl, T0 + NS // 2, T0 + 3 * NS)  # the arm at the target would not make it succeed
+    assert len(ends) == 1
+    f.upset(T0 + 3 * NS, "nothing running: ignored")
+    assert len(ends) == 1
+
+
+def test_a_tolerance_broken_while_the_controller_saturated_says_so():
+    f, ctl, ends = follower()
+    f.submit("g", goal(GOOD), T0)
+    track(f, ctl, T0, T0 + NS)
+    f.saturating("joint1 commanded -527.2, effort limit 500")
+    d = ctl.desired(T0 + NS)
+    f.on_state(T0 + NS, d[0] + 0.2, d[1])
+    assert ends[0][1:3] == (ABORTED, PATH_TOLERANCE_VIOLATED)
+    assert "(the controller saturated: joint1 commanded -527.2, effort limit 500)" in ends[0][3]
+
+
+def test_the_next_goal_starts_from_the_arm_when_it_never_followed_the_reference():
+    """The reference at rest away from the arm (the controller was inactive while a goal moved
+    it): the next goal starts from the measured position, not from that stale target."""
+    f, ctl, ends = follower()
+    f.submit("g", goal([(0.5, [0.3] * N)]), T0)
+    for ns in range(T0, T0 + 2 * NS, NS // 100):  # the arm stays at 0
+        f.on_state(ns, np.zeros(N), np.zeros(N))
+    assert ends[0][1] == ABORTED  # (the path tolerance: the reference stopped where it was)
+    f.submit("h", goal([(1.0, [0.1] * N)]), T0 + 2 * NS)
+    start = ctl.desired(T0 + 2 * NS)
+    assert np.allclose(start[0], 0.0) and not start[1:].any()
+
+
 def test_a_goal_not_reached_aborts_at_the_goal_time_and_a_moving_joint_is_not_reached():
     f, ctl, ends = follower()
     f.submit("g", goal(GOOD), T0)

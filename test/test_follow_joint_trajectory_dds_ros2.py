@@ -31,6 +31,11 @@ from fjt_checks import (  # noqa: E402
     check_tf_and_controller_state_are_published,
     ready,
 )
+from goal_safety_checks import (  # noqa: E402
+    check_a_knot_off_the_reference_is_refused,
+    check_an_aborted_goal_never_moves_the_arm_later,
+    check_oversized_motions_are_refused_and_the_stack_goes_on,
+)
 from launch_helpers import Observer  # noqa: E402
 from ros2_env import ros_env, start_dds_stack  # noqa: E402
 
@@ -101,3 +106,16 @@ def test_a_flood_of_goals_each_preempts_the_last(arm):
 
 def test_an_inactive_generator_rejects_goals(arm):
     check_an_inactive_generator_rejects_goals(arm, ENV)
+
+
+# issue 35: motions nobody asked for (goal_safety_checks.py)
+def test_an_aborted_goal_never_moves_the_arm_later(arm):
+    check_an_aborted_goal_never_moves_the_arm_later(arm, ENV)
+
+
+def test_a_knot_off_the_reference_is_refused(arm):
+    check_a_knot_off_the_reference_is_refused(arm, ENV)
+
+
+def test_oversized_motions_are_refused_and_the_stack_goes_on(arm):
+    check_oversized_motions_are_refused_and_the_stack_goes_on(arm, ENV)

@@ -173,12 +173,21 @@ def test_a_motion_received_ahead_of_its_start_is_checked_after_the_next_command(
         shut(sender, node)
 
 
-def test_a_controller_whose_commands_the_plant_rejects_reports_an_error():
+def test_gains_too_high_for_the_actuators_saturate_and_are_blamed_only_at_rest():
+    """Commands beyond the effort limits are saturated at them by the controller (the plant
+    never gets one to reject); "gains too high" is an ERROR only when the reference is at rest
+    (nodes/saturation.py) — a motion too fast for the actuators only saturates (WARN)."""
     node, ctrl = managed(ControllerNode, "controller", "robot:=ddarm", "rate:=200.0")
     sender = create_node("sender", ["prog"], backend="dds")
     m = Messages(sender)
     states = sender.create_publisher("sensor_msgs/msg/JointState", "/joint_states")
+    commands = []
+    sender.create_subscription("sensor_msgs/msg/JointState", "/joint_command",
+                               lambda msg: commands.append(np.asarray(msg.effort)))
+    traj = sender.create_publisher("trajectory_msgs/msg/JointTrajectory", "/" + TRAJECTORY_TOPIC,
+                                   qos="transient_local")
     names = list(ctrl.names)
+    limit = np.asarray(ctrl.model.effort_limit)
     q0 = np.array([-0.1, 1.5, 1.0])
 
     def publish_state(q) -> None:
@@ -188,13 +197,58 @@ def test_a_controller_whose_commands_the_plant_rejects_reports_an_error():
         publish_state(q0)  # held here from now on
         assert spin([node, sender], 10.0, until=lambda: ctrl.laws.updates > 0)
         assert ctrl._status()[0] == OK
+        # 20 mrad in 16 ms (within the velocity limits): its feedforward alone is ~6000 N·m
+        knots = (np.array([0.0, 0.016]), np.vstack([q0, q0 + 0.02]), np.zeros((2, 3)),
+                 np.zeros((2, 3)))
+        start = time.time_ns() + 50_000_000
+        traj.publish(m.joint_trajectory(start, names, knots))
+        while time.time_ns() < start + 100_000_000:  # at the target once it is over
+            publish_state(q0 if time.time_ns() < start + 16_000_000 else q0 + 0.02)
+            spin([node, sender], 0.002)
+        level, message, values = ctrl._status()
+        assert values["saturated_commands"] > 0
+        assert level == WARN and "saturating at the effort limits" in message, message
+        assert commands and np.all(np.abs(commands) <= limit + 1e-9)
         node.set_parameters({"computed_torque.kp": [1e6] * 3})  # accepted: within the law's range
-        for _ in range(100):  # 0.1 rad off the held position: kp e far beyond every limit
-            publish_state(q0 + 0.1)
+        end = time.monotonic() + 1.5
+        while time.monotonic() < end:  # 0.1 rad off the rest: kp e far beyond the limits
+            publish_state(q0 + 0.4)
             spin([node, sender], 0.005)
         level, message, values = ctrl._status()
-        assert level == ERROR and "which the plant rejects" in message
-        assert values["commands_beyond_plant_limit"] > 0
+        assert level == ERROR and "gains too high for the actuators" in message, message
+        assert values["commands_beyond_plant_limit"] == 0
+        assert np.all(np.abs(commands) <= limit + 1e-9)  # the plant had nothing to reject
+    finally:
+        shut(sender, node)
+
+
+def test_an_adaptive_law_does_not_integrate_while_its_torque_saturates():
+    """Anti-windup: on a tick whose torque the controller saturates, p̂ stays where it was; on
+    ticks within the limits it adapts."""
+    node, ctrl = managed(ControllerNode, "controller", "robot:=ddarm", "rate:=200.0",
+                         "controller:=adaptive")
+    sender = create_node("sender", ["prog"], backend="dds")
+    m = Messages(sender)
+    states = sender.create_publisher("sensor_msgs/msg/JointState", "/joint_states")
+    names = list(ctrl.names)
+    q0 = np.array([-0.1, 1.5, 1.0])
+
+    def tick(q) -> np.ndarray:
+        before = ctrl.laws.saturation.count, ctrl.laws.updates
+        states.publish(m.joint_state(time.time_ns(), names, q, [0.0] * 3, [0.0] * 3))
+        assert spin([node, sender], 5.0, until=lambda: ctrl.laws.updates > before[1])
+        return ctrl.laws.saturation.count > before[0]
+
+    try:
+        for _ in range(5):
+            tick(q0)  # held here
+        p_hat = ctrl.laws.law.p_hat.copy()
+        saturated = [tick(q0 + 0.5) for _ in range(20)]  # far off: Kd r beyond the limits
+        assert all(saturated)
+        assert np.array_equal(ctrl.laws.law.p_hat, p_hat)
+        within = [tick(q0 + 1e-3) for _ in range(20)]
+        assert not any(within[5:])
+        assert not np.array_equal(ctrl.laws.law.p_hat, p_hat)  # it adapts again
     finally:
         shut(sender, node)
 

@@ -26,6 +26,7 @@ from collections.abc import Callable
 
 from robot_control.bus.ros_args import resolve_name
 from robot_control.nodes.common import ErrorStatistics
+from robot_control.nodes.health import status_level
 
 __all__ = ["ErrorStatistics", "StackMonitor", "diagnostic_value", "json_safe"]
 
@@ -53,12 +54,6 @@ def diagnostic_value(text: str) -> object:
         except ValueError:
             pass
     return text
-
-
-def status_level(status) -> int:
-    """A DiagnosticStatus level as an int (rclpy gives a byte, our DDS struct an int)."""
-    level = status.level
-    return level[0] if isinstance(level, bytes | bytearray) else int(level)
 
 
 def status_node(status) -> str:

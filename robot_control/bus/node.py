@@ -77,6 +77,15 @@ class ActionHandler(ABC):
     def cancel(self, goal_id: bytes) -> bool:
         """A client asks to cancel a goal: True if it is canceling (end it with ``finish``)."""
 
+    def screen_goal(self, data: bytes, start: int) -> str | None:
+        """Before a goal is decoded (where the bus can ask: the rclpy-free route): why the sizes
+        the serialised request declares (its goal from byte ``start``) refuse it, or None."""
+        return None
+
+    def refused(self, goal_id: bytes, reason: str) -> None:
+        """A goal accepted undecoded because ``screen_goal`` refused it: end it with ``reason``."""
+        raise NotImplementedError(f"{type(self).__name__} screens goals but ends none")
+
 
 class ServiceCallError(RuntimeError):
     """A service call without an answer (no server, or no response in time)."""
@@ -184,11 +193,14 @@ class Node(ABC):
 
     @abstractmethod
     def create_subscription(self, ros_type: str, topic: str, callback: Callable[[object], None],
-                            qos: QosSpec = "default", urgent: bool = False):
+                            qos: QosSpec = "default", urgent: bool = False,
+                            screen: Callable[[bytes], bool] | None = None):
         """Call callback(msg) in the executor thread for every message received. ``urgent``: a
         message from a node of the same container is handled as soon as the callback that
         published it returns, ahead of the other messages waiting (where the executor orders
-        same-process messages itself: the rclpy-free route; rclpy's executor ignores it)."""
+        same-process messages itself: the rclpy-free route; rclpy's executor ignores it).
+        ``screen(serialised bytes)``: False if a message must not be decoded (it has dealt with
+        it), asked before the decoding of every message that arrives serialised."""
 
     @abstractmethod
     def create_sender_subscription(self, ros_type: str, topic: str,

@@ -88,6 +88,9 @@ class AdaptiveController(Controller):
                tau)
         return tau
 
+    def integrators(self) -> list[Array]:
+        return [self.p_hat]
+
     @property
     def estimate(self) -> Array:
         """Current p̂ (a copy), in ``estimate_names`` order."""

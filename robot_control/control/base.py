@@ -400,6 +400,11 @@ class Controller(ABC):
     def _diagnostics(self) -> dict[str, Any]:
         return {}
 
+    def integrators(self) -> list[Array]:
+        """Views of the state the law integrates (estimates, force integrals): what anti-windup
+        holds still while the torque it asks is beyond the actuators' limits."""
+        return []
+
     def _require_configured(self) -> None:
         if self.model is None:
             raise RuntimeError(f"controller '{self.name}' used before configure()")

@@ -108,6 +108,9 @@ class HybridForce(TaskSpaceController):
     def _scalar(self, slot: int) -> float:
         return float(self._k.task[KT.TK_SCALAR, slot])
 
+    def integrators(self) -> list[Array]:
+        return [self._k.task[KT.TK_SCALAR, KT.TS_INTEGRAL : KT.TS_INTEGRAL + 1]]
+
     @property
     def force_integral(self) -> float:
         """∫(f_nᵈ − f_m) dt while in contact."""

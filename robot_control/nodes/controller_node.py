@@ -27,7 +27,10 @@ does it command (/joint_command and /controller/state are lifecycle publishers).
 bumpless: the law starts from the torque the plant reports applying (its hold), and in real time
 the reference is re-anchored at the measured state — the tracked reference starts at (q, q̇) and
 joins the published one along a quintic over ``reference_blend_time`` — so a controller activated
-mid-motion (after a deactivation) resumes without a jump in error or torque. The same take-over
+mid-motion (after a deactivation) resumes without a jump in error or torque — a motion still
+running, that is: one that ended before the activation (an aborted or cancelled goal's target
+the arm never reached while the node was inactive) is forgotten, and the node holds the measured
+position. The same take-over
 follows a stall of the loop (states answered more than a period + RESUME_AFTER_S apart: a law that
 had to compile, a starved process), during which the plant held on its own. A gain change is
 bumpless too: the torque continues from the last one and decays into the law's new one.
@@ -40,6 +43,7 @@ import sys
 import numpy as np
 
 from robot_control.bus import ParameterError
+from robot_control.bus.cdr_prefix import HEADER
 from robot_control.bus.lifecycle import CallbackReturn
 from robot_control.control.base import Reference, State
 from robot_control.control.model_terms import ExternalModelTerms
@@ -66,14 +70,17 @@ from robot_control.nodes.law_host import CONFIGURE_ERRORS, LawHost
 from robot_control.nodes.motion_feasibility import check_feasible
 from robot_control.nodes.realtime import LoopDiscipline
 from robot_control.nodes.validation import (
+    MAX_MOTION_POINTS,
     DropLog,
     JointVectors,
     Rejected,
     check_motion,
     check_terms,
     check_wrench,
+    refuse_sizes,
 )
-from robot_control.trajectory import JointTrajectory, Quintic, feasibility
+from robot_control.trajectory import Hold, JointTrajectory, Quintic, feasibility
+from robot_control.trajectory.jtc_goal import START_TOLERANCE
 from robot_control.trajectory.schedule import TrajectorySchedule
 
 SOURCES = ("local", "server")
@@ -147,7 +154,8 @@ class ControllerNode(LoopTimerHooks):
                                      self._on_reference)
         else:  # the motion as quintic knots, sampled here at each state's stamp
             node.create_subscription("trajectory_msgs/msg/JointTrajectory", TRAJECTORY_TOPIC,
-                                     self._on_trajectory, qos="transient_local")
+                                     self._on_trajectory, qos="transient_local",
+                                     screen=self._screen_trajectory)
         node.create_subscription("geometry_msgs/msg/WrenchStamped", "wrench", self._on_wrench)
         node.create_subscription("geometry_msgs/msg/WrenchStamped", "force_reference",
                                  self._on_force_reference)
@@ -201,12 +209,24 @@ class ControllerNode(LoopTimerHooks):
         self.hold_reference = None
         self.pending = None
         if not self.lockstep:
+            self._forget_stale_motion()
             self.loop.start()
         if self.trigger == "timer":
             self.timer = self.node.create_timer(1.0 / self.rate, self._on_timer)
         # answer only states measured from now on, not those queued while this ran
         self.answer_from = 0 if self.lockstep else int(self.node.now() * 1e9)
         return CallbackReturn.SUCCESS
+
+    def _forget_stale_motion(self) -> None:
+        """A motion that ended before this activation is a stale target (an aborted or cancelled
+        goal's end the arm never reached while this node was inactive): hold the measured
+        position instead of moving the arm to it. A motion still running is resumed."""
+        now = int(self.node.now() * 1e9)
+        self._take_ahead()
+        if len(self.schedule) and self.schedule.ended(now):
+            self.schedule.clear()
+            self.log.info("activated: the last motion received ended before; holding the "
+                          "measured position")
 
     def on_cleanup(self, previous) -> CallbackReturn:
         self.laws.clear()
@@ -256,7 +276,8 @@ class ControllerNode(LoopTimerHooks):
         """A motion as quintic knots (trajectory/schedule.py): it runs from its header stamp on
         (0: on receipt), re-anchored as the trajectory generator re-anchors a goal: a first
         point after time 0 starts from the reference at that stamp (as joint_trajectory_controller
-        does), a first point at time 0 is replaced by it (no step). It is checked as a goal is:
+        does), a first point at time 0 must lie on it and is replaced by it (no step; see
+        _continued). It is checked as a goal is:
         at most MAX_MOTION_POINTS points and MAX_MOTION_S long, within the position and velocity
         limits (validation.check_motion) and the arm's effort limits along it
         (motion_feasibility.check_feasible: refused only, never time-scaled, here); anything else
@@ -271,6 +292,13 @@ class ControllerNode(LoopTimerHooks):
             return
         self._take_motion(start, msg)
 
+    def _screen_trajectory(self, data: bytes) -> bool:
+        """A motion refused by the sizes it declares is dropped before it is decoded."""
+        reason = refuse_sizes(data, HEADER, self.n, MAX_MOTION_POINTS)
+        if reason is not None:
+            self.drops.drop("/" + TRAJECTORY_TOPIC, reason + " (before decoding)")
+        return reason is None
+
     def _take_ahead(self) -> None:
         """The motions received ahead of their start, in order of receipt."""
         ahead, self.ahead = self.ahead, []
@@ -281,20 +309,49 @@ class ControllerNode(LoopTimerHooks):
         """Check a motion and schedule it from ``start`` on (see _on_trajectory)."""
         try:
             times, q, qd, qdd = self.joints.points(msg)
-            motion = JointTrajectory(times, q, qd, qdd)
             reference = self._reference_at(start)
-            if reference is not None:  # as the generator does: no step at t = 0
-                motion = motion.starting_from(*reference, 0.0)
-            elif times[0] > 0.0:
-                raise Rejected("a trajectory whose first point is ahead needs a state to start "
-                               "from")
-            elif len(times) == 1:
-                raise Rejected("a single point at time_from_start 0 would jump the reference")
-            check_feasible(check_motion(motion, self.model), self.robot)
+            if reference is None:  # no state yet: the activation's re-anchoring blends it in
+                if times[0] > 0.0:
+                    raise Rejected("a trajectory whose first point is ahead needs a state to "
+                                   "start from")
+                if len(times) == 1:
+                    raise Rejected("a single point at time_from_start 0 would jump the "
+                                   "reference")
+                motion = check_motion(JointTrajectory(times, q, qd, qdd), self.model)
+            elif times[0] > 0.0:  # as the generator does: it starts from the reference
+                motion = check_motion(JointTrajectory(times, q, qd, qdd).starting_from(
+                    *reference, 0.0), self.model)
+            else:  # a first point "now" must be on the reference: no step
+                reference = self._continued(q[0], reference, start)
+                motion = Hold(reference[0]) if len(times) == 1 else check_motion(
+                    JointTrajectory(times, q, qd, qdd).starting_from(*reference, 0.0),
+                    self.model)
+            if not isinstance(motion, Hold):
+                check_feasible(motion, self.robot)
         except ValueError as exc:  # Rejected, or knots that make no trajectory
             self.drops.drop("/" + TRAJECTORY_TOPIC, str(exc))  # the label of the empty namespace
             return
         self.schedule.add(start, motion)
+
+    def _continued(self, first: np.ndarray, reference: tuple, start: int) -> tuple:
+        """What a motion whose first point is at time_from_start 0 starts from: the reference at
+        its start if that point is on it (within START_TOLERANCE, as a goal's must be,
+        trajectory/jtc_goal.py), else — when this node only holds (its last motion ended) or is
+        inactive (an activation re-anchors anyway) — the measured position if the point is
+        there; anything else would step the reference (the arm would swing to it): Rejected,
+        naming the joint and the gap. A single such point is a hold there."""
+        gap = np.abs(first - reference[0])
+        if gap.max() <= START_TOLERANCE:
+            return reference
+        measured = self.pending[1] if self.pending is not None else \
+            (self.last_state.q if self.last_state is not None else None)
+        idle = self.schedule.ended(start) or not self.node.is_active
+        if measured is not None and idle and np.abs(first - measured).max() <= START_TOLERANCE:
+            return measured.copy(), np.zeros(self.n), np.zeros(self.n)
+        j = int(np.argmax(gap))
+        raise Rejected(f"point 0 is at time_from_start 0 but joint '{self.names[j]}' is "
+                       f"{gap[j]:.4g} away from the reference (> {START_TOLERANCE:g}): it would "
+                       "jump; give it a time_from_start > 0")
 
     def _reference_at(self, ns: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """(q_d, q̇_d, q̈_d) at stamp ns: the motion's, or at rest where the arm was measured;

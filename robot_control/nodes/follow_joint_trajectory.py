@@ -30,6 +30,8 @@ from typing import Protocol
 import numpy as np
 from numpy.typing import NDArray
 
+from robot_control.log_text import bounded
+from robot_control.trajectory.joint_trajectory import Hold
 from robot_control.trajectory.jtc_goal import (
     GOAL_TOLERANCE_VIOLATED,
     INVALID_GOAL,
@@ -81,6 +83,7 @@ class ActiveGoal:
     tolerances: Tolerances
     silent_ticks: int = 0  # ticks past the goal time with no joint state after the end
     note: str = ""  # how the motion was changed to run (time-scaled), for the result
+    saturation: str = ""  # the controller's last saturation report while it ran
 
 
 class TrajectoryFollower:
@@ -118,9 +121,9 @@ class TrajectoryFollower:
             plan = self._plan(goal.trajectory, now_ns)
         except ToleranceError as exc:
             code = INVALID_JOINTS if exc.unknown_joint else INVALID_GOAL
-            return self._refuse(goal_id, code, str(exc))
+            return self.refuse(goal_id, code, str(exc))
         except GoalError as exc:
-            return self._refuse(goal_id, exc.code, exc.text)
+            return self.refuse(goal_id, exc.code, exc.text)
         self._end_active(ABORTED, INVALID_GOAL, PREEMPTED)
         self.active = ActiveGoal(goal_id, plan, tolerances, note=self._note)
         self._next_feedback = now_ns
@@ -150,6 +153,23 @@ class TrajectoryFollower:
         """The node stops taking goals (deactivation): the running goal is aborted."""
         self._end_active(ABORTED, INVALID_GOAL, reason)
 
+    def upset(self, now_ns: int, what: str) -> None:
+        """The controller or the plant faulted, or the controller stopped commanding: the running
+        goal cannot succeed — ABORTED (PATH_TOLERANCE_VIOLATED: its execution failed) with
+        ``what``, and the reference holds the measured position (the arm did not follow the
+        reference: its target must not be resumed later)."""
+        if self.active is None:
+            return
+        q = self.reference.desired(now_ns)[0] if self.state is None else self.state[1]
+        self.reference.run(Hold(q.copy()), now_ns)
+        self._end_active(ABORTED, PATH_TOLERANCE_VIOLATED, f"{what}; holding the measured "
+                         "position")
+
+    def saturating(self, note: str) -> None:
+        """The controller saturates its commands: a tolerance the goal then breaks says so."""
+        if self.active is not None:
+            self.active.saturation = note
+
     def on_state(self, stamp_ns: int, q: Array, qd: Array) -> None:
         """A measured joint state: check the running goal's tolerances at its stamp."""
         self.state = (stamp_ns, q, qd)
@@ -163,7 +183,8 @@ class TrajectoryFollower:
                 self._hold(stamp_ns)
                 self._end_active(ABORTED, PATH_TOLERANCE_VIOLATED,
                                  f"path tolerance violated at t = "
-                                 f"{(stamp_ns - goal.plan.start_ns) / NS:.3f} s: {problem}; holding")
+                                 f"{(stamp_ns - goal.plan.start_ns) / NS:.3f} s: {problem}"
+                                 f"{_saturated(goal)}; holding")
             return
         problem = violation(goal.tolerances.goal, d[0] - q, -qd, self.names)
         if problem is None:
@@ -202,13 +223,26 @@ class TrajectoryFollower:
 
     # --------------------------------------------------------------- internals
     def _plan(self, trajectory, now_ns: int) -> Plan:
-        plan = plan_goal(trajectory, self.rules, now_ns, self.reference.desired(now_ns))
+        plan = plan_goal(trajectory, self.rules, now_ns, self._start_state(now_ns))
         plan, self._note = self.motion_check(plan) if self.motion_check else (plan, "")
         self.reference.run(plan.trajectory, plan.start_ns)
         return plan
 
-    def _refuse(self, goal_id: object, code: int, text: str) -> bool:
-        self.log.error(f"goal {_short(goal_id)} aborted: {text}")
+    def _start_state(self, now_ns: int) -> Array:
+        """(3, n) what a new motion starts from: the current reference — unless it is at rest
+        and the arm is not there (the controller was inactive while an aborted or cancelled
+        goal's reference moved on): then the measured position at rest, which is what the
+        controller holds (nodes/controller_node.py), so no stale target is carried on."""
+        current = self.reference.desired(now_ns)
+        if self.state is None or current[1:].any():
+            return current
+        q = self.state[1]
+        if np.abs(q - current[0]).max() <= self.rules.start_tolerance:
+            return current
+        return np.stack([q, np.zeros_like(q), np.zeros_like(q)])
+
+    def refuse(self, goal_id: object, code: int, text: str) -> bool:
+        self.log.error(f"goal {_short(goal_id)} aborted: {bounded(text)}")
         self.counts[ABORTED] += 1
         self.finish(goal_id, ABORTED, code, text)
         return False
@@ -229,19 +263,24 @@ class TrajectoryFollower:
         if self._late(goal, now_ns) > 0.0:
             self._end_active(ABORTED, GOAL_TOLERANCE_VIOLATED,
                              f"goal not reached {goal.tolerances.goal_time:g} s after the "
-                             f"trajectory's end (goal_time): {problem}")
+                             f"trajectory's end (goal_time): {problem}{_saturated(goal)}")
 
     def _end_active(self, status: str, code: int, text: str) -> None:
         goal, self.active = self.active, None
         if goal is None:
             return
-        line = f"goal {_short(goal.goal_id)} {status}: {text}"
+        line = f"goal {_short(goal.goal_id)} {status}: {bounded(text)}"
         if status == SUCCEEDED:  # (rclpy refuses two severities from one line of code)
             self.log.info(line)
         else:
             self.log.warn(line)
         self.counts[status] += 1
         self.finish(goal.goal_id, status, code, text)
+
+
+def _saturated(goal: ActiveGoal) -> str:
+    """What a tolerance violation adds when the controller saturated during the goal."""
+    return f" (the controller saturated: {goal.saturation})" if goal.saturation else ""
 
 
 def _seconds(duration) -> float:

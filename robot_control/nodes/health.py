@@ -79,3 +79,9 @@ class NodeHealth:
         self.pub.publish(self.m.diagnostics(
             int(self.node.now() * 1e9), [(level, f"{self.node.fqn}: {self.role}", message,
                                           values)]))
+
+
+def status_level(status) -> int:
+    """A DiagnosticStatus level as an int (rclpy gives a byte, our DDS struct an int)."""
+    level = status.level
+    return level[0] if isinstance(level, bytes | bytearray) else int(level)

@@ -11,8 +11,14 @@ after an activation or a gain change, starts from the torque the plant applies (
 (a force law without a force reference, a task that leaves joints uncontrolled at the measured
 pose: control/requirements.py) is refused with that reason; the law a node starts with is
 checked at its first state, and the node faults with the reason instead of letting the arm drift.
-Commands the plant will reject (beyond IMPLAUSIBLE_FACTOR × the effort limit: gains the
-actuators cannot use) make the status level ERROR while they last.
+A torque beyond a joint's effort limit is saturated at the limit here, with the law's
+integrators (adaptive estimates, force integrals) held still meanwhile (anti-windup), counted
+and reported (WARN while it lasts; nodes/saturation.py); the status is ERROR ("gains too high
+for the actuators?") only when the gains are judged the cause — saturation while the reference
+is at rest and its gravity torque within the limits (real time; lockstep leaves saturation to
+the plant, as the offline simulation does). Commands the plant would reject (beyond
+IMPLAUSIBLE_FACTOR × a limit: only a joint without an effort limit can still send one) make the
+status ERROR while they last.
 """
 
 from __future__ import annotations
@@ -32,8 +38,9 @@ from robot_control.control.registry import create
 from robot_control.control.requirements import refusal
 from robot_control.control.tuning import derived_law_parameters
 from robot_control.dynamics.compile_cache import CACHE_DIR, is_compiled
-from robot_control.nodes.health import ERROR, OK
+from robot_control.nodes.health import ERROR, OK, WARN
 from robot_control.nodes.law_compiler import compile_law, kernel_name, start_background
+from robot_control.nodes.saturation import Saturation
 from robot_control.nodes.validation import IMPLAUSIBLE_FACTOR, Plausible
 
 #: the status is ERROR this long (s) after a command the plant rejects
@@ -99,6 +106,7 @@ class LawHost:
         # the plant refuses a command beyond this (validation.Plausible): count the ones sent,
         # so the status says so rather than "running" while the plant holds
         self.plant_refuses = Plausible.of(model).effort
+        self.saturation = Saturation(model)
         self.refused = 0  # commands the plant refuses, in all
         self.last_refused = -np.inf  # monotonic time of the last one
         node.add_parameter_validator(self._validate)
@@ -159,6 +167,8 @@ class LawHost:
         self.checked = False
         self.pending, self._incoming = None, None
         self._warm_up(self.law, self.name)
+        if not self.lockstep:
+            self.saturation.warm_up()
         if not self.precompile or self.terms is not None:
             return  # model terms from the bus: the laws compile nothing of their own
         until = time.monotonic() + self.precompile_budget
@@ -285,6 +295,9 @@ class LawHost:
             self._install_incoming()
         if self.takeover is not None:
             self._take_over(state, measured_tau)
+        # lockstep reproduces the offline simulation, where the plant alone saturates
+        integrators = [] if self.lockstep else self.law.integrators()
+        before = [x.copy() for x in integrators]
         try:
             tau = self.law.update(t, state, ref)
         except (ValueError, np.linalg.LinAlgError) as exc:
@@ -292,6 +305,11 @@ class LawHost:
             return None
         finally:
             self._report_recovery()
+        saturated = None if self.lockstep else self.saturation.clip(tau, ref)
+        if saturated is not None:
+            for x, x0 in zip(integrators, before, strict=True):
+                x[...] = x0  # anti-windup: no integration on a tick the actuators cannot follow
+            tau = saturated
         self.last_tau = tau
         self.updates += 1
         if not np.all(np.abs(tau) <= self.plant_refuses):
@@ -342,9 +360,16 @@ class LawHost:
             d["diagnostics_error"] = str(exc)
         d["recoveries"] = self.recoveries
         d["commands_beyond_plant_limit"] = self.refused
+        d.update(self.saturation.diagnostics())
         if time.monotonic() - self.last_refused < REFUSED_WINDOW_S:
             # the truth: the plant holds instead of applying this law's commands
             return ERROR, (f"{self.name}: commands beyond {IMPLAUSIBLE_FACTOR:g}× the effort "
                            f"limit within the last {REFUSED_WINDOW_S:g} s, which the plant "
-                           "rejects (gains too high for the actuators?)"), d
+                           "rejects"), d
+        if self.saturation.gains_blamed:
+            return ERROR, (f"{self.name}: {self.saturation.gains_note}: gains too high for the "
+                           "actuators?"), d
+        if self.saturation.recent:
+            return WARN, (f"running {self.name}, saturating at the effort limits "
+                          f"({self.saturation.last_note})"), d
         return OK, f"running {self.name}", d

@@ -19,13 +19,22 @@ from __future__ import annotations
 
 import numpy as np
 
+from robot_control.bus.cdr_prefix import HEADER
 from robot_control.bus.node import ActionHandler
+from robot_control.log_text import bounded
 from robot_control.nodes.follow_joint_trajectory import Feedback, TrajectoryFollower
+from robot_control.nodes.health import ERROR, WARN, status_level
 from robot_control.nodes.motion_feasibility import MotionCheck, declare_feasibility_parameters
-from robot_control.trajectory.jtc_goal import GoalRules
+from robot_control.nodes.validation import refuse_sizes
+from robot_control.trajectory.jtc_goal import INVALID_GOAL, GoalRules
 from robot_control.trajectory.tolerances import Tolerances
 
 ACTION = "control_msgs/action/FollowJointTrajectory"
+#: the roles whose statuses on /diagnostics a goal's success depends on
+WATCHED = ("controller", "plant")
+#: a plant status that says it stopped the arm itself (nodes/plant_node.py) — not a stall of
+#: the loop (the plant holds for a moment; the controller resumes and the tolerances judge)
+PLANT_STOPS = ("safety stop",)
 TOPIC_ALIAS = "~/goal"  # /trajectory_generator/goal, in the node's namespace
 
 
@@ -89,6 +98,7 @@ class TrajectoryActions(ActionHandler):
         self.log = node.get_logger()
         self.now_ns = now_ns
         self.model = model
+        self.namespace = node.fqn.rsplit("/", 1)[0]
         self.rate = declare_jtc_parameters(node, model)
         rules, defaults = jtc_settings(node, model)
         node.add_parameter_listener(self._changed)
@@ -103,7 +113,10 @@ class TrajectoryActions(ActionHandler):
         except NotImplementedError as exc:
             self.log.warn(f"no ~/follow_joint_trajectory action: {exc}")
         for topic in ("~/joint_trajectory", TOPIC_ALIAS):
-            node.create_subscription("trajectory_msgs/msg/JointTrajectory", topic, self._on_topic)
+            node.create_subscription("trajectory_msgs/msg/JointTrajectory", topic, self._on_topic,
+                                     screen=self._screen_topic)
+        node.create_subscription("diagnostic_msgs/msg/DiagnosticArray", "diagnostics",
+                                 self._on_diagnostics)
         self.timer = None
 
     def _changed(self, new: dict, old: dict) -> None:
@@ -133,6 +146,23 @@ class TrajectoryActions(ActionHandler):
     def cancel(self, goal_id: bytes) -> bool:
         return self.follower.cancel(goal_id, self.now_ns())
 
+    def screen_goal(self, data: bytes, start: int) -> str | None:
+        """A goal refused by the sizes it declares, before it is decoded (validation.py)."""
+        return refuse_sizes(data, start, self.model.nq, self.follower.rules.max_points)
+
+    def refused(self, goal_id: bytes, reason: str) -> None:
+        self.follower.refuse(goal_id, INVALID_GOAL, reason + " (refused before decoding)")
+
+    def _screen_topic(self, data: bytes) -> bool:
+        """A trajectory on the topic refused by its declared sizes is not decoded."""
+        reason = refuse_sizes(data, HEADER, self.model.nq, self.follower.rules.max_points)
+        if reason is None:
+            return True
+        self.refused_topic += 1
+        self.log.error(f"refused trajectory: {reason} (before decoding)",
+                       throttle_duration_sec=1.0)
+        return False
+
     def _finish(self, goal_id, status: str, code: int, text: str) -> None:
         if self.server is not None and isinstance(goal_id, bytes):
             self.server.finish(goal_id, status,
@@ -145,7 +175,29 @@ class TrajectoryActions(ActionHandler):
             reason = self.follower.command(msg, self.now_ns())
         if reason is not None:
             self.refused_topic += 1
-            self.log.error(f"refused trajectory: {reason}", throttle_duration_sec=1.0)
+            self.log.error(f"refused trajectory: {bounded(reason)}", throttle_duration_sec=1.0)
+
+    def _on_diagnostics(self, msg) -> None:
+        """The controller's and the plant's statuses (of this namespace): a running goal does not
+        succeed past an error of either, nor while the controller is not running or the plant
+        has stopped the arm (safety stop); the controller's saturation goes into the reason of a
+        tolerance it makes the goal break."""
+        if self.follower.active is None:
+            return
+        for status in msg.status:
+            node, _, role = str(status.name).rpartition(": ")
+            if role not in WATCHED or node.rsplit("/", 1)[0] != self.namespace:
+                continue
+            level, message = status_level(status), str(status.message)
+            if level >= ERROR:
+                self.follower.upset(self.now_ns(), f"the {role} reported an error: {message}")
+            elif role == "controller" and not message.startswith("running"):
+                self.follower.upset(self.now_ns(), f"the controller is {message}: nothing "
+                                    "executes the motion")
+            elif role == "plant" and message.startswith(PLANT_STOPS):
+                self.follower.upset(self.now_ns(), f"the plant stopped the arm: {message}")
+            elif role == "controller" and level == WARN and "saturating" in message:
+                self.follower.saturating(message.split("(", 1)[-1].rstrip(")"))
 
     def on_state(self, ns: int, q: np.ndarray, qd: np.ndarray) -> None:
         """A measured state (stamp ``ns``): a running goal's tolerances are checked against it."""

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from robot_control.bus.cdr_prefix import trajectory_sizes
+from robot_control.log_text import bounded, names_text
 from robot_control.model.robot_model import IMPLAUSIBLE_FACTOR
 from robot_control.sim.clock import NS
 
@@ -39,6 +41,37 @@ UNLIMITED_WRENCH = 1e9
 MAX_MOTION_POINTS = 10_000
 #: the longest motion accepted, s
 MAX_MOTION_S = 24 * 3600.0
+
+
+#: a joint name longer than this (bytes, with its NUL) is not a joint name
+MAX_NAME_BYTES = 256
+
+
+def motion_bytes_cap(n: int, max_points: int) -> int:
+    """The most bytes a serialised motion of at most ``max_points`` points for ``n`` joints
+    needs: per point q, q̇, q̈ (and the sequences' lengths, its time), the names, a path and a
+    goal tolerance per joint (a FollowJointTrajectory goal), headers."""
+    return max_points * (24 * n + 32) + (3 * n + 1) * (MAX_NAME_BYTES + 40) + 4096
+
+
+def refuse_sizes(data: bytes, start: int, n: int, max_points: int) -> str | None:
+    """Why a serialised motion (its JointTrajectory from byte ``start``) is refused before it
+    is decoded — more names than joints, a name too long, more points than ``max_points``, more
+    bytes than such a motion needs — or None. Cheap whatever ``data`` holds: it reads the
+    counts the message declares, not its elements."""
+    sizes = trajectory_sizes(data, start, max_names=n)
+    if sizes is not None:
+        if sizes.names > n:
+            return f"{sizes.names} joint names for an arm of {n} joints"
+        if sizes.longest_name > MAX_NAME_BYTES:
+            return f"a joint name of {sizes.longest_name} bytes (at most {MAX_NAME_BYTES})"
+        if sizes.points > max_points:
+            return f"{sizes.points} points exceed the cap of {max_points}"
+    cap = motion_bytes_cap(n, max_points)
+    if len(data) > cap:
+        return (f"{len(data)} bytes: a motion of at most {max_points} points for {n} joints "
+                f"needs at most {cap}")
+    return None
 
 
 class Rejected(ValueError):
@@ -102,7 +135,8 @@ class JointVectors:
         if not names or names == self.names:
             return None
         if len(names) != self.n or sorted(names) != sorted(self.names):
-            raise Rejected(f"joint names {names} are not the model's {self.names}")
+            raise Rejected(f"joint names {names_text(names)} are not the model's "
+                           f"{names_text(self.names)}")
         return np.array([names.index(j) for j in self.names])
 
     def vector(self, values, order: Array | None, kind: str) -> Array:
@@ -210,7 +244,8 @@ class DropLog:
         if now - self._last.get(topic, -np.inf) >= self.period_s:
             more = self._since[topic] - 1
             extra = f" (+{more} more since the last report)" if more > 0 else ""
-            self.log.warn(f"dropped {topic}: {reason}{extra}; {self.counts[topic]} so far")
+            self.log.warn(f"dropped {bounded(topic, 200)}: {bounded(reason)}{extra}; "
+                          f"{self.counts[topic]} so far")
             self._last[topic] = now
             self._since[topic] = 0
 

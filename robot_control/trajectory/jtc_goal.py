@@ -18,12 +18,14 @@ variable-degree splines (trajectory/variable_degree.py).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
+from robot_control.log_text import names_text
 from robot_control.trajectory.joint_trajectory import Hold, JointTrajectory
 from robot_control.trajectory.variable_degree import spline_knots
 
@@ -39,6 +41,8 @@ PATH_TOLERANCE_VIOLATED = -4
 GOAL_TOLERANCE_VIOLATED = -5
 #: |q̈| beyond this is not an acceleration but garbage (the model sets no acceleration limits)
 IMPLAUSIBLE_ACCELERATION = 1e6
+#: a point at "now" this close to the current reference (rad or m, per joint) is on it
+START_TOLERANCE = 0.01
 
 
 class GoalError(ValueError):
@@ -62,7 +66,7 @@ class GoalRules:
     allow_nonzero_velocity_at_trajectory_end: bool = False
     max_points: int = 10_000
     max_duration: float = 600.0
-    start_tolerance: float = 0.01
+    start_tolerance: float = START_TOLERANCE
     blend: float = 0.02
     stop_time: float = 0.25
 
@@ -94,20 +98,25 @@ def _numbers(values, what: str, names: Sequence[str]) -> Array:
 
 def goal_joints(names: Sequence[str], rules: GoalRules) -> Array:
     """Model indices of the goal's joint names, or INVALID_JOINTS naming what is wrong."""
-    names = [str(n) for n in names]
     model = list(rules.joint_names)
-    if not names:
+    if not len(names):
         raise GoalError(INVALID_JOINTS, "the trajectory names no joints (joint_names is empty)")
-    twice = sorted({n for n in names if names.count(n) > 1})
+    if len(names) > len(model):  # before any per-name work: a message may name 10⁵ joints
+        raise GoalError(INVALID_JOINTS, f"{len(names)} joint names for an arm of {len(model)} "
+                        f"joints ({names_text(names, quote=False)})")
+    names = [str(n) for n in names]
+    twice = sorted(n for n, k in Counter(names).items() if k > 1)
     if twice:
-        raise GoalError(INVALID_JOINTS, f"joint names given twice: {', '.join(twice)}")
+        raise GoalError(INVALID_JOINTS, f"joint names given twice: "
+                        f"{names_text(twice, quote=False)}")
     unknown = [n for n in names if n not in model]
     if unknown:
-        raise GoalError(INVALID_JOINTS, f"unknown joints {', '.join(unknown)} (this arm's "
-                        f"joints: {', '.join(model)})")
+        raise GoalError(INVALID_JOINTS, f"unknown joints {names_text(unknown, quote=False)} "
+                        f"(this arm's joints: {names_text(model, quote=False)})")
     missing = [n for n in model if n not in names]
     if missing and not rules.allow_partial_joints_goal:
-        raise GoalError(INVALID_JOINTS, f"the goal leaves out joints {', '.join(missing)}; "
+        raise GoalError(INVALID_JOINTS, f"the goal leaves out joints "
+                        f"{names_text(missing, quote=False)}; "
                         "name them all or set allow_partial_joints_goal")
     return np.array([model.index(n) for n in names])
 

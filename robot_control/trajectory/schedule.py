@@ -61,16 +61,23 @@ class TrajectorySchedule:
     """
 
     def __init__(self, dof: int) -> None:
-        self._entries: list[tuple[int, tuple]] = []  # (start ns, sampling arrays), by start
+        # (start ns, sampling arrays, end ns), by start
+        self._entries: list[tuple[int, tuple, int]] = []
         self.out = np.zeros((3, dof))  # (q_d; q̇_d; q̈_d) of the last sample, reused
 
     def add(self, start_ns: int, trajectory: JointTrajectory) -> None:
         """Run ``trajectory`` (on its own clock: time 0 is its start) from ``start_ns`` on."""
-        entry = (int(start_ns), trajectory.sampling_arrays())
+        end_ns = int(start_ns) + int(round((trajectory.start_time + trajectory.duration) * 1e9))
+        entry = (int(start_ns), trajectory.sampling_arrays(), end_ns)
         self._entries = [e for e in self._entries if e[0] < entry[0]] + [entry]
 
     def clear(self) -> None:
         self._entries = []
+
+    def ended(self, stamp_ns: int) -> bool:
+        """Every trajectory received has ended by ``stamp_ns`` (none starts later): what is left
+        is a stale target — an aborted or cancelled goal's end, a past hold — not a motion."""
+        return all(end <= stamp_ns for _, _, end in self._entries)
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -83,6 +90,6 @@ class TrajectorySchedule:
             entries.pop(0)
         if not entries or entries[0][0] > stamp_ns:
             return None
-        start, arrays = entries[0]
+        start, arrays, _ = entries[0]
         sample_into(*arrays, (stamp_ns - start) * 1e-9, self.out)
         return self.out

@@ -22,6 +22,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 
+from robot_control.bus.cdr_prefix import GOAL_START, request_header_bytes
 from robot_control.bus.dds import config as dds_config
 from robot_control.bus.dds.messages import message_type
 from robot_control.bus.node import ActionHandler
@@ -69,6 +70,7 @@ class DdsActionServer:
             node._serve("action_msgs/srv/CancelGoal", base + "cancel_goal", self._on_cancel),
             node._serve(action_type + "_GetResult", base + "get_result", self._on_get_result)]
         self._send, self._cancel, self._get = self._servers
+        self._send.set_screen(self._screen_goal)
         self._feedback = node._make_writer(base + "feedback", action_type + "_FeedbackMessage",
                                            dds_config.DEFAULT)
         self._status = node._make_writer(base + "status", "action_msgs/msg/GoalStatusArray",
@@ -76,7 +78,23 @@ class DdsActionServer:
         self._publish_status()
 
     # -------------------------------------------------------------- services
-    def _on_send_goal(self, request):
+    def _screen_goal(self, data: bytes, info) -> bool:
+        """Before a goal request is decoded: if the handler refuses its declared sizes
+        (``ActionHandler.screen_goal``), accept it undecoded and let the handler end it with the
+        reason (``refused``); False then. A goal of 250 000 points costs seconds to decode."""
+        reason = self.handler.screen_goal(data, GOAL_START)
+        head = request_header_bytes(data) if reason is not None else None
+        if head is None:
+            return True
+        request = message_type(self.action_type + "_SendGoal_Request")(guid=head[0], seq=head[1])
+        request.goal_id.uuid = list(head[2])
+        request.sample_info = info
+        self._on_send_goal(request, lambda key: self.handler.refused(key, reason))
+        return False
+
+    def _on_send_goal(self, request, start=None):
+        """Accept or reject a goal request; an accepted one starts with ``start(goal id)``
+        (default: the handler's ``accepted``)."""
         key = bytes(request.goal_id.uuid)
         response = message_type(self.action_type + "_SendGoal_Response")()
         if key in self._goals:
@@ -96,7 +114,10 @@ class DdsActionServer:
         self._send.respond(request, response)  # accepted before it may end
         self._publish_status()
         try:
-            self.handler.accepted(key, request.goal)
+            if start is None:
+                self.handler.accepted(key, request.goal)
+            else:
+                start(key)
         except Exception as exc:
             self.node.get_logger().error(f"a goal raised: {exc!r}")
             self.finish(key, "aborted", self.Result())

@@ -103,6 +103,9 @@ class _Entry:
     label: str
     key: int
     admit: SenderFilter | None = None
+    #: screen(data, info) on the serialised sample: False if it must not be decoded (the screen
+    #: has dealt with it: a size beyond a cap, refused before paying for its decoding)
+    screen: Callable[[bytes, object], bool] | None = None
     muted: bool = False  # detached from the wait while its samples are all filtered out
     on_error: ErrorHandler | None = None  # the owning node's (a shared executor's otherwise)
 
@@ -115,6 +118,7 @@ class _Stats:
     take_errors: int = 0
     invalid_samples: int = 0
     filtered_samples: int = 0
+    screened_samples: int = 0  # refused undecoded by a reader's screen
     timer_calls: dict[int, int] = field(default_factory=dict)
 
 
@@ -179,6 +183,12 @@ class Executor:
         entry = self._entries.get(key)
         if entry is not None:
             entry.admit = admit
+
+    def set_screen(self, key: int, screen: Callable[[bytes, object], bool] | None) -> None:
+        """Decode a sample of this reader only if screen(its bytes, its info) is true."""
+        entry = self._entries.get(key)
+        if entry is not None:
+            entry.screen = screen
 
     def remove_reader(self, key: int) -> None:
         with self._lock:
@@ -320,6 +330,15 @@ class Executor:
         if entry.admit is not None and not entry.admit(info.publication_handle):
             self.stats.filtered_samples += 1
             return False
+        if entry.screen is not None:
+            try:
+                if not entry.screen(data, info):
+                    self.stats.screened_samples += 1
+                    return True  # handled: dealt with undecoded
+            except Exception as exc:
+                self.stats.callback_errors += 1
+                self._report(entry.on_error, f"screening a sample of {entry.label} raised", exc)
+                return True
         try:
             sample = entry.reader._topic.data_type.deserialize(data)
         except Exception as exc:  # this sample does not deserialise: drop it, go on
@@ -406,6 +425,9 @@ class ExecutorView:
         key = self.executor.add_reader(reader, handler, label, on_error=self._on_error)
         self._keys.add(key)
         return key
+
+    def set_screen(self, key: int, screen: Callable[[bytes, object], bool] | None) -> None:
+        self.executor.set_screen(key, screen)
 
     def remove_reader(self, key: int) -> None:
         self._keys.discard(key)

@@ -293,13 +293,16 @@ class DdsNode(Node):
         return pub
 
     def create_subscription(self, ros_type: str, topic: str, callback: Callable[[object], None],
-                            qos: QosSpec = "default", urgent: bool = False) -> DdsSubscription:
+                            qos: QosSpec = "default", urgent: bool = False,
+                            screen: Callable[[bytes], bool] | None = None) -> DdsSubscription:
         fq, profile = self.resolve(topic), qos_profile(qos)
         reader = self._context.reader(messages.dds_topic_name(fq), ros_type, profile)
         self._context.associate(self._node_key, reader=reader)
         self._endpoints.append((reader, "reader"))
         label = f"subscription {fq}"
         key = self._executor.add_reader(reader, callback, label)
+        if screen is not None:  # same-process messages are objects already: nothing to screen
+            self._executor.set_screen(key, lambda data, info: screen(data))
         local = None
         if self._same_process(profile):
             # the shared executor itself delivers (the node's view has nothing to add)

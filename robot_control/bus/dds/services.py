@@ -75,6 +75,10 @@ class ServiceServer:
         context.associate(node_key, reader=self.reader, writer=self.writer)
         self._key = executor.add_reader(self.reader, self._on_request, f"service {service}")
 
+    def set_screen(self, screen) -> None:
+        """screen(serialised request, its sample info): False if it must not be decoded."""
+        self._executor.set_screen(self._key, screen)
+
     def _on_request(self, request) -> None:
         response = self._handler(request)
         if response is not None:  # None: the handler answers later, through respond()

@@ -280,10 +280,21 @@ class RclpyNode(Node):
         return pub if self._container is None else ChainPublisher(pub, self._container.chain)
 
     def create_subscription(self, ros_type: str, topic: str, callback: Callable[[object], None],
-                            qos: QosSpec = "default", urgent: bool = False):
+                            qos: QosSpec = "default", urgent: bool = False,
+                            screen: Callable[[bytes], bool] | None = None):
+        msg_type = self.msg(ros_type)
+        if screen is not None:  # taken serialised, screened, then decoded
+            from rclpy.serialization import deserialize_message
+
+            plain = callback
+
+            def callback(raw: bytes) -> None:
+                if screen(raw):
+                    plain(deserialize_message(raw, msg_type))
+
         sub = self._node.create_subscription(
-            self.msg(ros_type), topic, self._guarded(callback, f"callback for {topic}"),
-            rclpy_qos(qos), event_callbacks=no_subscription_events())
+            msg_type, topic, self._guarded(callback, f"callback for {topic}"),
+            rclpy_qos(qos), event_callbacks=no_subscription_events(), raw=screen is not None)
         if self._container is not None:
             self._container.chain.subscribed(sub)
         return sub
