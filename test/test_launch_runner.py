@@ -326,7 +326,7 @@ def test_a_timed_run_reports_rate_latency_commands_and_tracking_errors(timed_run
 ])
 def test_a_run_that_stopped_safely_rejected_or_lost_track_has_a_failing_verdict(figures, lockstep,
                                                                                   why):
-    from robot_control.bringup.summary import run_verdict
+    from robot_control.bringup.verdict import run_verdict
 
     summary = {"controller": "computed_torque", "velocity_stops": 0, "commands_rejected": 0,
                "commands": 1000, "max_error": [0.001, 0.001], **figures}
