@@ -60,7 +60,13 @@ def _load(module: str):
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    run: Callable[[argparse.Namespace], int] = _load(args._module).run
-    return run(args)
+    try:
+        args = build_parser().parse_args(argv)
+        run: Callable[[argparse.Namespace], int] = _load(args._module).run
+        return run(args)
+    except KeyboardInterrupt:  # Ctrl-C while a command loads: a line, not a traceback
+        import sys
+
+        print("robot-control: interrupted", file=sys.stderr, flush=True)
+        return 130
 
