@@ -177,3 +177,32 @@ def test_send_goal_to_an_inactive_server_prints_its_reason(action_stack):
     assert done.returncode == 1
     assert done.stdout.strip() == ("Goal was rejected: trajectory_generator: "
                                    "/trajectory_generator is inactive, not active."), done.stdout
+
+
+@pytest.mark.parametrize("when", [1.0, "[launch] started lifecycle_manager",
+                                  "configured in", "stack active"])
+def test_ctrl_c_of_a_launch_is_a_clean_quiet_stop_at_any_moment(when):
+    """A terminal's Ctrl-C (what reaches the runner) while the command loads, while the nodes
+    start, configure or run: exit 0, every node stopped, no ERROR line, no traceback."""
+    import signal
+
+    env = private_domain(154)
+    launch = Lines(cli("launch", "rate:=250"), {**env, "PYTHONUNBUFFERED": "1"})
+    try:
+        if isinstance(when, float):
+            time.sleep(when)
+        else:
+            assert launch.wait_for(when, 120) is not None, launch.lines
+        launch.proc.send_signal(signal.SIGINT)  # the nodes run in sessions of their own
+        code, err = launch.finish(60)
+    finally:
+        if launch.proc.poll() is None:
+            launch.proc.kill()
+    output = [line for _, line in launch.lines] + err.splitlines()
+    assert code == 0, output[-30:]
+    assert not [line for line in output if "ERROR" in line or "Traceback" in line], output
+    pids = [int(line.split("(pid ")[1].split(")")[0]) for line in output
+            if line.startswith("[launch] started ")]
+    assert not [pid for pid in pids if Path(f"/proc/{pid}").exists()]
+    if pids:  # it started: its last line says how it ended
+        assert output[-1].startswith(("robot-control launch: ok", "robot-control launch: degraded"))

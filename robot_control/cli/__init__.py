@@ -41,6 +41,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+#: commands that run until Ctrl-C: stopped that way, even while loading, they end quietly with 0
+STOPPED_BY_CTRL_C = ("robot_control.cli.launch", "robot_control.cli.demo",
+                     "robot_control.cli.bus_tools")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="robot-control",
@@ -68,6 +73,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:  # Ctrl-C while a command loads: a line, not a traceback
         import sys
 
+        module = COMMANDS.get(next((a for a in (sys.argv[1:] if argv is None else argv)
+                                    if not a.startswith("-")), ""), ("",))[0]
+        if module in STOPPED_BY_CTRL_C:
+            return 0  # its usual way to end: quiet
         print("robot-control: interrupted", file=sys.stderr, flush=True)
         return 130
 

@@ -304,6 +304,7 @@ def run_node(default_name: str, node_class, argv: list[str] | None, managed: boo
     if stop.requested or (managed and not autostart(node)):
         node.shutdown()
         return 0 if stop.requested else 2
+    stop.hand_over()
     node.spin()  # from here the node's own handlers turn a signal into a clean shutdown
     # the process is ending: a second Ctrl-C (a launcher passes on the one the terminal sent to
     # the node too) must not kill it while the interpreter shuts down
@@ -316,13 +317,23 @@ class StartupStop:
 
     def __init__(self) -> None:
         self.requested = False
+        self.spinning = False
 
     def __call__(self, signum, frame) -> None:
         import os
 
+        if self.spinning:
+            # rclpy's handler, installed over this one, chains to it: under ros2 launch a
+            # terminal's Ctrl-C and launch's own SIGINT both come, and the node is stopping
+            # cleanly already — an exit 130 here made launch log "[ERROR] … process has died"
+            return
         if self.requested:
             os._exit(128 + signum)  # nothing worth cleaning up yet; the runner counts this clean
         self.requested = True
+
+    def hand_over(self) -> None:
+        """The node spins: its own handlers stop it from now on, this one does nothing."""
+        self.spinning = True
 
     @classmethod
     def install(cls) -> StartupStop:
