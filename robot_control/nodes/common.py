@@ -315,21 +315,28 @@ def run_node(default_name: str, node_class, argv: list[str] | None, managed: boo
 class StartupStop:
     """SIGINT / SIGTERM while a node starts: the first asks it to stop, a second ends it now."""
 
+    #: a second signal this soon after the first is its echo, not a second Ctrl-C: under ros2
+    #: launch a terminal's Ctrl-C reaches the node, then launch sends its own SIGINT
+    ECHO_S = 1.0
+
     def __init__(self) -> None:
         self.requested = False
         self.spinning = False
+        self.first = 0.0  # monotonic time of the first signal
 
     def __call__(self, signum, frame) -> None:
         import os
+        import time
 
         if self.spinning:
-            # rclpy's handler, installed over this one, chains to it: under ros2 launch a
-            # terminal's Ctrl-C and launch's own SIGINT both come, and the node is stopping
-            # cleanly already — an exit 130 here made launch log "[ERROR] … process has died"
+            # rclpy's handler, installed over this one, chains to it; the node is stopping
+            # cleanly already (an exit 130 here made launch log "[ERROR] … process has died")
             return
-        if self.requested:
+        now = time.monotonic()
+        if self.requested and now - self.first > self.ECHO_S:
             os._exit(128 + signum)  # nothing worth cleaning up yet; the runner counts this clean
-        self.requested = True
+        if not self.requested:
+            self.requested, self.first = True, now
 
     def hand_over(self) -> None:
         """The node spins: its own handlers stop it from now on, this one does nothing."""
