@@ -79,7 +79,7 @@ def untracked(summary: dict[str, object]) -> str:
     controller = controller_status(summary)
     drops = controller.get(TRAJECTORY_DROPS)
     if isinstance(drops, int) and drops > 0:
-        why = controller.get(f"last {TRAJECTORY_DROPS}")
+        why = " ".join(str(controller.get(f"last {TRAJECTORY_DROPS}") or "").split())  # a line
         return (f"no tracking samples: the controller dropped {drops} trajectory message(s) on "
                 f"/controller/joint_trajectory" + (f" ({why})" if why else "")
                 + ": the arm held still")
