@@ -79,7 +79,8 @@ def test_topic_hz_reports_a_running_rate_every_second_until_ctrl_c():
         reports = [(t, line) for t, line in hz.lines if line.startswith("average rate")]
         assert len(reports) >= 3, hz.lines
         gaps = [b[0] - a[0] for a, b in zip(reports, reports[1:])]
-        assert all(0.5 < g < 1.6 for g in gaps), gaps  # one a second
+        # one a second (a loaded machine may delay one, the next comes on time)
+        assert 0.7 < sum(gaps) / len(gaps) < 1.5 and max(gaps) < 3.0, gaps
         rate = float(reports[-1][1].split(":")[1])
         assert 150 < rate < 250, reports[-1]
         assert any(line.startswith("\tmin: ") and "window:" in line for _, line in hz.lines)
