@@ -1,10 +1,15 @@
 """ament_python packaging for robot_control; `pip install .` works without ROS too."""
 
+import sys
 from glob import glob
 
 from setuptools import find_packages, setup
 
 package_name = "robot_control"
+#: `setup.py install` is colcon's (ament_python) way in; pip builds wheels. There the CLI also goes
+#: to bin/, which colcon's setup puts on PATH (the console scripts go to lib/robot_control for
+#: `ros2 run`, setup.cfg); a pip install has its console script in bin/ already.
+colcon_bin = [("bin", ["resource/robot-control"])] if "install" in sys.argv[1:] else []
 
 setup(
     name=package_name,
@@ -26,6 +31,7 @@ setup(
         ("share/" + package_name + "/config/security/profiles",
          glob("config/security/profiles/*.xml")),
         ("share/" + package_name + "/urdf", glob("urdf/*")),
+        *colcon_bin,
     ],
     python_requires=">=3.10",
     install_requires=[

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from robot_control.model import Body, Frame, Inertia, Joint, RobotModel
+from robot_control.sim import matrix
 from robot_control.spatial import rot_x, rot_y, rot_z, transform
 
 #: example-robot-data URDFs, relative to its robots/ folder
@@ -18,6 +19,8 @@ EXAMPLE_URDFS = {
     "ur5": "ur_description/urdf/ur5_robot.urdf",
     "panda": "panda_description/urdf/panda.urdf",
 }
+#: the manipulator arms of example-robot-data a user brings first (test_any_arm.py)
+EXAMPLE_ARMS = {**EXAMPLE_URDFS, **matrix.EXAMPLE_ARMS}
 
 
 def dh_link(**values) -> dict:
@@ -43,9 +46,9 @@ def example_robot_data_dir() -> Path | None:
 def example_urdf(name: str) -> Path | None:
     """Path of an example-robot-data URDF ("ur5", "panda"), or None when not installed."""
     robots = example_robot_data_dir()
-    if robots is None or not (robots / EXAMPLE_URDFS[name]).is_file():
+    if robots is None or not (robots / EXAMPLE_ARMS[name]).is_file():
         return None
-    return robots / EXAMPLE_URDFS[name]
+    return robots / EXAMPLE_ARMS[name]
 
 
 def _random_inertia(rng: np.random.Generator) -> Inertia:

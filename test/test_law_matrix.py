@@ -59,8 +59,8 @@ def test_every_robot_has_a_stack_file_with_a_pose_and_motion_inside_its_limits(r
     waypoints = np.asarray(nodes["trajectory_generator"]["waypoints"]).reshape(-1, model.nq)
     sc = stack_scenario(robot, "computed_torque", 500.0)
     # the motion the generator sends: through the waypoints unclipped, inside both limits
-    assert np.array_equal(np.array(sweep_points(model, q0, waypoints)[1:len(waypoints) + 1]),
-                          waypoints)
+    assert np.array_equal(np.array(sweep_points(q0, waypoints)[1:len(waypoints) + 1]), waypoints)
+    assert np.array_equal(sc.trajectory.positions[1:len(waypoints) + 1], waypoints)
     sc.trajectory.validate(model.lower, model.upper, model.velocity_limit)
     for law in {row[1] for row in matrix.JOINT_LAWS}:  # every law accepts the file's values
         create(law).configure(model, {k: v for k, v in

@@ -29,6 +29,8 @@ from readme_commands import (
 )
 from readme_session import Endless, Session, Suite, check_section
 
+from robot_control.sim import matrix
+
 pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parent.parent
@@ -51,8 +53,10 @@ MAIN = Suite(
     ],
     # a stack run ends with the line saying how it ended
     checks=[(r"^(robot-control launch|bash scripts/demo\.sh)\b", LAUNCH_HELD)],
-    # a bag the test records for the README's BAG and DIR (see bag_for_placeholders)
-    placeholders={"BAG": "recorded_run", "DIR": "recorded_run"},
+    # a bag the test records for the README's BAG and DIR (see bag_for_placeholders); a user's
+    # arm: example-robot-data's Panda (the test extra)
+    placeholders={"BAG": "recorded_run", "DIR": "recorded_run",
+                  "/path/to/arm.urdf": str(matrix.example_arm("panda"))},
     # the README deactivates the controller; `activate` resumes (the later commands need it)
     follow_ups=[(r"(lifecycle set /controller )deactivate", r"\1activate")],
 )

@@ -67,10 +67,11 @@ def ros2_suite(checkout: Path, domain: int) -> Suite:
 
 @pytest.fixture(scope="module")
 def checkout(tmp_path_factory) -> Path:
-    """This checkout as a reader's clone holds it (no venv, no build output)."""
+    """This checkout as a reader's clone holds it (its .git: the README clones it into the
+    workspace; no venv, no build output)."""
     copy = tmp_path_factory.mktemp("clone") / "robot_control"
     shutil.copytree(REPO, copy, symlinks=True, ignore=shutil.ignore_patterns(
-        ".git", ".venv*", "build", "install", "log", "*.egg-info", "__pycache__"))
+        ".venv*", "build", "install", "log", "*.egg-info", "__pycache__"))
     return copy
 
 

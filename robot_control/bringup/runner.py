@@ -475,8 +475,11 @@ def _read_param(entry: dict, node: NodeLaunch, values: dict[str, str], path: Pat
             raise LaunchError(f"{path}: a 'from' param takes no other attribute: {entry!r}")
         file = substitute(str(entry["from"]), values, path)
         if not Path(file).is_file():
-            # launch_ros warns and leaves such a file out; so do we (the warning is on stderr)
-            print(f"[launch] parameter file {file} is not a file: skipped", file=sys.stderr)
+            # launch_ros warns and leaves such a file out; so do we (the warning is on stderr),
+            # except for the per-robot stack file of a robot given as a file: it has none
+            robot = str(values.get("robot", ""))
+            if not (robot and file.endswith(f"stack.{robot}.yaml") and Path(robot).is_file()):
+                print(f"[launch] parameter file {file} is not a file: skipped", file=sys.stderr)
             return
         node.params_files.append(file)
         return

@@ -166,10 +166,10 @@ class StackMonitor:
         matches them as they appear (no discovery to wait for: the first /controller/state dates
         the closed loop, a transition event is volatile and rare), until the monitor stops (or,
         ``first_only``, until its first message: the reader goes then)."""
-        from robot_control.bus.dds import config as dds_config
+        from robot_control.bus.qos import DEFAULT
 
         with self._graph_lock:  # the reader is hidden from the graph node_names reads
-            reader = self.client.typed_reader(topic, ros_type, dds_config.DEFAULT)
+            reader = self.client.typed_reader(topic, ros_type, DEFAULT)
         for msg in self.client.samples(reader, stop=self._stop):
             handle(msg)
             if first_only:

@@ -33,6 +33,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
             "record, play and inspect rosbag2 (MCAP) recordings (like ros2 bag)"),
     "security": ("robot_control.cli.security",
                  "make an SROS2 keystore with the package's policy; check enclaves"),
+    "check": ("robot_control.cli.check",
+              "what the package derives for a robot, and whether each law holds on it offline"),
     "gains": ("robot_control.cli.gains",
               "print the per-joint gains derived for a robot (or those its stack runs)"),
     "model": ("robot_control.cli.model", "export a robot model as URDF or MJCF (MuJoCo)"),
@@ -65,11 +67,22 @@ def _load(module: str):
     return importlib.import_module(module)
 
 
+#: commands whose twin on the ROS 2 route is a ``ros2`` command (they speak DDS themselves)
+ROS2_TWINS = {"topic": "ros2 topic", "node": "ros2 node", "param": "ros2 param",
+              "service": "ros2 service", "action": "ros2 action", "lifecycle": "ros2 lifecycle",
+              "bag": "ros2 bag"}
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         run: Callable[[argparse.Namespace], int] = _load(args._module).run
-        return run(args)
+        try:
+            return run(args)
+        except ModuleNotFoundError as exc:
+            if exc.name != "cyclonedds":
+                raise
+            return _needs_cyclonedds(args.command)
     except KeyboardInterrupt:  # Ctrl-C while a command loads: a line, not a traceback
         import sys
 
@@ -79,4 +92,15 @@ def main(argv: list[str] | None = None) -> int:
             return 0  # its usual way to end: quiet
         print("robot-control: interrupted", file=sys.stderr, flush=True)
         return 130
+
+
+def _needs_cyclonedds(command: str) -> int:
+    """A DDS command on an install without cyclonedds: one line naming its ros2 twin."""
+    import sys
+
+    twin = ROS2_TWINS.get(command)
+    print(f"robot-control {command}: needs the cyclonedds package (pip install "
+          f"cyclonedds)" + (f"; with ROS 2 sourced, `{twin} …` does this" if twin else ""),
+          file=sys.stderr)
+    return 1
 

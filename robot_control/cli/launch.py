@@ -269,10 +269,10 @@ def run_plan(plan: LaunchPlan, options: RunOptions, stream: IO[str] = sys.stdout
 
 def check_domain(env: dict[str, str]) -> int:
     """The ROS domain id the nodes will use; LaunchError if the environment names none."""
-    from robot_control.bus.dds import config as dds_config
+    from robot_control.bus.discovery import domain_id_from_env
 
     try:
-        return dds_config.domain_config_from_env(env)[0]
+        return domain_id_from_env(env)
     except ValueError as exc:
         raise LaunchError(str(exc)) from None
 
@@ -290,11 +290,13 @@ def _client_factory(plan: LaunchPlan, env: dict[str, str]):
         secure_env = check_plan(plan, env, choose_backend())
     except SecurityError as exc:
         raise LaunchError(str(exc)) from None
-    if secure_env is None:
+    if secure_env is None and choose_backend() != "rclpy":
         return None
     from robot_control.bus.ros.monitor_client import RclpyBusClient
 
-    return lambda: RclpyBusClient(secure_env)
+    # on the rclpy route the monitor is an rclpy participant too: no cyclonedds package there
+    watched = env if secure_env is None else secure_env
+    return lambda: RclpyBusClient(watched)
 
 
 def names_on_domain(monitor, client_factory=None, settle_s: float = 1.0) -> list[str]:

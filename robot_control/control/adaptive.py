@@ -40,6 +40,7 @@ ESTIMATE_PARAMETERS = (
 class AdaptiveController(Controller):
     """Estimate bookkeeping shared by the adaptive laws: basis, Γ⁻¹, p̂(0), p̂ and its rate."""
 
+    COMPENSATES_FRICTION = True
     STATE = ("p_hat", "p_hat_rate")
 
     def _prepare(self, model, values) -> Config:

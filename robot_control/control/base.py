@@ -31,7 +31,16 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from robot_control.control.law_kernels import S_CULPRIT, S_RECOVERIES, S_T_RECOVERY, S_TPREV
+from robot_control.control.law_kernels import (
+    G_STRIBECK,
+    G_VISCOUS,
+    GROWS,
+    S_CULPRIT,
+    S_RECOVERIES,
+    S_T_RECOVERY,
+    S_TPREV,
+    add_friction_feedforward,
+)
 from robot_control.control.model_terms import LocalModelTerms, ModelTerms
 from robot_control.control.parameters import (
     ParameterError,
@@ -127,6 +136,10 @@ class Controller(ABC):
     GAINS: ClassVar[str | None] = None
     #: the law presses on the environment: it needs a desired wrench (control/requirements.py)
     NEEDS_FORCE_REFERENCE: ClassVar[bool] = False
+    #: the law holds a nominal model, so it feeds that model's joint friction forward
+    #: (law_kernels.add_friction_feedforward); a description's friction left to the feedback of a
+    #: light joint (a wrist of 10⁻³ kg·m² against 1 N·m of Coulomb friction) is an error of radians
+    COMPENSATES_FRICTION: ClassVar[bool] = False
 
     def __init__(self) -> None:
         self.model = None
@@ -141,6 +154,7 @@ class Controller(ABC):
         self._t_offset = 0.0
         self.recoveries = 0
         self.last_recovery = ""
+        self._friction: Array | None = None
 
     # ------------------------------------------------------------------ parameters
     @classmethod
@@ -193,6 +207,7 @@ class Controller(ABC):
         self.params = values
         self.cfg = cfg
         self._commit(cfg, set(values), first=True)
+        self._friction = self._friction_rows()
         self.reset()
 
     def set_parameters(self, updates: Mapping[str, Any]) -> None:
@@ -204,6 +219,7 @@ class Controller(ABC):
         self.params = values
         self.cfg = cfg
         self._commit(cfg, set(updates), first=False)
+        self._friction = self._friction_rows()
 
     def get_parameters(self) -> dict[str, Any]:
         """Current parameter values as plain Python values."""
@@ -219,6 +235,20 @@ class Controller(ABC):
     def _commit(self, cfg: Config, changed: set[str], first: bool) -> None:
         """React to an accepted configuration (e.g. resize an estimate when the basis changed)."""
         return None
+
+    def compensates_friction(self) -> bool:
+        """Whether this law, as configured, feeds its model's friction forward."""
+        return self.COMPENSATES_FRICTION
+
+    def _friction_rows(self) -> Array | None:
+        """The gains layout with the model's friction in its rows (law_kernels.G_VISCOUS …), or
+        None when the law does not compensate friction or the model has none."""
+        friction = np.asarray(self.model.friction, dtype=float)
+        if not self.compensates_friction() or not np.any(friction[:, :3]):
+            return None
+        rows = np.zeros((GROWS, self.n))
+        rows[G_VISCOUS : G_STRIBECK + 1] = friction.T
+        return rows
 
     # ---------------------------------------------------------------------- running
     def reset(self, state: State | None = None, last_tau=None) -> None:
@@ -273,7 +303,7 @@ class Controller(ABC):
 
     def _finite_torque(self, t: float, state: State, reference: Reference) -> Array:
         """The law's torque; if it or the law's state is non-finite, reset and answer again."""
-        tau = np.asarray(self.compute(t, state, reference), dtype=float)
+        tau = self._with_friction(self.compute(t, state, reference), reference)
         culprit = self._non_finite(tau)
         if culprit is None:
             return tau
@@ -281,10 +311,20 @@ class Controller(ABC):
         self.last_recovery = self._recovery_note(culprit, t)
         self.reset()
         self._t_prev = t
-        tau = np.asarray(self.compute(t, state, reference), dtype=float)
+        tau = self._with_friction(self.compute(t, state, reference), reference)
         if self._non_finite(tau) is not None:
             raise NonFiniteOutput(f"{self.name}: torque is non-finite even from the initial "
                                   "state")
+        return tau
+
+    def _with_friction(self, tau, reference: Reference) -> Array:
+        """The law's τ plus the model's friction at the reference velocity (a new array)."""
+        tau = np.asarray(tau, dtype=float)
+        if self._friction is None:
+            return tau
+        tau = np.array(tau, dtype=float)  # compute may return the law's own buffer
+        add_friction_feedforward(self._friction, np.ascontiguousarray(reference.qd, dtype=float),
+                                 tau)
         return tau
 
     def _recovery_note(self, culprit: str, t: float) -> str:
@@ -318,6 +358,8 @@ class Controller(ABC):
         if owner is Controller or vars(owner).get("compute") is not type(self).compute:
             return None
         spec = self._compiled()
+        if spec is not None and self._friction is not None:
+            spec.gains[G_VISCOUS : G_STRIBECK + 1] = self._friction[G_VISCOUS : G_STRIBECK + 1]
         if spec is not None:  # where update() left off: the previous time and the recoveries
             spec.scalars[S_TPREV] = math.nan if self._t_prev is None else self._t_prev
             spec.scalars[S_RECOVERIES] = self.recoveries

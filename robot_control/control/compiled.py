@@ -299,6 +299,7 @@ def law_update(kind, law, t, q, qd, qr, qdr, qddr, tau):
     s[L.S_DT] = 0.0 if math.isnan(s[L.S_TPREV]) else max(0.0, t - s[L.S_TPREV])
     s[L.S_TPREV] = t
     law_torque(kind, law, q, qd, qr, qdr, qddr, tau)
+    L.add_friction_feedforward(law[2], qdr, tau)
     culprit = non_finite(kind, law, tau)
     if culprit < 0:
         return True
@@ -308,4 +309,5 @@ def law_update(kind, law, t, q, qd, qr, qdr, qddr, tau):
     law_reset(kind, law)
     s[L.S_DT] = 0.0
     law_torque(kind, law, q, qd, qr, qdr, qddr, tau)
+    L.add_friction_feedforward(law[2], qdr, tau)
     return non_finite(kind, law, tau) < 0

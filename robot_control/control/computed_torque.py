@@ -25,6 +25,7 @@ class ComputedTorque(Controller):
     poles of each joint). The law evaluates M q̈* + C q̇ + g in one inverse-dynamics call.
     """
 
+    COMPENSATES_FRICTION = True
     name = "computed_torque"
     GAINS = "acceleration"
     formula = "Huo C4 (3-31), C6 (3-49…3-54), C7 (3-66)"

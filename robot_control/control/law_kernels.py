@@ -13,9 +13,11 @@ import math
 import numpy as np
 from numba import njit
 
-# rows of the per-joint gains G
+# rows of the per-joint gains G, then the nominal model's joint friction (Schilling 6-3-3: viscous,
+# Coulomb, static, Stribeck velocity) that a model-based law feeds forward (zero: none)
 G_KP, G_KD, G_LAMBDA, G_LAYER, G_ETA = 0, 1, 2, 3, 4
-GROWS = 5
+G_VISCOUS, G_COULOMB, G_STATIC, G_STRIBECK = 5, 6, 7, 8
+GROWS = 9
 # rows of the per-joint vectors E: TrackingErrors' e, ė, r, q̇_r, q̈_r, a scratch row, then the
 # laws' own: sat(s/ε), switching gain or Δv, filtered q̈ and the previous q̇ (acceleration
 # estimate), a measured q̈, w of the robust law, and a second scratch row
@@ -56,6 +58,19 @@ def tracking_errors(q, qd, qr, qdr, qddr, lam, E, with_lambda):
             r[i] = r[i] + ed[i]
             qdd_r[i] = lam[i] * ed[i]
             qdd_r[i] = qdd_r[i] + qddr[i]
+
+
+@njit(cache=True)
+def add_friction_feedforward(G, qdr, tau):
+    """τ += F̂(q̇_d): the nominal model's joint friction (Schilling 6-3-3) at the reference velocity,
+    the F(Θ, Θ̇) of Craig's τ = MΘ̈ + V + G + F; joints without friction are left untouched."""
+    for i in range(tau.shape[0]):
+        viscous, coulomb, static = G[G_VISCOUS, i], G[G_COULOMB, i], G[G_STATIC, i]
+        v = qdr[i]
+        if v == 0.0 or (viscous == 0.0 and coulomb == 0.0 and static == 0.0):
+            continue
+        tau[i] += viscous * v + np.sign(v) * (
+            coulomb + (static - coulomb) * np.exp(-abs(v) / G[G_STRIBECK, i]))
 
 
 @njit(cache=True)

@@ -27,6 +27,7 @@ class Passivity(Controller):
     Needs the Coriolis matrix itself (not only Cq̇), with Ṁ − 2C skew-symmetric.
     """
 
+    COMPENSATES_FRICTION = True
     name = "passivity"
     GAINS = "reference"
     formula = "Huo C8 (3-67)"

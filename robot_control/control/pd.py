@@ -56,6 +56,7 @@ class PD(Controller):
 class PDGravity(PD):
     """PD with real-time gravity compensation, τ = G(q) + K_d ė + K_p e (Huo C2)."""
 
+    COMPENSATES_FRICTION = True
     name = "pd_gravity"
     formula = "Huo C2"
     USES_MODEL_TERMS = True
@@ -77,6 +78,7 @@ class PDFixedGravity(PD):
     q_d changes.
     """
 
+    COMPENSATES_FRICTION = True
     name = "pd_fixed_gravity"
     formula = "Huo C3 (3-25)"
     USES_MODEL_TERMS = True

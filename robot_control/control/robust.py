@@ -50,6 +50,7 @@ class Robust(Controller):
     v is computed by a compiled kernel (control.kernels_robust), which the offline loop runs too.
     """
 
+    COMPENSATES_FRICTION = True
     name = "robust"
     GAINS = "acceleration"
     formula = "Huo C12 (3-108 … 3-121), corrected sign of Δv"

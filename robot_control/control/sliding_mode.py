@@ -56,6 +56,7 @@ class SlidingMode(Controller):
     reach its layer in finite time.
     """
 
+    COMPENSATES_FRICTION = True
     name = "sliding_mode"
     GAINS = "reference"
     formula = "Huo C11 (3-103, 3-105, 3-106, 3-107)"
@@ -78,6 +79,10 @@ class SlidingMode(Controller):
         ParamSpec("parameter_bound", "double_array", [], "p̄_j ≥ |p_j| (vs3)", lower=0.0,
                   size="any"),
     )
+
+    def compensates_friction(self) -> bool:
+        """vs3 holds no model (Huo 3-107): nothing to feed forward."""
+        return self.params.get("scheme") != "vs3"
 
     def _prepare(self, model, values) -> Config:
         cfg = super()._prepare(model, values)

@@ -33,6 +33,14 @@ RATE_FRACTION = 0.1
 ERROR_AT_EFFORT_LIMIT = 0.1
 #: how far inside its limits a default initial pose keeps each joint (fraction of the range)
 POSE_MARGIN = 0.25
+#: a default pose more coupled than this (``coupling``) is searched for a better one
+COUPLING_MAX = 15.0
+#: the joint moves the pose search tries, rad
+POSE_STEPS = (0.5, 1.0)
+#: the coupled arm's fastest closed-loop mode at most this fraction of the rate, rad/s per Hz:
+#: the PD family's √λ_max(M⁻¹K_p) (ωT ≤ 0.2) and the reference laws' λ_max(M⁻¹K_d) (λT ≤ 1)
+TORQUE_MODE_FRACTION = 0.2
+REFERENCE_MODE_FRACTION = 1.0
 #: adaptation no faster than this fraction of the joint's bandwidth
 ADAPTATION_RATIO = 0.5
 #: a parameter's scale is at least this fraction of the largest one (zero ones still adapt)
@@ -130,13 +138,74 @@ def boundary_layer(model, q0: Array, inertia: Array, omega: Array, p_bar: Array)
     return (np.abs(Y) @ p_bar) / (inertia * omega)
 
 
-def default_initial_pose(model) -> Array:
-    """Zero, moved inside each joint's limits by POSE_MARGIN of its range where it is closer."""
+def pose_box(model) -> tuple[Array, Array]:
+    """Each joint's limits moved POSE_MARGIN of its range inward (±∞ where unlimited)."""
     lower, upper = np.asarray(model.lower, float), np.asarray(model.upper, float)
     span = np.where(np.isfinite(upper - lower), upper - lower, 0.0)
     lo = np.where(np.isfinite(lower), lower + POSE_MARGIN * span, -np.inf)
     hi = np.where(np.isfinite(upper), upper - POSE_MARGIN * span, np.inf)
-    return np.clip(np.zeros(model.nq), lo, hi)
+    return lo, hi
+
+
+def coupling(model, q: Array) -> float:
+    """max_i M_ii(q)·(M⁻¹)_ii(q): how much more inertia a joint's own gains see than its
+    lightest motion with the others free (1: decoupled; an arm stretched up with two aligned
+    axes, as the xArm7 at zero, 54)."""
+    from robot_control import dynamics as dyn
+
+    M = dyn.mass_matrix(model, np.asarray(q, dtype=float))
+    try:
+        return float(np.max(np.diag(M) * np.diag(np.linalg.inv(M))))
+    except np.linalg.LinAlgError:
+        return np.inf
+
+
+def coupled_mode_cap(model, q0: Array, rotor_inertia: Array | None, rate: float, kind: str,
+                     gains: dict) -> dict:
+    """Gains scaled so the coupled arm's fastest mode keeps its rate cap: per-joint gains from
+    M_ii see a mode of √λ_max(M⁻¹K_p) (PD family) or λ_max(M⁻¹K_d) (reference laws), which two
+    aligned axes make many times ω; K_p by c², K_d by c (PD) or K_d by c (reference)."""
+    import scipy.linalg
+
+    from robot_control import dynamics as dyn
+
+    M = dyn.mass_matrix(model, q0)
+    if rotor_inertia is not None:
+        M = M + np.diag(np.asarray(rotor_inertia, dtype=float))
+    if kind == "torque":
+        mode = np.sqrt(scipy.linalg.eigh(np.diag(gains["kp"]), M, eigvals_only=True).max())
+        c = min(1.0, TORQUE_MODE_FRACTION * float(rate) / mode)
+        return {**gains, "kp": gains["kp"] * c**2, "kd": gains["kd"] * c}
+    mode = scipy.linalg.eigh(np.diag(gains["kd"]), M, eigvals_only=True).max()
+    c = min(1.0, REFERENCE_MODE_FRACTION * float(rate) / mode)
+    return {**gains, "kd": gains["kd"] * c}
+
+
+def default_initial_pose(model) -> Array:
+    """Zero, moved inside each joint's limits by POSE_MARGIN of its range where it is closer;
+    where the joints there are strongly coupled (``coupling`` > COUPLING_MAX, aligned axes) the
+    better-conditioned pose ``decoupled_pose`` finds from it."""
+    lo, hi = pose_box(model)
+    q = np.clip(np.zeros(model.nq), lo, hi)
+    if model.nq > BASIS_MAX_JOINTS or coupling(model, q) <= COUPLING_MAX:
+        return q
+    return decoupled_pose(model, q, lo, hi)
+
+
+def decoupled_pose(model, q: Array, lo: Array, hi: Array) -> Array:
+    """A pose near q with less ``coupling``: coordinate search, each joint moved by ±POSE_STEPS
+    rad within [lo, hi] in turn, the best kept, two passes (deterministic)."""
+    best, value = q.copy(), coupling(model, q)
+    for _ in range(2):
+        for i in range(model.nq):
+            for step in POSE_STEPS:
+                for sign in (1.0, -1.0):
+                    trial = best.copy()
+                    trial[i] = np.clip(best[i] + sign * step, lo[i], hi[i])
+                    c = coupling(model, trial)
+                    if c < value - 1e-9:
+                        best, value = trial, c
+    return best
 
 
 #: above this many joints the parameter-dependent defaults (vs3's bounds and boundary layer, the
@@ -164,6 +233,8 @@ def derived_law_parameters(law, model, rate: float, q0: Array | None = None,
         out = reference_gains(m, omega)
     else:
         raise ValueError(f"{law.name}: unknown gain kind '{kind}'")
+    if kind != "acceleration" and model.nq <= BASIS_MAX_JOINTS:
+        out = coupled_mode_cap(model, q0, rotor_inertia, rate, kind, out)
     names = {s.name for s in law.parameter_specs()}
     if model.nq > BASIS_MAX_JOINTS:  # the base-parameter set is a QR of a stacked regressor, O(n³)
         return out

@@ -56,6 +56,22 @@ def load_robot(name_or_path: str | Path) -> RobotModel:
     return cached_load(path, _group_files(path), lambda: _build(path))
 
 
+def urdf_source(name_or_path: str | Path) -> Path | str | None:
+    """The URDF behind a robot argument: its file (a path or a bundled .urdf), the XML string
+    itself (``robot_description``), or None for a D-H table; ModelError if it names nothing."""
+    text = str(name_or_path)
+    if text.lstrip().startswith("<"):
+        return text
+    path = Path(text)
+    if not path.is_file():
+        path = _bundled_file(text)
+        if path is None:
+            raise ModelError(
+                f"unknown robot '{text}': not a file and not one of {', '.join(bundled_robots())}"
+            )
+    return path if path.suffix in (".urdf", ".xml") else None
+
+
 def _build(path: Path) -> RobotModel:
     """The model of a .urdf or D-H .yaml file, with its parameter groups."""
     if path.suffix in (".yaml", ".yml"):

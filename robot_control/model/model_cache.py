@@ -57,12 +57,12 @@ def _contents(paths: Iterable[Path]) -> str:
     return digest.hexdigest()
 
 
-def cache_key(path: Path, companions: Iterable[Path]) -> str:
-    """Digest of the model file and the files loaded with it (contents) and of the loading code
-    (path, size, stamp)."""
+def cache_key(path: Path, companions: Iterable[Path], variant: str = "") -> str:
+    """Digest of the model file and the files loaded with it (contents), of the loading code
+    (path, size, stamp) and of ``variant``."""
     code = sorted(p for pattern in _LOADING_CODE for p in _PACKAGE.glob(pattern))
     text = "|".join((str(path.resolve()), _contents([path, *companions]), _stamps(code),
-                     sys.version, np.__version__, str(pickle.HIGHEST_PROTOCOL)))
+                     sys.version, np.__version__, str(pickle.HIGHEST_PROTOCOL), variant))
     return hashlib.sha1(text.encode()).hexdigest()[:20]
 
 
@@ -72,13 +72,16 @@ def _folder() -> Path:
     return user_cache_dir() / "models"
 
 
-def cached_load(path: Path, companions: Iterable[Path], build: Callable[[], RobotModel]) -> RobotModel:
-    """``build()``'s model of the file ``path`` (and ``companions``, e.g. its parameter groups),
-    from the cache when it holds this state of them, else built and stored."""
+def cached_load(path: Path, companions: Iterable[Path], build: Callable[[], RobotModel],
+                variant: str = "") -> RobotModel:
+    """``build()``'s model of the file ``path`` (and ``companions``, e.g. its parameter groups;
+    ``variant``: how it is built, e.g. the joints an arm model holds), from the cache when it
+    holds this state of them, else built and stored."""
     if os.environ.get("ROBOT_CONTROL_MODEL_CACHE", "1") == "0":
         return build()
     try:
-        entry = _folder() / f"{path.stem}-{cache_key(path, list(companions))}.pickle"
+        key = cache_key(path, list(companions), variant)
+        entry = _folder() / f"{path.stem}-{key}.pickle"
     except OSError:
         return build()
     try:

@@ -1,7 +1,10 @@
 """URDF loader: a file path or a ``robot_description`` string → RobotModel.
 
-Fixed joints are merged into their parent body (their links stay reachable as frames);
-mimic joints are kept as independent coordinates, as Pinocchio's parser does by default.
+Fixed joints are merged into their parent body (their links stay reachable as frames).
+Mimic joints are kept as independent coordinates, as Pinocchio's parser does by default, when
+the whole tree is loaded; an arm model (``arm_joints`` given: model/arm.py) locks every other
+movable joint — fingers, grippers and the joints that mimic them — at a hold position, as a fixed
+joint, and refuses a mimic joint among the arm's: coupled coordinates are not modelled.
 A tree is required: a joint whose link is its own parent, joints that form a cycle, and joints
 not connected to the root link are refused, by name, never silently left out.
 """
@@ -52,6 +55,7 @@ class _UJoint:
     velocity: float = np.inf
     effort: float = np.inf
     friction: JointFriction = field(default_factory=JointFriction)
+    mimic: tuple[str, float, float] | None = None  # (master joint, multiplier, offset)
 
 
 def _floats(text: str | None, n: int, where: str, default: str | None = None) -> np.ndarray:
@@ -154,11 +158,26 @@ def _parse_joint(el: ET.Element) -> _UJoint:
         coulomb = _number(dyn, "friction", w, 0.0)
         j.friction = JointFriction(viscous=_number(dyn, "damping", w, 0.0), coulomb=coulomb,
                                    static=coulomb)
+    mimic = el.find("mimic")
+    if mimic is not None and jtype in _MOVABLE:
+        w = f"{where} <mimic>"
+        master = mimic.get("joint")
+        if not master:
+            raise ModelError(f"{w}: missing joint")
+        j.mimic = (master, _number(mimic, "multiplier", w, 1.0), _number(mimic, "offset", w, 0.0))
     return j
 
 
-def load_urdf(source: str | Path, gravity=(0.0, 0.0, -9.81)) -> RobotModel:
-    """Build a RobotModel from a URDF file path or a URDF XML string (``robot_description``)."""
+def load_urdf(source: str | Path, gravity=(0.0, 0.0, -9.81),
+              locked: dict[str, float] | None = None) -> RobotModel:
+    """Build a RobotModel from a URDF file path or a URDF XML string (``robot_description``);
+    the ``locked`` joints become fixed at the given position (an arm model: model/arm.py)."""
+    name, links, joints = parse_urdf(source)
+    return _build_tree(name, links, joints, np.asarray(gravity, float), locked or {})
+
+
+def parse_urdf(source: str | Path) -> tuple[str, dict[str, _Link], list[_UJoint]]:
+    """The robot's name, links and joints of a URDF file path or XML string, each checked."""
     text = str(source)
     if text.lstrip().startswith("<"):
         xml, origin_name = text, "robot_description"
@@ -182,10 +201,24 @@ def load_urdf(source: str | Path, gravity=(0.0, 0.0, -9.81)) -> RobotModel:
             raise ModelError(f"link '{link.name}' is defined twice")
         links[link.name] = link
     joints = [_parse_joint(el) for el in root.findall("joint")]
-    return _build_tree(root.get("name", "robot"), links, joints, np.asarray(gravity, float))
+    return root.get("name", "robot"), links, joints
 
 
-def _build_tree(name: str, links: dict[str, _Link], joints: list[_UJoint], gravity) -> RobotModel:
+def joint_motion(j: _UJoint, position: float) -> np.ndarray:
+    """The 4 × 4 motion of joint ``j`` at ``position``: a rotation about its axis (Rodrigues)
+    or a translation along it."""
+    T = np.eye(4)
+    if j.type == "prismatic":
+        T[:3, 3] = j.axis * position
+        return T
+    k = np.array([[0.0, -j.axis[2], j.axis[1]], [j.axis[2], 0.0, -j.axis[0]],
+                  [-j.axis[1], j.axis[0], 0.0]])
+    T[:3, :3] = np.eye(3) + np.sin(position) * k + (1.0 - np.cos(position)) * (k @ k)
+    return T
+
+
+def _build_tree(name: str, links: dict[str, _Link], joints: list[_UJoint], gravity,
+                locked: dict[str, float]) -> RobotModel:
     children: dict[str, list[_UJoint]] = {n: [] for n in links}
     child_of: dict[str, _UJoint] = {}
     for j in joints:
@@ -216,7 +249,9 @@ def _build_tree(name: str, links: dict[str, _Link], joints: list[_UJoint], gravi
     while pending:
         j, body, T_body_link = pending.pop()
         T = T_body_link @ j.origin
-        if j.type == "fixed":
+        if j.name in locked:
+            T = T @ joint_motion(j, locked[j.name])
+        if j.type == "fixed" or j.name in locked:
             frames[j.child] = Frame(j.child, body, T)
             child = links[j.child]
             if body >= 0 and child.has_inertial:

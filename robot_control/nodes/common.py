@@ -12,7 +12,8 @@ from collections.abc import Callable
 import numpy as np
 
 from robot_control.bus.lifecycle import HOOK_NAMES, CallbackReturn
-from robot_control.model import load_robot
+from robot_control.bus.parameters import STRING_ARRAY
+from robot_control.model.arm import load_arm
 
 
 def declare_common(node, default_robot: str = "ddarm") -> dict:
@@ -30,10 +31,19 @@ def declare_common(node, default_robot: str = "ddarm") -> dict:
                                            "rates, trajectory and law from; '' for none",
                                            read_only=True),
     }
+    values["arm_joints"] = node.declare_parameter(
+        "arm_joints", [], "the joints the laws drive, in the description's order; empty: "
+        "every movable joint but grippers and fingers (model/arm.py), which are held",
+        read_only=True, ptype=STRING_ARRAY)
     scenario = load_scenario_param(values["scenario"])
     values.update(_declare_timing(node, scenario.rate if scenario is not None else 1000.0))
     values["scenario_obj"] = scenario
-    values["model"] = scenario.robot if scenario is not None else load_robot(values["robot"])
+    values["model"] = (scenario.robot if scenario is not None
+                       else load_arm(values["robot"], list(values["arm_joints"])))
+    held = getattr(values["model"], "held_joints", {})
+    if held:
+        node.get_logger().info("tool joints held (not driven by the arm's law): " + ", ".join(
+            f"{k} at {v:.4g}" for k, v in held.items()))
     return values
 
 
@@ -197,9 +207,13 @@ def warm_up(log, kernel: str, call: Callable[[], object], wait: bool = True) -> 
     """Run ``call`` once so the kernels it needs are compiled (or loaded from the cache) now,
     holding the machine-wide lock of ``kernel``: nodes starting together compile it once (a
     lowest-priority process passes ``wait=False``: nobody may wait for it)."""
-    from robot_control.dynamics.compile_cache import compiling
+    from robot_control.dynamics.compile_cache import CACHE_DIR, compiling, is_compiled
 
     start = time.perf_counter()
+    if CACHE_DIR is not None and not is_compiled(kernel):
+        # said before the wait, not after: a cold first start is quiet for tens of seconds else
+        log.info(f"compiling {kernel} (first start with these kernel sources; cached in "
+                 f"{CACHE_DIR} for the next; `robot-control warmup` compiles ahead)")
     with compiling(kernel, wait):
         call()
     log.debug(f"{kernel} ready in {time.perf_counter() - start:.2f} s")

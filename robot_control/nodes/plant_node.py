@@ -68,7 +68,9 @@ from robot_control.nodes.validation import (
     sender_of,
 )
 from robot_control.nodes.velocity_guard import VelocityGuard, predicted_velocity, step_and_predict
+from robot_control.sim.arm_check import description_problems
 from robot_control.sim.engine import make_plant
+from robot_control.sim.step_size import default_physics_dt
 
 #: /joint_command reader depth: room for a burst, so valid commands survive until taken
 COMMAND_DEPTH = 100
@@ -173,14 +175,20 @@ class PlantNode:
         self.model = common["model"]
         self.lockstep = bool(common["lockstep"])
         self.period_ns = period_ns(common["rate"])
-        default_dt = sc.physics_dt if sc is not None else min(5e-4, seconds(self.period_ns))
-        self.dt = node.declare_parameter("physics_dt", default_dt, "integration step, s",
-                                         floating_point_range=(1e-6, 0.1), read_only=True)
         q0 = sc.q0.tolist() if sc is not None else default_initial_pose(self.model).tolist()
         q0 = node.declare_parameter("initial_q", q0, "initial joint positions", read_only=True)
         if len(q0) != self.model.nq:
             raise ParameterError(f"initial_q has {len(q0)} values, robot has {self.model.nq}")
         self.q0 = np.asarray(q0, dtype=float)
+        problems = description_problems(self.model, self.q0) if sc is None else []
+        if problems:
+            raise ParameterError("the description cannot run: " + "; ".join(problems))
+        default_dt = (sc.physics_dt if sc is not None
+                      else default_physics_dt(self.model, self.q0, 1e9 / self.period_ns))
+        self.dt = node.declare_parameter(
+            "physics_dt", default_dt, "integration step, s (default: 0.5 ms or the control "
+            "period, shorter where the description's joint damping needs it: sim/step_size.py)",
+            floating_point_range=(1e-6, 0.1), read_only=True)
         self.qd0 = sc.qd0 if sc is not None else None
         self.plant_cfg = declare_engine(node, sc.plant if sc is not None else {})
 

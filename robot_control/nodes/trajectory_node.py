@@ -184,10 +184,10 @@ class TrajectoryNode(LoopTimerHooks):
             points = [q_start, *W.reshape(-1, self.n)]
         else:
             points = [q_start, q_start + 0.3, q_start - 0.3]
-        points = [np.clip(p, self.model.lower, self.model.upper) for p in points]
         if self.loop:
             points = points + points[-2::-1]
-        return JointTrajectory.through(points, [self.segment] * (len(points) - 1))
+        return JointTrajectory.sweep(points, self.segment, self.model.lower, self.model.upper,
+                                     self.model.velocity_limit)
 
     def _start(self, trajectory, start_ns: int, looping: bool = False) -> None:
         """Make ``trajectory`` (on its own clock) the motion from ``start_ns``; real time: send

@@ -91,14 +91,15 @@ def judge(max_error: float, speed_ratio: float, torque_ratio: float, bound: floa
     return ""
 
 
-def run_cell(robot: str, label: str, rate: float, duration: float | None = None) -> Cell:
+def run_cell(robot: str, label: str, rate: float, duration: float | None = None,
+             arm_joints: list[str] | None = None) -> Cell:
     """Simulate the stack's run of the law ``label`` (a JOINT_LAWS label) on ``robot``."""
     from robot_control.sim.simulate import run
     from robot_control.sim.stack_scenario import stack_scenario
 
     _, law, extra, family = next(row for row in JOINT_LAWS if row[0] == label)
     bound = FAMILY_BOUNDS[family]
-    sc = stack_scenario(robot, law, rate, duration, extra)
+    sc = stack_scenario(robot, law, rate, duration, extra, arm_joints)
     model = sc.robot
     try:
         with np.errstate(all="ignore"):
@@ -111,6 +112,39 @@ def run_cell(robot: str, label: str, rate: float, duration: float | None = None)
         error = float(np.max(np.abs(result.q_ref - result.q)))
     return Cell(robot, label, rate, error, torque, speed, bound,
                 judge(error, speed, torque, bound))
+
+
+#: the manipulator arms of example-robot-data (pip: example-robot-data, the test extra), by name:
+#: the descriptions a user brings first (docs/law_matrix.md "Arms from the wild")
+EXAMPLE_ARMS = {
+    "ur3": "ur_description/urdf/ur3_robot.urdf",
+    "ur5": "ur_description/urdf/ur5_robot.urdf",
+    "ur10": "ur_description/urdf/ur10_robot.urdf",
+    "panda": "panda_description/urdf/panda.urdf",
+    "xarm7": "xarm_description/urdf/xarm7.urdf",
+    "z1": "z1_description/urdf/z1.urdf",
+    "kinova": "kinova_description/robots/kinova.urdf",
+    "so100": "so_arm_description/urdf/so100.urdf",
+    "so101": "so_arm_description/urdf/so101.urdf",
+}
+#: the model-based joint-space laws (labels) the example arms are judged under
+MODEL_BASED = ("pd_gravity", "computed_torque", "passivity", "adaptive", "sliding_mode.vs2",
+               "robust")
+
+
+def example_arm(name: str) -> str | None:
+    """The path of example-robot-data's URDF of arm ``name`` in this interpreter, or None."""
+    import site
+    import sysconfig
+    from pathlib import Path
+
+    places = [sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"],
+              *site.getsitepackages(), site.getusersitepackages()]
+    for place in places:
+        path = Path(place) / "cmeel.prefix" / "share" / "example-robot-data" / "robots"
+        if (path / EXAMPLE_ARMS[name]).is_file():
+            return str(path / EXAMPLE_ARMS[name])
+    return None
 
 
 def stack_robots() -> list[str]:
@@ -147,14 +181,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--update", metavar="FILE",
                         help="put the Markdown table between the BEGIN/END MATRIX markers of FILE "
                              "(docs/law_matrix.md)")
+    parser.add_argument("--example-arms", action="store_true",
+                        help="example-robot-data's arms under the model-based laws instead "
+                             "(--update: between the BEGIN/END ARMS markers)")
     args = parser.parse_args(argv)
-    robots = args.robots.split(",") if args.robots else stack_robots()
-    laws = args.laws.split(",") if args.laws else [row[0] for row in JOINT_LAWS]
+    if args.example_arms:
+        missing = [a for a in EXAMPLE_ARMS if example_arm(a) is None]
+        if missing:
+            raise SystemExit(f"example-robot-data has no {', '.join(missing)}: "
+                             "pip install example-robot-data")
+        default_robots, default_laws = list(EXAMPLE_ARMS), list(MODEL_BASED)
+    else:
+        default_robots, default_laws = stack_robots(), [row[0] for row in JOINT_LAWS]
+    robots = args.robots.split(",") if args.robots else default_robots
+    laws = args.laws.split(",") if args.laws else default_laws
     cells = []
     for robot in robots:
         for law in laws:
             for rate in RATES:
-                cell = run_cell(robot, law, rate)
+                cell = run_cell(example_arm(robot) if args.example_arms else robot, law, rate)
+                cell.robot = robot
                 cells.append(cell)
                 if not args.markdown:
                     print(f"{robot:18s} {law:18s} {rate:6.0f} Hz  max|e| {cell.max_error:9.3g}  "
@@ -163,17 +209,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.markdown:
         print(markdown(cells))
     if args.update:
-        update_file(args.update, markdown(cells))
+        update_file(args.update, markdown(cells), "ARMS" if args.example_arms else "MATRIX")
     return 0 if all(c.passed for c in cells) else 1
 
 
-BEGIN, END = "<!-- BEGIN MATRIX -->", "<!-- END MATRIX -->"
-
-
-def update_file(path: str, table: str) -> None:
-    """Replace what lies between the BEGIN/END MATRIX markers of ``path`` by ``table``."""
+def update_file(path: str, table: str, section: str = "MATRIX") -> None:
+    """Replace what lies between the BEGIN/END ``section`` markers of ``path`` by ``table``."""
     from pathlib import Path
 
+    BEGIN, END = f"<!-- BEGIN {section} -->", f"<!-- END {section} -->"
     text = Path(path).read_text()
     head, sep, rest = text.partition(BEGIN)
     _, sep2, tail = rest.partition(END)

@@ -146,8 +146,9 @@ def load_scenario(source: str | Path | dict) -> Scenario:
     _require(not unknown, f"unknown scenario keys {sorted(unknown)} (known: {sorted(TOP_KEYS)})")
     for key in ("robot", "duration", "controller"):
         _require(key in doc, f"scenario needs '{key}'")
-    try:
-        robot = load_robot(str(doc["robot"]))
+    try:  # a built model (an arm whose tools are held: sim/stack_scenario.py) or a robot's name
+        robot = (doc["robot"] if isinstance(doc["robot"], RobotModel)
+                 else load_robot(str(doc["robot"])))
     except ValueError as exc:
         raise ScenarioError(f"robot: {exc}") from exc
     n = robot.nq

@@ -16,13 +16,10 @@ from pathlib import Path
 
 import numpy as np
 
-from robot_control.model import load_robot
+from robot_control.model.arm import load_arm
 from robot_control.model.resources import share_path
 from robot_control.safe_yaml import load_file
 from robot_control.sim.scenario import Scenario, load_scenario
-
-#: the plant's integration step unless its parameters say otherwise, s (nodes/plant_node.py)
-DEFAULT_PHYSICS_DT = 5e-4
 
 
 def stack_files(robot: str) -> list[Path]:
@@ -60,16 +57,19 @@ def law_parameters(params: dict, law: str) -> dict:
 
 
 def stack_scenario(robot: str, law: str, rate: float, duration: float | None = None,
-                   overrides: dict | None = None) -> Scenario:
+                   overrides: dict | None = None, arm_joints: list[str] | None = None) -> Scenario:
     """The stack's run of ``law`` on ``robot`` at ``rate`` as a scenario.
 
     ``duration`` defaults to one cycle of the sweep (out through the waypoints and back);
-    ``overrides`` are extra controller parameters (``scheme`` for sliding_mode, …) for the law.
+    ``overrides`` are extra controller parameters (``scheme`` for sliding_mode, …) for the law;
+    ``arm_joints`` the nodes' parameter of that name (model/arm.py; default: derived).
     """
     from robot_control.control.registry import create
     from robot_control.control.tuning import default_initial_pose, derived_law_parameters
+    from robot_control.sim.step_size import default_physics_dt
+    from robot_control.trajectory.joint_trajectory import JointTrajectory
 
-    model = load_robot(robot)
+    model = load_arm(robot, arm_joints or [])
     nodes = stack_parameters(robot)
     plant, gen, ctrl = (nodes.get(k, {}) for k in ("plant", "trajectory_generator", "controller"))
     q0 = np.asarray(plant.get("initial_q", default_initial_pose(model)), dtype=float)
@@ -78,15 +78,17 @@ def stack_scenario(robot: str, law: str, rate: float, duration: float | None = N
     params.update(overrides or {})
     segment = float(gen.get("segment_duration", 1.5))
     waypoints = np.asarray(gen.get("waypoints", []), dtype=float).reshape(-1, model.nq)
-    points = sweep_points(model, q0, waypoints)
+    points = sweep_points(q0, waypoints)
+    sweep = JointTrajectory.sweep(points, segment, model.lower, model.upper, model.velocity_limit)
+    durations = np.diff(sweep.times_from_start).tolist()
     doc = {
-        "robot": robot,
-        "duration": duration if duration is not None else segment * (len(points) - 1),
+        "robot": model if model.held_joints else robot,
+        "duration": duration if duration is not None else float(np.sum(durations)),
         "rate": rate,
-        "physics_dt": float(plant.get("physics_dt", min(DEFAULT_PHYSICS_DT, 1.0 / rate))),
+        "physics_dt": float(plant.get("physics_dt", default_physics_dt(model, q0, rate))),
         "initial": {"q": q0.tolist()},
-        "trajectory": {"type": "quintic", "waypoints": [p.tolist() for p in points],
-                       "durations": [segment] * (len(points) - 1)},
+        "trajectory": {"type": "quintic", "waypoints": sweep.positions.tolist(),
+                       "durations": durations},
         "controller": {"type": law, "params": {k: _plain(v) for k, v in params.items()}},
     }
     sc = load_scenario(doc)
@@ -94,11 +96,11 @@ def stack_scenario(robot: str, law: str, rate: float, duration: float | None = N
     return sc
 
 
-def sweep_points(model, q0: np.ndarray, waypoints: np.ndarray) -> list[np.ndarray]:
+def sweep_points(q0: np.ndarray, waypoints: np.ndarray) -> list[np.ndarray]:
     """The trajectory generator's sweep (nodes/trajectory_node.py): from q0 through the
-    waypoints (±0.3 rad about q0 when there are none), clipped to the limits, and back."""
+    waypoints (±0.3 rad about q0 when there are none) and back (JointTrajectory.sweep keeps it
+    inside the limits)."""
     points = [q0, *waypoints] if len(waypoints) else [q0, q0 + 0.3, q0 - 0.3]
-    points = [np.clip(p, model.lower, model.upper) for p in points]
     return points + points[-2::-1]
 
 

@@ -81,6 +81,13 @@ class Hold(LimitChecks):
         return np.array([self.start_time]), np.zeros((0, 3, 6, self.dof)), first, self.q
 
 
+#: a demo sweep's waypoints keep this fraction of each joint's range inside its limits (a point
+#: on a limit is "above the limit" after a rounding); its peak speed at most SWEEP_SPEED_FRACTION
+#: of the velocity limit (the plant trips at 1.2×)
+SWEEP_LIMIT_MARGIN = 0.01
+SWEEP_SPEED_FRACTION = 0.8
+
+
 def via_velocity_heuristic(positions: Array, durations: Array) -> Array:
     """Knot velocities by Craig's §7.3 heuristic (see module docstring); ends at rest."""
     d = np.diff(positions, axis=0) / durations[:, None]
@@ -200,6 +207,23 @@ class JointTrajectory(LimitChecks):
                              f"got {len(durations)}")
         times = np.concatenate(([0.0], np.cumsum(durations)))
         return cls(times, waypoints, velocities, accelerations, **kwargs)
+
+    @classmethod
+    def sweep(cls, points: Sequence, segment: float, lower: ArrayLike, upper: ArrayLike,
+              max_velocity: ArrayLike, **kwargs) -> JointTrajectory:
+        """The demo sweep through ``points`` (each kept SWEEP_LIMIT_MARGIN of its range inside
+        the position limits), ``segment`` s a segment, stretched uniformly until no joint passes
+        SWEEP_SPEED_FRACTION of its velocity limit (exact time scaling: q̇ ∝ 1/T)."""
+        P = np.asarray(points, dtype=float)
+        lower, upper = np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
+        span = np.where(np.isfinite(upper - lower), upper - lower, 0.0)
+        P = np.clip(P, lower + SWEEP_LIMIT_MARGIN * span, upper - SWEEP_LIMIT_MARGIN * span)
+        vmax = limit_vector(max_velocity, P.shape[1], "max_velocity", np.inf)
+        traj = cls.through(P, [segment] * (len(P) - 1), **kwargs)
+        stretch = peak_ratios(traj.pieces(), vmax * SWEEP_SPEED_FRACTION, np.full_like(vmax, np.inf))
+        if stretch.max() <= 1.0:
+            return traj
+        return cls.through(P, [segment * float(stretch.max())] * (len(P) - 1), **kwargs)
 
     @classmethod
     def from_points(cls, positions: Sequence, times_from_start: Sequence,

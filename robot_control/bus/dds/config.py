@@ -12,14 +12,21 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
-from enum import Enum
 from xml.sax.saxutils import quoteattr
 
 from cyclonedds.qos import Policy, Qos
 from cyclonedds.util import duration
 
 from robot_control.bus.dds.messages import ROS_DISCOVERY_TOPIC, type_hash
+from robot_control.bus.discovery import (  # noqa: F401  (rcl's reading of the environment)
+    MAX_DOMAIN_ID,
+    DiscoveryOptions,
+    DiscoveryRange,
+    discovery_options_from_env,
+    discovery_range_from_env,
+    domain_id_from_env,
+    static_peers_from_env,
+)
 from robot_control.bus.qos import (  # noqa: F401  (the profiles, re-exported for the backend)
     CLOCK,
     DEFAULT,
@@ -36,79 +43,9 @@ from robot_control.bus.qos import (  # noqa: F401  (the profiles, re-exported fo
 
 log = logging.getLogger(__name__)
 
-MAX_DOMAIN_ID = 232  # Cyclone's RTPS port mapping (7400 + 250 d + …) must stay below 65536
 MAX_AUTO_PARTICIPANT_INDEX = 32  # hard-coded in rmw_cyclonedds
 INFINITE = duration(infinite=True)
 LENGTH_UNLIMITED = -1
-
-
-class DiscoveryRange(str, Enum):
-    """ROS_AUTOMATIC_DISCOVERY_RANGE values (rmw_automatic_discovery_range_t)."""
-
-    OFF = "OFF"
-    LOCALHOST = "LOCALHOST"
-    SUBNET = "SUBNET"
-    SYSTEM_DEFAULT = "SYSTEM_DEFAULT"
-
-
-@dataclass(frozen=True)
-class DiscoveryOptions:
-    """What rcl hands the rmw: domain id, automatic discovery range, static peers."""
-
-    domain_id: int = 0
-    range: DiscoveryRange = DiscoveryRange.SUBNET
-    static_peers: tuple[str, ...] = ()
-
-
-def domain_id_from_env(env: Mapping[str, str]) -> int:
-    """ROS_DOMAIN_ID as rcl_get_default_domain_id reads it: unset or empty means 0."""
-    text = env.get("ROS_DOMAIN_ID", "").strip()
-    if not text:
-        return 0
-    if not text.isdigit():
-        raise ValueError(f"ROS_DOMAIN_ID={text!r} is not a non-negative integer")
-    value = int(text)
-    if value > MAX_DOMAIN_ID:
-        raise ValueError(f"ROS_DOMAIN_ID={value} is above Cyclone DDS's maximum {MAX_DOMAIN_ID}")
-    return value
-
-
-def discovery_range_from_env(env: Mapping[str, str]) -> DiscoveryRange:
-    """ROS_AUTOMATIC_DISCOVERY_RANGE as rcl reads it (unset/empty -> SUBNET, unknown ->
-    LOCALHOST); the deprecated ROS_LOCALHOST_ONLY=1 still forces LOCALHOST in Jazzy."""
-    if env.get("ROS_LOCALHOST_ONLY", "") == "1":
-        return DiscoveryRange.LOCALHOST
-    text = env.get("ROS_AUTOMATIC_DISCOVERY_RANGE", "")
-    if text == "":
-        return DiscoveryRange.SUBNET
-    try:
-        return DiscoveryRange(text)
-    except ValueError:
-        log.warning(
-            "Invalid value '%s' specified for 'ROS_AUTOMATIC_DISCOVERY_RANGE', "
-            "assuming localhost only",
-            text,
-        )
-        return DiscoveryRange.LOCALHOST
-
-
-def static_peers_from_env(env: Mapping[str, str]) -> tuple[str, ...]:
-    """ROS_STATIC_PEERS: addresses separated by ';' (empty items skipped, as rcutils_split)."""
-    if env.get("ROS_LOCALHOST_ONLY", "") == "1":
-        return ()  # rcl: "'localhost_only' is enabled, ... 'static_peers' will be ignored"
-    return tuple(
-        peer.strip() for peer in env.get("ROS_STATIC_PEERS", "").split(";") if peer.strip()
-    )
-
-
-def discovery_options_from_env(env: Mapping[str, str] | None = None) -> DiscoveryOptions:
-    """The DiscoveryOptions a ROS 2 node started in this environment would use."""
-    env = os.environ if env is None else env
-    return DiscoveryOptions(
-        domain_id=domain_id_from_env(env),
-        range=discovery_range_from_env(env),
-        static_peers=static_peers_from_env(env),
-    )
 
 
 LOOPBACK_INTERFACE = '<NetworkInterface address="127.0.0.1"/>'
