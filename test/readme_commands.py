@@ -142,8 +142,12 @@ COMMAND_TIMEOUT_S = 300.0
 FIRST_RESULT_TIMEOUT_S = 240.0
 #: a `--duration N` longer than this is run with this many seconds (the bound the CLI offers)
 SHORT_DURATION_S = 1.0
-#: the last line of `robot-control launch` (and the demo) when the run held
-LAUNCH_OK = "robot-control launch: ok: ok"
+#: the last line of `robot-control launch` (and the demo) when the run held: ok, or degraded by
+#: the machine's load (missed deadlines; with --strict that fails the run, exit 1), never FAILED
+#: for anything else
+LAUNCH_HELD = r"^robot-control launch: (ok: ok|degraded: .+|FAILED: degraded \(--strict\): .+)\Z"
+#: a --strict run's last line when only the machine's load failed it (exit 1)
+STRICT_DEGRADED = r"^robot-control launch: FAILED: degraded \(--strict\): "
 
 _DURATION = re.compile(r"--duration (\d+(?:\.\d*)?)")
 

@@ -165,8 +165,11 @@ except BagError as exc:
 """
 
 
-def write_until_full(bag: Path, **popen) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", WRITE_UNTIL_FULL, str(bag)], capture_output=True,
+def write_until_full(bag: Path, checkpoint_every: int = 100, **popen
+                     ) -> subprocess.CompletedProcess:
+    script = WRITE_UNTIL_FULL.replace("k % 100 == 99",
+                                      f"k % {checkpoint_every} == {checkpoint_every - 1}")
+    return subprocess.run([sys.executable, "-c", script, str(bag)], capture_output=True,
                           text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(
                               Path(__file__).resolve().parents[1])}, **popen)
 
@@ -203,6 +206,46 @@ def small_disk(tmp_path):
 def test_a_writer_on_a_full_disk_closes_the_bag_readable(small_disk):
     done = write_until_full(small_disk / "bag")
     assert_closed_and_readable(done, small_disk / "bag", "No space left on device")
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("checkpoint_every", [1, 3])
+def test_a_writer_with_a_long_summary_on_a_full_disk_closes_the_bag_readable(small_disk,
+                                                                             checkpoint_every):
+    """A chunk a message or three: the summary (a chunk index each) is longer than the torn tail
+    it replaces — issue 35's "File end magic is invalid" — and still the bag closes readable,
+    ``bag info`` and all."""
+    bag = small_disk / "bag"
+    done = write_until_full(bag, checkpoint_every)
+    assert_closed_and_readable(done, bag, "No space left on device")
+    info = cli(os.environ, "bag", "info", str(bag))
+    code, err = finish(info)
+    assert code == 0 and "Traceback" not in err, err
+    assert sorted(p.name for p in bag.iterdir()) == ["bag.mcap", "metadata.yaml"]
+
+
+def test_reindex_with_no_room_for_the_summary_gives_up_the_last_chunks(tmp_path):
+    """No byte more than the torn file may be written (a file-size limit at its size): the last
+    chunks are given up until the summary fits where they were; the file ends with the MCAP end
+    magic and reads back in order."""
+    bag = tmp_path / "bag"
+    done = write_until_full(bag, 1, preexec_fn=limited(400_000))
+    assert done.returncode == 1, done.stderr
+    mcap = bag / "bag.mcap"
+    torn = mcap.read_bytes()[:-2000]  # as if the writer had died in the middle of its summary
+    mcap.write_bytes(torn)
+    script = ("import sys; from robot_control.recording.writer import reindex_bag; "
+              "print(reindex_bag(sys.argv[1]).report())")
+    fixed = subprocess.run([sys.executable, "-c", script, str(bag)], capture_output=True,
+                           text=True, timeout=60, preexec_fn=limited(len(torn)),
+                           env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    assert fixed.returncode == 0, fixed.stderr
+    assert "lost" in fixed.stdout and "nothing lost" not in fixed.stdout, fixed.stdout
+    data = mcap.read_bytes()
+    assert len(data) <= len(torn) and data.endswith(b"\x89MCAP0\r\n")
+    recovered = messages(bag)["/chatter"]
+    assert len(recovered) > 0 and [t for t, _, _ in recovered] == \
+        [k * 1_000_000 for k in range(len(recovered))]
 
 
 @pytest.mark.timeout(200)

@@ -221,3 +221,57 @@ def test_a_non_utf8_or_oversized_urdf_is_one_line(tmp_path):
         with open(path, "wb") as fh:
             fh.truncate(MAX_URDF_BYTES + 1)
         load_robot(path)
+
+
+# --- model export of a deep chain (issue 35, item 7) ---------------------------------------------
+
+
+def test_model_export_handles_a_1000_link_chain(chain1000, tmp_path):
+    """URDF: written whole. MJCF: no RecursionError, but one line saying why no MJCF of it could
+    load (MuJoCo's XML parser reads bodies at most MJ_MAX_BODY_DEPTH deep)."""
+    from robot_control.model.mjcf import MJ_MAX_BODY_DEPTH
+
+    urdf = tmp_path / "chain.urdf"
+    done = subprocess.run(robot_control_command("model", "export", str(chain1000), "--format",
+                                                "urdf", "-o", str(urdf)),
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert load_robot(urdf).nq == 1000
+    done = subprocess.run(robot_control_command("model", "export", str(chain1000), "--format",
+                                                "mjcf", "-o", str(tmp_path / "chain.xml")),
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and not (tmp_path / "chain.xml").exists()
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
+    assert "nest 1000 deep" in done.stderr and f"at most {MJ_MAX_BODY_DEPTH}" in done.stderr
+
+
+def test_the_deepest_chain_mujoco_reads_is_exported_and_loads(tmp_path):
+    from robot_control.model.mjcf import MJ_MAX_BODY_DEPTH, to_mjcf
+
+    path = tmp_path / "deep.urdf"
+    path.write_text(chain_urdf(MJ_MAX_BODY_DEPTH))  # a base link and MJ_MAX_BODY_DEPTH bodies
+    xml = to_mjcf(load_robot(path), quiet=True)
+    assert xml.count("<body ") == MJ_MAX_BODY_DEPTH
+    mujoco = pytest.importorskip("mujoco")
+    assert mujoco.MjModel.from_xml_string(xml).nbody == MJ_MAX_BODY_DEPTH + 1  # and the world
+    path.write_text(chain_urdf(MJ_MAX_BODY_DEPTH + 1))
+    with pytest.raises(ModelError, match="no MJCF of it would load"):
+        to_mjcf(load_robot(path), quiet=True)
+
+
+def test_xml_text_writes_what_elementtree_writes_at_any_depth():
+    import xml.etree.ElementTree as ET
+
+    from robot_control.model.xml_text import element_text
+
+    root = ET.Element("a", x='1 "2" <3> & 4')
+    ET.SubElement(root, "b", y="\n")
+    ET.SubElement(ET.SubElement(root, "c"), "d").text = "t & u"
+    reference = ET.fromstring(ET.tostring(root))
+    ET.indent(reference)
+    assert element_text(root) == ET.tostring(reference, encoding="unicode")
+    deep = top = ET.Element("n")
+    for _ in range(5000):  # far beyond the recursion limit
+        deep = ET.SubElement(deep, "n")
+    text = element_text(top)
+    assert text.count("<n>") == 5000 and text.endswith("</n>")

@@ -24,6 +24,7 @@ import threading
 import time
 from collections.abc import Callable
 
+from robot_control.bringup.verdict import saturation_counts
 from robot_control.bus.ros_args import resolve_name
 from robot_control.nodes.common import ErrorStatistics
 from robot_control.nodes.health import status_level
@@ -87,7 +88,8 @@ def plant_status(msg) -> dict[str, object] | None:
 
 def figures_line(summary: dict[str, object]) -> str:
     """The run's figures in one line: achieved rate, state→command latency, missed deadlines,
-    the largest tracking error and the load the machine had."""
+    the largest tracking error, the steps a torque saturated in (if any) and the load the
+    machine had."""
     def us(v):
         return "-" if v is None else (f"{v / 1000:.1f} ms" if v >= 1000 else f"{v:.0f} µs")
 
@@ -106,52 +108,11 @@ def figures_line(summary: dict[str, object]) -> str:
         f"| max tracking error {max(errors):.2g} rad" if errors else "| max tracking error -",
         f"| load average {load[0]:.2f}" if load[0] is not None else "",
     ]
+    saturated = saturation_counts(summary)
+    if saturated:
+        parts.insert(-1, "| saturated " + ", ".join(f"{node} {count} steps"
+                                                    for node, count in saturated.items()))
     return " ".join(p for p in parts if p)
-
-
-#: a real-time run's tracking bound floor, rad: on a loaded machine missed deadlines let the plant
-#: hold for a period now and then (issue 12's start-up bound); lockstep runs keep the law
-#: family's own bound (sim/matrix.py FAMILY_BOUNDS, docs/law_matrix.md)
-REALTIME_ERROR_BOUND = 0.2
-#: command rejection is sustained when at least this many were rejected, and more than applied
-#: (a stranger's garbage or foreign commands, rejected while ours apply, are not: they are counted)
-REJECTED_AT_LEAST = 10
-
-
-def tracking_bound(controller: str | None, lockstep: bool) -> float | None:
-    """The max |e| a run of ``controller`` must keep (None: a law outside the matrix)."""
-    from robot_control.sim.matrix import FAMILY_BOUNDS, JOINT_LAWS
-
-    family = next((row[3] for row in JOINT_LAWS if row[1] == controller), None)
-    if family is None:
-        return None
-    bound = FAMILY_BOUNDS[family]
-    return bound if lockstep else max(bound, REALTIME_ERROR_BOUND)
-
-
-def run_verdict(summary: dict[str, object], lockstep: bool) -> str:
-    """Why a finished run failed though every node exited cleanly ('' if it did not): a safety
-    stop, sustained command rejection, or tracking beyond the law's bound."""
-    stops = summary.get("velocity_stops")
-    if isinstance(stops, int) and stops > 0:
-        return f"safety stop: the plant stopped {stops} time(s) on overspeed"
-    rejected, applied = summary.get("commands_rejected"), summary.get("commands")
-    if isinstance(rejected, int) and rejected >= REJECTED_AT_LEAST and \
-            rejected > (applied if isinstance(applied, int) else 0):
-        return (f"commands rejected: the plant dropped {rejected} /joint_command messages and "
-                f"applied {applied}")
-    bound = tracking_bound(summary.get("controller"), lockstep)  # type: ignore[arg-type]
-    errors = [e for e in summary.get("max_error") or [] if isinstance(e, int | float)]
-    if bound is not None and errors and max(errors) > bound:
-        plant = summary.get("plant") or {}
-        counts = ", ".join(f"{plant[k]} {k.split('_', 1)[1]}" for k in (
-            "commands_applied", "commands_rejected", "commands_unconfirmed", "commands_ignored")
-            if plant.get(k))  # what the drive did with the commands: the first thing to check
-        return (f"tracking beyond the bound: max |e| {max(errors):.3g} > {bound:g} rad "
-                f"for {summary.get('controller')} (plant commands: {counts or 'none'})")
-    if summary.get("non_finite_error_samples"):
-        return "tracking error turned non-finite"
-    return ""
 
 
 class StackMonitor:

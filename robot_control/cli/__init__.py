@@ -23,7 +23,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "param": ("robot_control.cli.bus_tools",
               "list, get, set, describe and dump node parameters (like ros2 param)"),
     "service": ("robot_control.cli.bus_tools", "list and call services (like ros2 service)"),
-    "action": ("robot_control.cli.action", "send an action goal (like ros2 action send_goal)"),
+    "action": ("robot_control.cli.action",
+               "list actions, show their servers, send a goal (like ros2 action)"),
     "lifecycle": ("robot_control.cli.lifecycle",
                   "list managed nodes, get and change their states (like ros2 lifecycle)"),
     "identify": ("robot_control.cli.identify",
@@ -40,6 +41,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "plot": ("robot_control.cli.recording",
              "plot a recorded or simulated run: q vs q_d, error, torques, contact force"),
 }
+
+
+#: commands that run until Ctrl-C: stopped that way, even while loading, they end quietly with 0
+STOPPED_BY_CTRL_C = ("robot_control.cli.launch", "robot_control.cli.demo",
+                     "robot_control.cli.bus_tools")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -68,18 +74,33 @@ ROS2_TWINS = {"topic": "ros2 topic", "node": "ros2 node", "param": "ros2 param",
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    run: Callable[[argparse.Namespace], int] = _load(args._module).run
     try:
-        return run(args)
-    except ModuleNotFoundError as exc:
-        if exc.name != "cyclonedds":
-            raise
-        twin = ROS2_TWINS.get(args.command)
+        args = build_parser().parse_args(argv)
+        run: Callable[[argparse.Namespace], int] = _load(args._module).run
+        try:
+            return run(args)
+        except ModuleNotFoundError as exc:
+            if exc.name != "cyclonedds":
+                raise
+            return _needs_cyclonedds(args.command)
+    except KeyboardInterrupt:  # Ctrl-C while a command loads: a line, not a traceback
         import sys
 
-        print(f"robot-control {args.command}: needs the cyclonedds package (pip install "
-              f"cyclonedds)" + (f"; with ROS 2 sourced, `{twin} …` does this" if twin else ""),
-              file=sys.stderr)
-        return 1
+        module = COMMANDS.get(next((a for a in (sys.argv[1:] if argv is None else argv)
+                                    if not a.startswith("-")), ""), ("",))[0]
+        if module in STOPPED_BY_CTRL_C:
+            return 0  # its usual way to end: quiet
+        print("robot-control: interrupted", file=sys.stderr, flush=True)
+        return 130
+
+
+def _needs_cyclonedds(command: str) -> int:
+    """A DDS command on an install without cyclonedds: one line naming its ros2 twin."""
+    import sys
+
+    twin = ROS2_TWINS.get(command)
+    print(f"robot-control {command}: needs the cyclonedds package (pip install "
+          f"cyclonedds)" + (f"; with ROS 2 sourced, `{twin} …` does this" if twin else ""),
+          file=sys.stderr)
+    return 1
 

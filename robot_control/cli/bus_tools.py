@@ -3,7 +3,7 @@
 Each command is a :class:`~robot_control.bus.dds.client.BusClient` (a tool participant on the
 domain named by ROS_DOMAIN_ID, discovering as ROS 2 does) and prints what ``ros2`` prints:
 
-    robot-control topic list [-t] | echo NAME [--count N] | hz NAME [--duration S]
+    robot-control topic list [-t] | echo NAME [--count N] | hz NAME [--duration S] [-w N]
     robot-control node list | info NAME
     robot-control param list [NODE] | get NODE NAME | set NODE NAME VALUE | describe NODE NAME
                         | dump NODE
@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         with BusClient(discovery_s=args.spin_time) as client:
             return args._handler(client, args)
-    except BusClientError as exc:
+    except (BusClientError, ValueError) as exc:
         print(f"robot-control {args._bus_command} {args.verb}: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
@@ -86,12 +86,14 @@ def _topic_parsers(verbs) -> None:
                    help="print one message and exit")
     p.add_argument("--timeout", type=float, default=5.0, metavar="S",
                    help="give up after S seconds without a publisher or a message (default 5)")
-    p = _verb(verbs, "hz", _topic_hz, "publication rate of a topic")
+    p = _verb(verbs, "hz", _topic_hz, "publication rate of a topic, reported every second")
     p.add_argument("name")
-    p.add_argument("--duration", type=float, default=5.0, metavar="S",
-                   help="measure for S seconds (default 5)")
+    p.add_argument("--duration", type=float, metavar="S",
+                   help="stop after S seconds of reports (default: until Ctrl-C)")
+    p.add_argument("-w", "--window", type=int, default=10000, metavar="N",
+                   help="the rate over the last N messages (default 10000)")
     p.add_argument("--timeout", type=float, default=5.0, metavar="S",
-                   help="give up after S seconds without a publisher or a message (default 5)")
+                   help="give up after S seconds without a publisher (default 5)")
 
 
 def _topic_list(client, args) -> int:
@@ -117,14 +119,28 @@ def _topic_echo(client, args) -> int:
 
 
 def _topic_hz(client, args) -> int:
+    """As ``ros2 topic hz``: a report each second once messages flow, until Ctrl-C (or
+    --duration); exit 1 if no rate could be measured in that time."""
+    import time
+
     from robot_control.bus.dds.client import format_hz
 
-    stats = client.topic_hz(args.name, duration_s=args.duration, timeout_s=args.timeout)
-    if stats["count"] < 2:
-        print(f"no rate: {stats['count']} message(s) on {args.name} in "
-              f"{args.duration:g} s", file=sys.stderr)
+    if args.window < 2:
+        raise ValueError(f"--window must be at least 2 messages, got {args.window}")
+    measured, started = False, time.monotonic()
+    for fresh, stats in client.topic_rates(args.name, window=args.window,
+                                           discovery_s=args.timeout):
+        if fresh and stats["count"] >= 2:
+            print(format_hz(stats), flush=True)
+            measured = True
+        elif not fresh and stats["count"]:  # (nothing at all yet: nothing to say, as ros2)
+            print("no new messages", flush=True)
+        if args.duration is not None and time.monotonic() - started >= args.duration:
+            break
+    if not measured:
+        print(f"no rate: fewer than 2 messages on {args.name} in {args.duration:g} s",
+              file=sys.stderr)
         return 1
-    print(format_hz(stats))
     return 0
 
 

@@ -16,10 +16,12 @@ same ROS_DOMAIN_ID would drive the first one's robot), and while the stack runs 
   ``--liveness-timeout`` seconds is reported as stalled (and stops the run with ``--strict``).
 
 Exit status: 0; 1 if a node failed, faulted or stalled (``--strict``), names clashed while
-running, the loop never ran, the plant made a safety stop or rejected commands persistently, or
-the tracking error passed the law's bound (bringup/summary.py ``run_verdict``); 2 for a launch
-file, argument or domain it cannot run. The last line printed says which (``… ok: ok`` or
-``… FAILED: <reason>``); the summary's ``verdict`` holds the same reason.
+running, the loop never ran, the plant made a safety stop or rejected commands persistently, the
+controller tracked nothing of the generator's motion, or the tracking error passed the law's bound
+(bringup/verdict.py ``run_verdict``); a run that held but missed more than 10 % of its deadlines
+or saturated a torque is ``degraded`` (exit 0, 1 with ``--strict``); 2 for a launch file, argument
+or domain it cannot run. The last line printed says which (``… ok: ok``, ``… degraded: <figures>``
+or ``… FAILED: <reason>``); the summary's ``outcome`` and ``verdict`` hold the same.
 """
 
 from __future__ import annotations
@@ -54,7 +56,8 @@ from robot_control.bringup.runner import (
     resolve_launch_file,
     split_overrides,
 )
-from robot_control.bringup.summary import ERROR_LEVEL, figures_line, json_safe, run_verdict
+from robot_control.bringup.summary import ERROR_LEVEL, figures_line, json_safe
+from robot_control.bringup.verdict import degradation, run_verdict
 
 
 def seconds_arg(text: str) -> float:
@@ -84,7 +87,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="report a node whose heartbeat (/diagnostics) is silent for S "
                              "seconds while the loop runs (default 3)")
     parser.add_argument("--strict", action="store_true",
-                        help="a stalled node is a failure: stop and exit 1")
+                        help="a stalled node is a failure (stop and exit 1), and so is a "
+                             "degraded run (more than 10 %% deadlines missed, or saturation)")
     parser.add_argument("--no-monitor", action="store_true",
                         help="do not watch the bus (no summary figures)")
     parser.add_argument("-s", "--show-args", action="store_true",
@@ -101,7 +105,7 @@ class RunOptions:
     sigint_timeout_s: float = 5.0
     sigterm_timeout_s: float = 3.0
     liveness_s: float = 3.0  # a node silent this long on /diagnostics is stalled
-    strict: bool = False  # a stall stops the run and fails it
+    strict: bool = False  # a stall stops the run and fails it; so does a degraded run
 
 
 def run(args: argparse.Namespace, epilogue: str = "") -> int:
@@ -140,7 +144,7 @@ def run(args: argparse.Namespace, epilogue: str = "") -> int:
 
 def final_line(code: int, summary: dict[str, object]) -> str:
     """The run's outcome in one line, the last the command prints."""
-    return f"robot-control launch: {'ok' if code == 0 else 'FAILED'}: {summary['verdict']}"
+    return f"robot-control launch: {summary['outcome']}: {summary['verdict']}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -246,12 +250,20 @@ def run_plan(plan: LaunchPlan, options: RunOptions, stream: IO[str] = sys.stdout
     summary = json_safe(summary, notes=notes)
     if notes:
         summary["non_finite"] = notes  # e.g. the RMS error of a run whose error overflowed
-    verdict = "" if failed or reason == "interrupted" or monitor is None else \
-        run_verdict(summary, plan.values.get("lockstep") == "true")
+    judged = not failed and reason != "interrupted" and monitor is not None
+    members = [exe for exe, _ in plan.members()]
+    verdict = run_verdict(summary, plan.values.get("lockstep") == "true",
+                          expects_tracking="trajectory_generator" in members and any(
+                              exe in CONTROLLERS for exe in members)) if judged else ""
     if failed:
         verdict = reason if reason.startswith(("fault", "node failed", "the control loop")) \
             else f"node(s) failed: {', '.join(map(str, failed))}"
-    summary["verdict"] = verdict or "ok"
+    # an interrupted run is judged on its figures too (no failure: it may have stopped early)
+    degraded = degradation(summary) if monitor is not None and not verdict else ""
+    if degraded and options.strict:
+        verdict = f"degraded (--strict): {degraded}"
+    summary["outcome"] = "FAILED" if failed or verdict else ("degraded" if degraded else "ok")
+    summary["verdict"] = verdict or degraded or "ok"
     return (1 if failed or verdict else 0), summary
 
 

@@ -8,6 +8,8 @@ import os
 import sys
 import time
 
+PROG = "robot-control simulate"
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("scenario", help="scenario YAML file, or the name of a bundled scenario")
@@ -22,6 +24,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from robot_control.cli.interrupt import interrupted, requested, stop_within
+
+    stop_within(PROG)
+    try:
+        return simulate_command(args)
+    except BaseException as exc:
+        # Ctrl-C: one line, no traceback (also when the KeyboardInterrupt broke a library's
+        # step into another error, as a numba compile does)
+        if isinstance(exc, KeyboardInterrupt) or requested.is_set():
+            return interrupted(PROG)
+        raise
+
+
+def simulate_command(args: argparse.Namespace) -> int:
+    """The command itself: load, run, print the summary, write what was asked."""
     from robot_control.sim import report
     from robot_control.sim.cell_simulate import (
         is_cell_scenario,

@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from robot_control.model.robot_model import Inertia, ModelError, RobotModel
+from robot_control.model.xml_text import element_text
 from robot_control.spatial import quaternion_xyzw
 
 log = logging.getLogger(__name__)
@@ -32,6 +33,10 @@ Array = np.ndarray
 #: smallest mass (kg) and principal moment (kg·m²) written for a moving body; MuJoCo needs > 1e-15
 MIN_MASS = 1e-6
 MIN_INERTIA = 1e-9
+#: deepest body nesting MuJoCo's XML parser reads: tinyxml2 refuses elements 500 deep
+#: (TINYXML2_MAX_ELEMENT_DEPTH), counting <mujoco>, <worldbody> and a body's <joint> (measured:
+#: a 496-link chain loads, 497 does not, MuJoCo 3.x)
+MJ_MAX_BODY_DEPTH = 496
 #: integrators the MJCF can ask for (MuJoCo's names)
 MJ_INTEGRATORS = ("implicitfast", "RK4", "Euler", "implicit")
 
@@ -104,6 +109,14 @@ def joint_axis(joint) -> tuple[Array, Array]:
     return np.cross(w, v), w
 
 
+def body_depth(model: RobotModel) -> int:
+    """How deep the model's bodies nest (1: every body on the world), without recursion."""
+    depth: list[int] = []
+    for b in model.bodies:  # parents come before their children
+        depth.append(1 if b.parent < 0 else depth[b.parent] + 1)
+    return max(depth, default=0)
+
+
 def to_mjcf(model: RobotModel, timestep: float = 1e-3, integrator: str = "implicitfast",
             armature: Array | None = None, sites: list[Site] | tuple = (),
             world: list[ET.Element] | tuple = (), quiet: bool = False,
@@ -118,6 +131,11 @@ def to_mjcf(model: RobotModel, timestep: float = 1e-3, integrator: str = "implic
         raise ModelError(f"integrator must be one of {MJ_INTEGRATORS}, got '{integrator}'")
     if not timestep > 0.0:
         raise ModelError(f"timestep must be > 0, got {timestep}")
+    deepest = body_depth(model)
+    if deepest > MJ_MAX_BODY_DEPTH:
+        raise ModelError(f"MJCF of '{model.name}': its bodies nest {deepest} deep and MuJoCo's XML "
+                         f"parser reads at most {MJ_MAX_BODY_DEPTH}, so no MJCF of it would load "
+                         "(the URDF export has no such limit)")
     model, changes = loadable(model)
     for change in changes:
         if not quiet:
@@ -167,8 +185,7 @@ def to_mjcf(model: RobotModel, timestep: float = 1e-3, integrator: str = "implic
             attrs["ctrlrange"] = _num([-b.joint.effort_limit, b.joint.effort_limit])
         ET.SubElement(actuators, "motor", **attrs)
     root.extend(extra)
-    ET.indent(root)
-    return ET.tostring(root, encoding="unicode") + "\n"
+    return element_text(root) + "\n"  # not ET.indent/tostring: they recurse a level a body
 
 
 def compile_mjcf(xml: str):

@@ -226,6 +226,10 @@ def check_terms(ns: int, M: Array, c: Array, g: Array, C: Array, n: int):
     return ns, M, c, g, C
 
 
+#: the longest reason a drop carries on /diagnostics (a status is sent twice a second)
+REASON_CHARS = 200
+
+
 class DropLog:
     """Counts what a node drops, per topic and reason, and logs it at most once a second a topic."""
 
@@ -235,11 +239,13 @@ class DropLog:
         self.counts: Counter[str] = Counter()
         self._last: dict[str, float] = {}
         self._since: Counter[str] = Counter()
+        self.last_reason: dict[str, str] = {}  # topic -> why its last message was dropped
 
     def drop(self, topic: str, reason: str) -> None:
         """Count one dropped message and log it unless the topic was logged within the period."""
         self.counts[topic] += 1
         self._since[topic] += 1
+        self.last_reason[topic] = reason[:REASON_CHARS]
         now = time.monotonic()
         if now - self._last.get(topic, -np.inf) >= self.period_s:
             more = self._since[topic] - 1
@@ -254,8 +260,14 @@ class DropLog:
         return sum(self.counts.values())
 
     def diagnostics(self) -> dict[str, int]:
-        """Key/values for /diagnostics: ``dropped <topic>`` counts."""
-        return {f"dropped {topic}": count for topic, count in sorted(self.counts.items())}
+        """Key/values for /diagnostics: ``dropped <topic>`` counts, and ``last dropped <topic>``
+        the reason of the last one (what ``robot-control launch`` quotes when nothing was
+        tracked)."""
+        out: dict[str, int | str] = {}
+        for topic, count in sorted(self.counts.items()):
+            out[f"dropped {topic}"] = count
+            out[f"last dropped {topic}"] = self.last_reason[topic]
+        return out
 
 
 class SenderGate:

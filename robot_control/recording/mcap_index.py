@@ -257,33 +257,66 @@ def _statistics(result: Scan) -> bytes:
 
 def reindex(path: str | Path) -> Scan:
     """Cut an MCAP file to its readable prefix and give it a new summary and footer, in place
-    (the module docstring); what was kept and lost is in the returned Scan."""
+    (the module docstring); what was kept and lost is in the returned Scan.
+
+    On a full disk (or past a file-size limit) the new tail may not fit where the torn one was:
+    then the last chunk is given up too, and the next, until it fits — the file always ends with
+    a valid summary and footer (at worst only its header, schemas and channels), and ``lost``
+    counts what was given up."""
     result = scan(path)
-    with open(path, "r+b") as fh:
-        fh.truncate(result.keep)
-        fh.seek(result.keep)
-        out = bytearray()
-        last = result.chunks[-1] if result.chunks else None
-        if last is not None and not last.index_offsets:  # rewrite the torn message indexes
-            for cid, msgs in sorted(last.messages.items()):
-                last.index_offsets[cid] = result.keep + len(out)
-                out += _message_index(cid, msgs)
-            last.index_end = result.keep + len(out)
-        out += _record(OP_DATA_END, struct.pack("<I", 0))
-        summary_start = result.keep + len(out)
-        groups = []
-        for op, records in ((OP_SCHEMA, [_record(OP_SCHEMA, b) for _, b in sorted(result.schemas.items())]),
-                            (OP_CHANNEL, [_record(OP_CHANNEL, b)
-                                          for _, b in sorted(result.channels.items())]),
-                            (OP_CHUNK_INDEX, [_chunk_index(c) for c in result.chunks]),
-                            (OP_STATISTICS, [_statistics(result)])):
-            group = b"".join(records)
-            if group:
-                groups.append((op, result.keep + len(out), len(group)))
-                out += group
-        offsets_start = result.keep + len(out)
-        for op, start, length in groups:
-            out += _record(OP_SUMMARY_OFFSET, struct.pack("<BQQ", op, start, length))
-        out += _record(OP_FOOTER, struct.pack("<QQI", summary_start, offsets_start, 0)) + MAGIC
-        fh.write(out)
-    return result
+    with open(path, "r+b", buffering=0) as fh:
+        while True:
+            fh.truncate(result.keep)
+            fh.seek(result.keep)
+            try:
+                _write_all(fh, _tail(result))
+                return result
+            except OSError:
+                if not result.chunks:
+                    raise
+                _give_up_last_chunk(result)
+
+
+def _write_all(fh, data: bytes) -> None:
+    """All of ``data`` through an unbuffered file (a full disk may take part of a write)."""
+    view = memoryview(data)
+    while view:
+        view = view[fh.write(view):]
+
+
+def _give_up_last_chunk(result: Scan) -> None:
+    """Drop the last chunk kept (and its message indexes): the file is cut where it began."""
+    last = result.chunks.pop()
+    result.keep = last.start
+    result.closed = False  # what was cut is lost data now
+    result.problem = result.problem or "no space for the summary: the last chunk(s) given up"
+
+
+def _tail(result: Scan) -> bytes:
+    """What follows the readable prefix: the last chunk's missing message indexes, the data-end
+    record, the summary (schemas, channels, chunk indexes, statistics), its offsets and the
+    footer."""
+    out = bytearray()
+    last = result.chunks[-1] if result.chunks else None
+    if last is not None and not last.index_offsets:  # rewrite the torn message indexes
+        for cid, msgs in sorted(last.messages.items()):
+            last.index_offsets[cid] = result.keep + len(out)
+            out += _message_index(cid, msgs)
+        last.index_end = result.keep + len(out)
+    out += _record(OP_DATA_END, struct.pack("<I", 0))
+    summary_start = result.keep + len(out)
+    groups = []
+    for op, records in ((OP_SCHEMA, [_record(OP_SCHEMA, b) for _, b in sorted(result.schemas.items())]),
+                        (OP_CHANNEL, [_record(OP_CHANNEL, b)
+                                      for _, b in sorted(result.channels.items())]),
+                        (OP_CHUNK_INDEX, [_chunk_index(c) for c in result.chunks]),
+                        (OP_STATISTICS, [_statistics(result)])):
+        group = b"".join(records)
+        if group:
+            groups.append((op, result.keep + len(out), len(group)))
+            out += group
+    offsets_start = result.keep + len(out)
+    for op, start, length in groups:
+        out += _record(OP_SUMMARY_OFFSET, struct.pack("<BQQ", op, start, length))
+    out += _record(OP_FOOTER, struct.pack("<QQI", summary_start, offsets_start, 0)) + MAGIC
+    return bytes(out)

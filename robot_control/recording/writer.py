@@ -8,9 +8,12 @@ full disk left three chained OSErrors and an unreadable file. ``BagWriter`` wrap
   the bag is opened, again for each new topic, and at every ``checkpoint``;
 - ``checkpoint`` closes the current chunk and hands it to the kernel, so a process killed
   afterwards loses only what came after it (the recorder checkpoints every second);
-- a write that fails (ENOSPC, EFBIG past a file-size limit, EDQUOT, EIO) stops the bag: the torn
-  tail is cut, the MCAP gets its summary back (``mcap_index.reindex``), metadata.yaml is
-  rewritten, and one BagError line says what happened and what the bag holds.
+- a write that fails (ENOSPC, EFBIG past a file-size limit, EDQUOT, EIO) stops the bag: the
+  space the writer reserved in the bag directory is given back, the torn tail is cut, the MCAP
+  gets its summary back (``mcap_index.reindex``: if even then there is no room for it, the last
+  chunks are given up until there is, so the file always ends with a valid summary and end
+  magic), metadata.yaml is rewritten, and one BagError line says what happened and what the bag
+  holds.
 
 ``reindex_bag`` does the same to a bag found in that state (``robot-control bag reindex``), as
 ``ros2 bag reindex`` does. Checkpoints go to the page cache, not to the disk (no fsync): they
@@ -37,6 +40,11 @@ from robot_control.recording.bag import BagError, stamp_text, typestore
 from robot_control.safe_yaml import load_file
 
 NO_MESSAGES = 2**63 - 1  # rosbags' start time of a bag without messages
+#: space a writer holds in its bag directory while it records, given back when a write fails, so
+#: that on a full disk the MCAP summary and metadata.yaml have room (a longer summary than this
+#: costs the last chunks instead: mcap_index.reindex)
+RESERVE_BYTES = 128 * 1024
+RESERVE_NAME = ".space_reserve"
 
 
 @dataclass
@@ -117,6 +125,7 @@ class BagWriter:
         self._mcap = self._writer.storage.path
         # held while writing, so a `bag reindex` of a live recording is refused, not done
         self._lock = _locked(self._mcap)
+        self._reserve = _reserve(self.path / RESERVE_NAME)
         self._guarded(self._write_metadata)
 
     # -- writing
@@ -140,6 +149,7 @@ class BagWriter:
 
     def close(self) -> None:
         """Write the MCAP summary and the final metadata.yaml (nothing more after a failure)."""
+        _give_back(self._reserve)  # first: the summary may need the room
         if self.failed is None:
             self._guarded(self._writer.close)
         self._unlock()
@@ -179,6 +189,7 @@ class BagWriter:
             with suppress(OSError):  # flushing the rest fails again: the tail is cut below
                 storage.bio.close()
         self._unlock()
+        _give_back(self._reserve)
         try:
             closed = reindex_bag(self.path).report()
         except (OSError, BagError) as again:
@@ -187,6 +198,29 @@ class BagWriter:
         self.failed = BagError(f"{self.path}: {exc.strerror or exc} writing {self._mcap.name}: "
                                f"recording stopped; {closed}")
         raise self.failed
+
+
+def _reserve(path: Path) -> Path | None:
+    """Hold RESERVE_BYTES of disk in a file at ``path`` (None if there is no room even for it)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    except OSError:
+        return None
+    try:
+        os.posix_fallocate(fd, 0, RESERVE_BYTES)
+        return path
+    except OSError:
+        path.unlink(missing_ok=True)
+        return None
+    finally:
+        os.close(fd)
+
+
+def _give_back(reserve: Path | None) -> None:
+    """Free the disk space a reserve held."""
+    if reserve is not None:
+        with suppress(OSError):
+            reserve.unlink(missing_ok=True)
 
 
 def _old_hashes(path: Path) -> dict[str, str]:
@@ -206,6 +240,7 @@ def reindex_bag(path: str | Path) -> Reindexed:
     files = sorted(path.glob("*.mcap"))
     if not files:
         raise BagError(f"{path}: no MCAP file to reindex")
+    _give_back(path / RESERVE_NAME)  # a killed writer's
     hashes = _old_hashes(path)
     topics: dict[str, TopicRecord] = {}
     result = Reindexed(path, [f.name for f in files], 0, 0)

@@ -59,12 +59,12 @@ from robot_control.sim.scenario import (
     CartesianPath,
     ScenarioError,
     _require,
+    check_physics_steps,
+    chunk_periods,
     resolve_scenario_path,
 )
 
 Array = np.ndarray
-#: control periods per compiled call (and per progress update)
-CHUNK_PERIODS = 2000
 TOP_KEYS = {"cell", "duration", "rate", "physics_dt", "initial", "trajectory", "controller",
             "plant", "force_reference", "description"}
 
@@ -136,9 +136,7 @@ def load_cell_scenario(source) -> CellScenario:
     duration, rate = float(doc["duration"]), float(doc.get("rate", 1000.0))
     physics_dt = float(doc.get("physics_dt", 1e-3))
     _require(duration > 0.0 and rate > 0.0, "duration and rate must be > 0")
-    ratio = 1.0 / (rate * physics_dt)
-    _require(ratio >= 1.0 - 1e-9 and abs(ratio - round(ratio)) < 1e-6,
-             f"physics_dt must divide the control period 1/rate into whole steps ({ratio:.4f})")
+    check_physics_steps(duration, rate, physics_dt)
     initial = doc["initial"]
     _require(isinstance(initial, dict) and set(initial) == {"object", "arms"},
              "initial needs 'object' (placement of O) and 'arms' (joint guesses per arm)")
@@ -361,7 +359,7 @@ def run_compiled(sc: CellScenario, plant: CellPlant, law: LoadSharing, path: Car
 
     with notice_if_slow("the cell's offline loop"):
         periods(0, 0, np.empty((0, draws, na)))  # no period: compiled or loaded only
-    chunk = max(1, min(rows, CHUNK_PERIODS))
+    chunk = chunk_periods(rows, substeps)
     for k0 in range(0, rows, chunk):
         k1 = min(rows, k0 + chunk)
         # the same draws, in the same order, as plant.measure() once per period

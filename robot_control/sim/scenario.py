@@ -2,7 +2,8 @@
 
 Unknown keys are an error, not ignored, so a typo never silently changes an experiment. Numbers
 are type-checked with the key named, and a run is bounded: the rate by what the nodes accept
-(MAX_RATE), the number of control periods by what a run may log (MAX_STEPS).
+(MAX_RATE), the number of control periods by what a run may log (MAX_STEPS), the number of physics
+steps by what a run may take (MAX_PHYSICS_STEPS).
 """
 
 from __future__ import annotations
@@ -29,6 +30,14 @@ MAX_RATE = 10000.0
 #: most control periods one run may have: an offline run logs ~35 numbers a joint a period, so
 #: this keeps a 6-joint log under about 300 MB (1000 s at 1 kHz)
 MAX_STEPS = 1_000_000
+#: most physics steps one run may take: about a minute or two of integration on one core for a
+#: 6-joint arm (~1 µs a step), so a physics_dt typo cannot start a run of days
+MAX_PHYSICS_STEPS = 100_000_000
+#: most physics steps in one control period, and in one compiled call of an offline loop: a
+#: call runs a few ms to ~0.1 s, so Ctrl-C (handled between calls) stops a run within 1 s
+MAX_SUBSTEPS = 20_000
+#: control periods per compiled call of an offline loop (and per progress-bar update)
+CHUNK_PERIODS = 2000
 
 
 class ScenarioError(ValueError):
@@ -104,6 +113,29 @@ def resolve_scenario_path(name_or_path: str | Path) -> Path:
     raise ScenarioError(f"no scenario file '{name_or_path}' (nor a bundled one of that name)")
 
 
+def check_physics_steps(duration: float, rate: float, physics_dt: float) -> None:
+    """ScenarioError unless physics_dt is in (0, 1/rate], divides the control period into at most
+    MAX_SUBSTEPS whole steps, and the run takes at most MAX_PHYSICS_STEPS of them."""
+    _require(0.0 < physics_dt <= 1.0 / rate * (1 + 1e-9),
+             f"physics_dt must be in (0, 1/rate], got {physics_dt}")
+    _require(duration / physics_dt <= MAX_PHYSICS_STEPS,
+             f"physics_dt {physics_dt:g} s makes {duration / physics_dt:.3g} physics steps in "
+             f"{duration:g} s: at most {MAX_PHYSICS_STEPS:.0e} are run (a larger physics_dt, or "
+             "a shorter duration)")
+    ratio = 1.0 / (rate * physics_dt)
+    _require(ratio <= MAX_SUBSTEPS,
+             f"physics_dt {physics_dt:g} s makes {ratio:.3g} physics steps a control period: at "
+             f"most {MAX_SUBSTEPS} are run (physics_dt ≥ 1/rate / {MAX_SUBSTEPS})")
+    _require(abs(ratio - round(ratio)) < 1e-6,
+             f"physics_dt must divide the control period 1/rate into whole steps ({ratio:.4f})")
+
+
+def chunk_periods(rows: int, substeps: int) -> int:
+    """Control periods per compiled call of an offline loop: CHUNK_PERIODS, fewer when the
+    physics steps of a period would make a call longer than MAX_SUBSTEPS steps."""
+    return max(1, min(rows, CHUNK_PERIODS, MAX_SUBSTEPS // max(1, substeps)))
+
+
 def load_scenario(source: str | Path | dict) -> Scenario:
     """Read and validate a scenario from a YAML file, a bundled scenario name, or a mapping."""
     if isinstance(source, dict):
@@ -131,11 +163,7 @@ def load_scenario(source: str | Path | dict) -> Scenario:
     _require(duration * rate <= MAX_STEPS,
              f"duration × rate must be at most {MAX_STEPS} control periods, got "
              f"{duration * rate:.3g} (duration {duration:g} s at {rate:g} Hz)")
-    _require(0.0 < physics_dt <= 1.0 / rate * (1 + 1e-9),
-             f"physics_dt must be in (0, 1/rate], got {physics_dt}")
-    ratio = 1.0 / (rate * physics_dt)
-    _require(abs(ratio - round(ratio)) < 1e-6,
-             f"physics_dt must divide the control period 1/rate into whole steps ({ratio:.4f})")
+    check_physics_steps(duration, rate, physics_dt)
     initial = doc.get("initial") or {}
     _require(set(initial) <= {"q", "qd"}, f"initial: unknown keys {sorted(set(initial) - {'q', 'qd'})}")
     q0 = _vector(initial.get("q", np.zeros(n)), n, "initial.q")

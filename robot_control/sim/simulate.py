@@ -23,12 +23,10 @@ from robot_control.sim.clock import period_ns, seconds
 from robot_control.sim.engine import make_plant
 from robot_control.sim.plant_base import PlantBase as Plant
 from robot_control.sim.progress import progress_bar
-from robot_control.sim.scenario import CartesianPath, Scenario, load_scenario
+from robot_control.sim.scenario import CartesianPath, Scenario, chunk_periods, load_scenario
 from robot_control.trajectory.excitation import FourierExcitation
 
 Array = np.ndarray
-#: control periods per compiled call (and per progress-bar update)
-CHUNK_PERIODS = 2000
 
 
 @dataclass
@@ -203,7 +201,7 @@ def run_compiled(sc: Scenario, plant: Plant, law, spec, sampling, tick_ns: int, 
                    else Reference(sc.q0, wrench=sc.force_reference))
     C.task_inputs(spec.task, placeholder, plant.wrench)
     frame = task_frame(sc, plant)
-    chunk = max(1, min(rows, CHUNK_PERIODS))
+    chunk = chunk_periods(rows, substeps)
     periods = None
     for k0 in range(0, rows, chunk):
         k1 = min(rows, k0 + chunk)

@@ -8,6 +8,7 @@ data; the ``format_*`` helpers turn it into the text ``ros2`` would print.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import math
 import statistics
@@ -131,9 +132,11 @@ class BusClient:
         return reader
 
     def samples(self, reader, timeout_s: float | None = None,
-                stop: threading.Event | None = None) -> Iterator[object]:
+                stop: threading.Event | None = None, idle: bool = False) -> Iterator[object]:
         """Messages of a ``topic_reader`` as they arrive, until timeout_s without one or ``stop``
-        is set (checked every 0.1 s); the reader is deleted at the end."""
+        is set (checked every 0.1 s); with ``idle`` also None at each wake-up that brought none
+        (so a caller can act on time while the topic is silent); the reader is deleted at the
+        end."""
         condition = ReadCondition(reader, SampleState.Any | ViewState.Any | InstanceState.Any)
         waitset = WaitSet(self.context.participant)
         waitset.attach(condition)
@@ -150,6 +153,8 @@ class BusClient:
                     last = now
                 elif timeout_s is not None and now - last > timeout_s:
                     return
+                elif idle:
+                    yield None
                 waitset.wait(int(0.1e9))
         finally:
             waitset.detach(condition)
@@ -168,6 +173,27 @@ class BusClient:
             if len(out) >= count:
                 break
         return out
+
+    def topic_rates(self, topic: str, window: int = 10000, every_s: float = 1.0,
+                    discovery_s: float = 5.0) -> Iterator[tuple[bool, dict[str, float]]]:
+        """``ros2 topic hz``'s running report: every ``every_s`` seconds, whether messages came
+        since the last report and the rate statistics (hz_statistics) of the last ``window``
+        source timestamps; forever (BusClientError if nobody publishes the topic within
+        discovery_s)."""
+        stamps: collections.deque[int] = collections.deque(maxlen=window)
+        fresh, due = False, None
+        for sample in self.samples(self.topic_reader(topic, discovery_s), idle=True):
+            now = time.monotonic()
+            if sample is not None:
+                stamps.append(sample.sample_info.source_timestamp)
+                if not stamps or len(stamps) == 1:
+                    due = now + every_s  # reports a second apart from the first message on
+                fresh = True
+            due = due or now + every_s
+            if now >= due:
+                due += every_s * (int((now - due) // every_s) + 1)
+                yield fresh, hz_statistics(list(stamps))
+                fresh = False
 
     def topic_hz(self, topic: str, duration_s: float = 2.0,
                  timeout_s: float = 5.0) -> dict[str, float]:

@@ -181,7 +181,8 @@ def guard_change_state(rcl_node) -> None:
         try:
             return serve(request, response)
         except _rclpy.RCLError as exc:  # a race with another transition: refuse, stay alive
-            log.error(f"transition {wanted!r} failed: {exc}")
+            if rcl_node.context.ok():  # (else Ctrl-C shut the context down under the
+                log.error(f"transition {wanted!r} failed: {exc}")  # transition: it stops)
             response.success = False
             return response
 
