@@ -287,10 +287,14 @@ def check_tf_and_controller_state_are_published(arm, env):
 
 
 def check_an_inactive_generator_rejects_goals(arm, env):
+    """Accepted, then aborted at once with the reason (a bare rejection would carry none)."""
     assert "successful" in ros2(env, "lifecycle", "set", "/trajectory_generator", "deactivate")
     try:
         handle = arm.send(goal_of([point(1.0, HOME)]))
-        assert not handle.accepted
+        assert handle.accepted
+        result = arm.result(handle, 10.0)
+        assert result.status == 6, result  # ABORTED
+        assert result.result.error_code == -1 and "not active" in result.result.error_string
     finally:
         assert "successful" in ros2(env, "lifecycle", "set", "/trajectory_generator",
                                     "activate")

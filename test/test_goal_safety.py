@@ -231,3 +231,19 @@ def _goal_of(trajectory):
     from robot_control.bus.dds.messages import MESSAGE_TYPES
 
     return MESSAGE_TYPES[TYPE + "_Goal"](trajectory=trajectory)
+
+
+def test_a_goal_while_the_generator_is_not_active_is_aborted_with_the_reason():
+    """Accept-then-abort, as the client needs the reason (issue 36): a bare rejection has none."""
+    env = private_domain(76)
+    os.environ.update({k: env[k] for k in ("ROS_DOMAIN_ID", "ROS_AUTOMATIC_DISCOVERY_RANGE")})
+    with Stack(env, NODES) as stack, BusClient(discovery_s=0.5) as client:
+        q0 = ready(client, stack.stop)
+        assert change_state(client, "/trajectory_generator", "deactivate")
+        outcome = send_goal(client, ACTION, TYPE, goal(q0 + [0.05, 0.0, 0.0]), timeout_s=10)
+        assert outcome.accepted and outcome.status == ABORTED, outcome
+        assert outcome.result.error_code == -1 and "not active" in outcome.result.error_string
+        assert change_state(client, "/trajectory_generator", "activate")
+        again = send_goal(client, ACTION, TYPE, goal(measured(client) + [0.02, 0.0, 0.0]),
+                          timeout_s=10)
+        assert again.status == SUCCEEDED, (again, stack.stop())

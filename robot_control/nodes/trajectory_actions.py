@@ -11,8 +11,9 @@ beyond the limits along its reference) is refused or time-scaled, as ``infeasibl
 says (nodes/motion_feasibility.py).
 
 While active the node hands each /joint_states sample to ``on_state``: a running goal's
-tolerances are checked at every state, and feedback goes out at ``action_monitor_rate``. Goals
-are rejected only while the node is not active.
+tolerances are checked at every state, and feedback goes out at ``action_monitor_rate``. A goal
+that arrives while the node is not active is accepted and aborted at once (INVALID_GOAL) with
+the reason, which a bare rejection could not carry to the client.
 """
 
 from __future__ import annotations
@@ -136,11 +137,23 @@ class TrajectoryActions(ActionHandler):
 
     # ----------------------------------------------------------------- action
     def accept(self, goal) -> str | None:
-        if not self.node.is_active:
-            return f"{self.node.fqn} is {self.node.lifecycle_state.label}, not active"
+        """Accept every goal: one that cannot run now is aborted at once with the reason
+        (``accepted``), which a client sees; a bare rejection carries none."""
         return None
 
+    def inactive_reason(self) -> str | None:
+        """Why a motion cannot run now (the node is not active), or None."""
+        if self.node.is_active:
+            return None
+        return (f"{self.node.fqn} is {self.node.lifecycle_state.label}, not active: the stack is "
+                "starting (its lifecycle manager activates the generator once the control loop "
+                "is closed) or the generator was deactivated; send the goal once it is active")
+
     def accepted(self, goal_id: bytes, goal) -> None:
+        reason = self.inactive_reason()
+        if reason is not None:
+            self.follower.refuse(goal_id, INVALID_GOAL, reason)
+            return
         self.follower.submit(goal_id, goal, self.now_ns())
 
     def cancel(self, goal_id: bytes) -> bool:
@@ -170,7 +183,7 @@ class TrajectoryActions(ActionHandler):
 
     # ------------------------------------------------------------------ inputs
     def _on_topic(self, msg) -> None:
-        reason = self.accept(msg)
+        reason = self.inactive_reason()
         if reason is None:
             reason = self.follower.command(msg, self.now_ns())
         if reason is not None:
