@@ -133,6 +133,28 @@ def test_an_unreachable_scheduler_is_one_line(capsys, monkeypatch):
     assert len(err) == 1 and "cannot reach the Dask scheduler at tcp://127.0.0.1:9" in err[0]
 
 
+def test_montecarlo_on_the_cluster_draws_and_finds_what_a_local_run_does(cluster, tmp_path,
+                                                                          capsys):
+    """A fixed seed: the cluster's samples (run in whatever order the workers take them) are the
+    local ones, and so are the percentiles; a longer study resumed runs only the new samples."""
+    study = ["montecarlo", SCENARIO, "--seed", "11", "--mass-error", "0.2", "--payload", "1",
+             "--friction", "0.2,0.1", "--noise", "1e-4", "--json"]
+    remote, local = tmp_path / "remote.jsonl", tmp_path / "local.jsonl"
+    assert main([*study, "--samples", "3", "--cluster", cluster, "--out", str(remote)]) == 0
+    assert main([*study, "--samples", "5", "--cluster", cluster, "--out", str(remote),
+                 "--resume"]) == 0
+    assert main([*study, "--samples", "5", "--workers", "1", "--out", str(local)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert json.loads(lines[1]) == json.loads(lines[2])  # the percentiles of the 5 samples
+    remote_records, local_records = read_records(remote)[0], read_records(local)[0]
+    assert len(remote_records) == 5  # 3, then the 2 the resumed study lacked
+    by_sample = {r["sample"]: r for r in local_records}
+    for r in remote_records:
+        twin = by_sample[r["sample"]]
+        assert r["key"] == twin["key"] and r["overrides"] == twin["overrides"]
+        assert physics(r["summary"]) == physics(twin["summary"])
+
+
 def test_a_worker_killed_mid_run_loses_nothing(cluster, tmp_path):
     """SIGKILL the worker process running a (60 s simulated, seconds of wall) run: the scheduler
     gives the run to a worker that lives, and the sweep ends with every run ok."""
