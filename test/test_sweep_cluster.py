@@ -66,6 +66,14 @@ def test_cluster_sweep_gives_the_local_numbers(cluster, tmp_path, capsys):
         assert physics(r["summary"]) == physics(local[r["key"]]["summary"])
         assert r["saturated_periods"] == local[r["key"]]["saturated_periods"]
     assert len({json.dumps(r["summary"]["rms_error"]) for r in records}) == 3  # kd did change them
+    # two runs a task (the last task one): the same records
+    batched = tmp_path / "batched.jsonl"
+    assert sweep(SCENARIO, "--set", KD, "--set", "duration=0.2", "--cluster", cluster,
+                 "--batch", "2", "--out", str(batched)) == 0
+    again = {r["key"]: r for r in read_records(batched)[0]}
+    assert len(again) == 3
+    for r in records:
+        assert physics(again[r["key"]]["summary"]) == physics(r["summary"])
 
 
 def test_a_robot_file_travels_with_the_job(cluster, tmp_path):

@@ -30,13 +30,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_execution_arguments(parser: argparse.ArgumentParser) -> None:
-    """--workers / --cluster / --resume, shared with robot-control montecarlo."""
+    """--workers / --cluster / --batch / --resume, shared with robot-control montecarlo."""
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--workers", type=int, default=None,
                        help="local worker processes (default: every CPU this process may use)")
     where.add_argument("--cluster", metavar="ADDRESS",
                        help="run on the Dask scheduler at ADDRESS (tcp://host:8786; needs the "
                             "cluster extra)")
+    parser.add_argument("--batch", type=int, default=1, metavar="K",
+                        help="with --cluster: K runs a Dask task (for runs of a few ms, where "
+                             "the scheduler's ~1 ms a task would be the limit)")
     parser.add_argument("--resume", action="store_true",
                         help="skip the runs the --out .jsonl file already holds")
 
@@ -77,7 +80,7 @@ def execute(prog: str, jobs, files, args, series: bool = False) -> list[dict] | 
     try:
         lines = streaming(args.out, args.resume)
         return run_study(jobs, files, args.out if lines else None, args.resume, args.cluster,
-                         args.workers, series=series and not lines)
+                         args.workers, series=series and not lines, batch=args.batch)
     except (ClusterError, ValueError, OSError) as exc:
         print(f"robot-control {prog}: {exc}", file=sys.stderr)
         return None

@@ -64,33 +64,45 @@ def dask_client(address: str):
         raise ClusterError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
 
 
+def run_batch(jobs: list[Job], files: dict[str, RobotFile] | None = None,
+              series: bool = False) -> list[dict]:
+    """The records of several runs made one after the other (one Dask task)."""
+    return [run_job(job, files, series) for job in jobs]
+
+
 def run_dask(jobs: list[Job], files: dict[str, RobotFile], address: str, series: bool = False,
-             retries: int = RETRIES) -> Iterator[dict]:
-    """Records of ``jobs`` run as tasks of the Dask scheduler at ``address``, as they finish."""
+             retries: int = RETRIES, batch: int = 1) -> Iterator[dict]:
+    """Records of ``jobs`` run as tasks of the Dask scheduler at ``address`` (``batch`` runs a
+    task: fewer tasks when runs are short against the scheduler's ~1 ms a task), as they finish."""
     if not jobs:
         return
+    if batch < 1:
+        raise ValueError(f"--batch must be ≥ 1, got {batch}")
     client = dask_client(address)
     from distributed import as_completed as dask_completed
 
     try:
         shared = client.scatter([files], broadcast=True)[0] if files else None
+        chunks = [jobs[i:i + batch] for i in range(0, len(jobs), batch)]
         # pure=False: a run is a fresh task each time (its wall time is part of the record)
-        futures = client.map(run_job, jobs, files=shared, series=series, retries=retries,
+        futures = client.map(run_batch, chunks, files=shared, series=series, retries=retries,
                              pure=False)
-        job_of = {fut.key: job for fut, job in zip(futures, jobs)}
+        chunk_of = {fut.key: chunk for fut, chunk in zip(futures, chunks)}
         for fut in dask_completed(futures, loop=client.loop):
             try:
-                yield fut.result()
+                yield from fut.result()
             except Exception as exc:  # KilledWorker after the scheduler's allowed failures
-                yield lost_record(job_of[fut.key], exc)
+                for job in chunk_of[fut.key]:
+                    yield lost_record(job, exc)
             fut.release()
     finally:
         client.close()
 
 
 def run_jobs(jobs: list[Job], files: dict[str, RobotFile], cluster: str | None = None,
-             workers: int | None = None, series: bool = False) -> Iterator[dict]:
-    """Records of ``jobs`` on the Dask scheduler ``cluster``, else on ``workers`` local processes."""
+             workers: int | None = None, series: bool = False, batch: int = 1) -> Iterator[dict]:
+    """Records of ``jobs`` on the Dask scheduler ``cluster`` (``batch`` runs a task), else on
+    ``workers`` local processes."""
     if cluster:
-        return run_dask(jobs, files, cluster, series)
+        return run_dask(jobs, files, cluster, series, batch=batch)
     return run_local(jobs, files, workers, series)

@@ -23,10 +23,11 @@ def previous_records(jobs: list[Job], path: str | Path | None) -> dict[str, dict
 
 def run_study(jobs: list[Job], files: dict[str, RobotFile], out: str | Path | None = None,
               resume: bool = False, cluster: str | None = None, workers: int | None = None,
-              series: bool = False, progress: bool = True,
+              series: bool = False, progress: bool = True, batch: int = 1,
               on_record: Callable[[dict], None] | None = None) -> list[dict]:
     """The record of every job, in input order: runs ``out`` already holds (with ``resume``)
-    are taken from it, the others run and are appended to ``out`` (JSON Lines) as they finish."""
+    are taken from it, the others run and are appended to ``out`` (JSON Lines) as they finish
+    (on a cluster, ``batch`` runs a task)."""
     done = previous_records(jobs, out) if resume else {}
     todo, seen = [], set(done)
     for job in jobs:  # a run twice in the list (same key) runs once
@@ -41,7 +42,7 @@ def run_study(jobs: list[Job], files: dict[str, RobotFile], out: str | Path | No
         bar = tqdm(total=len(seen), initial=len(done), unit="run", file=sys.stderr,
                    dynamic_ncols=True, smoothing=0.1)
     try:
-        for record in run_jobs(todo, files, cluster, workers, series):
+        for record in run_jobs(todo, files, cluster, workers, series, batch):
             if writer is not None:
                 writer.write(record)
             done[record["key"]] = record
