@@ -164,12 +164,12 @@ def test_montecarlo_on_the_cluster_draws_and_finds_what_a_local_run_does(cluster
 
 
 def test_a_worker_killed_mid_run_loses_nothing(cluster, tmp_path):
-    """SIGKILL the worker process running a (200 s simulated, seconds of wall) run: the scheduler
+    """SIGKILL the worker process running a (500 s simulated, seconds of wall) run: the scheduler
     gives the run to a worker that lives, and the sweep ends with every run ok."""
     out = tmp_path / "runs.jsonl"
     env = os.environ | {"PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "robot_control.cli", "sweep", SCENARIO, "--set", "duration=200",
+        [sys.executable, "-m", "robot_control.cli", "sweep", SCENARIO, "--set", "duration=500",
          "--set", "controller.params.kd=[8,8,8];[9,9,9];[10,10,10];[11,11,11]",
          "--cluster", cluster, "--out", str(out)],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -181,11 +181,11 @@ def test_a_worker_killed_mid_run_loses_nothing(cluster, tmp_path):
             busy = {w: keys for w, keys in client.processing().items() if keys}
             time.sleep(0.05)
         assert busy, "no run reached a worker"
-        time.sleep(0.5)  # well inside the run (seconds of wall), not at its start
+        time.sleep(0.2)  # inside the run (seconds of wall), not at its start
         busy = {w: keys for w, keys in client.processing().items() if keys}
         pids = client.run(os.getpid)
         victim = next(iter(busy))
-        assert not any(r["worker"] == victim for r in read_records(out)[0])  # none finished there
+        assert read_records(out)[0] == []  # no run has finished yet, anywhere
         os.kill(pids[victim], signal.SIGKILL)
         stdout, stderr = proc.communicate(timeout=400)
     finally:
@@ -196,5 +196,5 @@ def test_a_worker_killed_mid_run_loses_nothing(cluster, tmp_path):
     records, _ = read_records(out)
     assert len(records) == 4 and all(r["status"] == "ok" for r in records)
     assert len({r["key"] for r in records}) == 4
-    # killed at its first run, long before that run could end: its runs were all redone elsewhere
+    # killed in its first run, before any run ended: its runs were all redone elsewhere
     assert victim not in {r["worker"] for r in records}
