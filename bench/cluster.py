@@ -44,7 +44,7 @@ def warmed_cluster(jobs, files, workers: int, stack: ExitStack) -> str:
     """The address of a LocalCluster of ``workers`` processes, each with the kernels loaded."""
     cluster = stack.enter_context(LocalCluster(processes=True, n_workers=workers,
                                                threads_per_worker=1, host="127.0.0.1",
-                                               dashboard_address=None))
+                                               dashboard_address="127.0.0.1:0"))
     warm = make_jobs([jobs[0].document | {"duration": 0.05}], [{}])[0][0]
     with Client(cluster.scheduler_address, set_as_default=False) as client:
         client.run(run_job, warm, files)  # on every worker: kernels loaded from the cache
@@ -63,7 +63,7 @@ def timed(sweep) -> float:
 def task_overhead(tasks: int) -> float:
     """Seconds per no-op task of a batch submitted at once (2 workers)."""
     with LocalCluster(processes=True, n_workers=2, threads_per_worker=1, host="127.0.0.1",
-                      dashboard_address=None) as cluster, \
+                      dashboard_address="127.0.0.1:0") as cluster, \
             Client(cluster.scheduler_address, set_as_default=False) as client:
         client.gather(client.map(noop, range(50), pure=False))
         t0 = time.perf_counter()

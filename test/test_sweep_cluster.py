@@ -35,7 +35,7 @@ REPO = Path(__file__).resolve().parent.parent
 @pytest.fixture(scope="module")
 def cluster():
     lc = distributed.LocalCluster(processes=True, n_workers=2, threads_per_worker=1,
-                                  host="127.0.0.1", dashboard_address=None)
+                                  host="127.0.0.1", dashboard_address="127.0.0.1:0")
     try:
         yield lc.scheduler_address
     finally:
