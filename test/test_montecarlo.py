@@ -90,11 +90,13 @@ def test_a_local_study_is_the_model_error_at_work(tmp_path, capsys):
     payload the law does not know about make errors orders of magnitude larger."""
     out = tmp_path / "mc.jsonl"
     argv = ["montecarlo", SCENARIO, "--samples", "4", "--seed", "5", "--mass-error", "0.3",
-            "--payload", "2", "--workers", "1", "--out", str(out), "--json"]
+            "--payload", "2", "--workers", "1", "--out", str(out), "--json",
+            "--plot", str(tmp_path / "mc.png")]
     assert main(argv) == 0
     stats = json.loads(capsys.readouterr().out)
     records, _ = read_records(out)
     assert [r["sample"] for r in records] == [0, 1, 2, 3] and stats["ok"] == 4
+    assert (tmp_path / "mc.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert min(stats["max_error"]["p50"]) > 1e-3
     nominal_run = main(["sweep", SCENARIO, "--workers", "1"])
     nominal_summary = json.loads(capsys.readouterr().out.splitlines()[0])["summary"]

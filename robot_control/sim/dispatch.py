@@ -9,10 +9,10 @@ comes back as a ``lost`` record, never as an exception that ends the study.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 
+from robot_control.sim.batch import local_workers
 from robot_control.sim.jobs import Job, RobotFile, lost_record, run_job
 
 #: times Dask resubmits a task that raised (a run's own failure is a record, not an exception)
@@ -23,13 +23,6 @@ CONNECT_TIMEOUT_S = 20
 
 class ClusterError(RuntimeError):
     """The cluster cannot be used: Dask missing, or the scheduler unreachable."""
-
-
-def local_workers(workers: int | None, jobs: int) -> int:
-    """Worker processes for a local run: ``workers``, or every CPU this process may use."""
-    if workers is None:
-        workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return max(1, min(int(workers or 1), jobs))
 
 
 def run_local(jobs: list[Job], files: dict[str, RobotFile], workers: int | None,

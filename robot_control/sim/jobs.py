@@ -114,7 +114,7 @@ def materialise(document: dict, files: dict[str, RobotFile], folder: Path | None
         robot = files.get(ref)
         if robot is None:
             continue
-        target = folder / robot.digest() / robot.name
+        target = folder / robot.digest() / Path(robot.name).name  # a name, never a path
         if not target.is_file():
             target.parent.mkdir(parents=True, exist_ok=True)
             if robot.groups is not None:
