@@ -163,16 +163,47 @@ def test_montecarlo_on_the_cluster_draws_and_finds_what_a_local_run_does(cluster
         assert physics(r["summary"]) == physics(twin["summary"])
 
 
+def test_a_study_stopped_with_ctrl_c_keeps_what_finished_and_resumes(cluster, tmp_path):
+    out = tmp_path / "runs.jsonl"
+    argv = [sys.executable, "-m", "robot_control.cli", "sweep", SCENARIO, "--set", "duration=150",
+            "--set", "controller.params.kd=[6,6,6];[7,7,7];[8,8,8];[9,9,9];[10,10,10];[11,11,11]",
+            "--cluster", cluster, "--out", str(out)]
+    proc = subprocess.Popen(argv, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        deadline = time.monotonic() + 200
+        while time.monotonic() < deadline and not read_records(out)[0]:
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    kept, _ = read_records(out)
+    assert proc.returncode == 130, stderr
+    assert f"stopped; the finished runs are in {out} (--resume runs the others)" in stderr
+    assert 1 <= len(kept) < 6 and all(r["status"] == "ok" for r in kept)
+    resumed = subprocess.run([*argv, "--resume"], env=_env(), capture_output=True, text=True,
+                             timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    records, _ = read_records(out)
+    assert records[:len(kept)] == kept and len(records) == 6 == len({r["key"] for r in records})
+
+
+def _env() -> dict:
+    """This environment with the checkout importable (the CLI in a subprocess)."""
+    return os.environ | {"PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+
+
 def test_a_worker_killed_mid_run_loses_nothing(cluster, tmp_path):
     """SIGKILL the worker process running a (500 s simulated, seconds of wall) run: the scheduler
     gives the run to a worker that lives, and the sweep ends with every run ok."""
     out = tmp_path / "runs.jsonl"
-    env = os.environ | {"PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
     proc = subprocess.Popen(
         [sys.executable, "-m", "robot_control.cli", "sweep", SCENARIO, "--set", "duration=500",
          "--set", "controller.params.kd=[8,8,8];[9,9,9];[10,10,10];[11,11,11]",
          "--cluster", cluster, "--out", str(out)],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     client = distributed.Client(cluster, timeout=30, set_as_default=False)
     try:
         deadline = time.monotonic() + 120

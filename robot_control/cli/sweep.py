@@ -84,6 +84,11 @@ def execute(prog: str, jobs, files, args, series: bool = False) -> list[dict] | 
     except (ClusterError, ValueError, OSError) as exc:
         print(f"robot-control {prog}: {exc}", file=sys.stderr)
         return None
+    except KeyboardInterrupt:  # Ctrl-C: what finished is in the file; say how to go on
+        kept = (f"; the finished runs are in {args.out} (--resume runs the others)" if lines
+                else "")
+        print(f"robot-control {prog}: stopped{kept}", file=sys.stderr)
+        raise SystemExit(130) from None
 
 
 def run(args: argparse.Namespace) -> int:

@@ -35,13 +35,16 @@ def run_local(jobs: list[Job], files: dict[str, RobotFile], workers: int | None,
         for job in jobs:
             yield run_job(job, files, series)
         return
-    with ProcessPoolExecutor(max_workers=n) as pool:
+    pool = ProcessPoolExecutor(max_workers=n)
+    try:
         futures = {pool.submit(run_job, job, files, series): job for job in jobs}
         for fut in as_completed(futures):
             try:
                 yield fut.result()
             except Exception as exc:  # the pool's process died (e.g. killed): record it
                 yield lost_record(futures[fut], exc)
+    finally:  # stopped early (Ctrl-C): the runs not started are dropped, not waited for
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def dask_client(address: str):
