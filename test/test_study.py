@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -83,3 +84,35 @@ def test_a_scenario_that_cannot_be_read_is_one_line_before_anything_runs(bad, ca
     out = tmp_path / "r.jsonl"
     assert main(["sweep", bad, "--out", str(out)]) == 2
     assert len(capsys.readouterr().err.strip().splitlines()) == 1 and not out.exists()
+
+
+def test_the_robot_files_a_scenario_names_travel_with_its_jobs(tmp_path):
+    """The robot and the controller's model given by path: the jobs carry both files (and the
+    groups beside the robot); a run from the copies equals the run from the originals."""
+    import shutil
+
+    from robot_control.model.resources import share_path
+    from robot_control.sim.dispatch import run_local
+    from robot_control.sim.jobs import materialise
+
+    robots = share_path("config", "robots")
+    shutil.copy(robots / "ddarm.yaml", tmp_path / "arm.yaml")
+    shutil.copy(robots / "ddarm.groups.yaml", tmp_path / "arm.groups.yaml")
+    shutil.copy(robots / "ddarm.yaml", tmp_path / "model.yaml")
+    doc = {"robot": str(tmp_path / "arm.yaml"), "duration": 0.2, "initial": {"q": [-0.1, 1.5, 1.0]},
+           "trajectory": {"type": "named", "name": "huo_intended"},
+           "controller": {"type": "computed_torque", "model": str(tmp_path / "model.yaml"),
+                          "params": {"kp": [50] * 3, "kd": [10] * 3}}}
+    jobs, files = make_jobs([doc], [{}])
+    assert set(files) == {doc["robot"], doc["controller"]["model"]}
+    assert files[doc["robot"]].groups is not None and files[doc["controller"]["model"]].groups is None
+    (before,) = run_local(jobs, files, workers=1)
+    for name in ("arm.yaml", "arm.groups.yaml", "model.yaml"):
+        (tmp_path / name).unlink()
+    local = materialise(jobs[0].document, files, tmp_path / "cache")
+    assert local["robot"].startswith(str(tmp_path / "cache")) and local["robot"].endswith("arm.yaml")
+    assert Path(local["robot"]).with_suffix(".groups.yaml").is_file()
+    (after,) = run_local(jobs, files, workers=1)
+    assert before["status"] == after["status"] == "ok"
+    assert {k: v for k, v in before["summary"].items() if k not in ("wall_time_s", "realtime_factor")} \
+        == {k: v for k, v in after["summary"].items() if k not in ("wall_time_s", "realtime_factor")}
