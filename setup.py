@@ -59,10 +59,13 @@ setup(
             "ruff>=0.5",
             "matplotlib>=3.7",
             "mujoco>=4.0",
+            "dask[distributed]>=2024.1",
         ],
         # the plant's MuJoCo engine (plant.engine: mujoco) and model export --format mjcf checks
         "mujoco": ["mujoco>=4.0"],
         "plot": ["matplotlib>=3.7"],
+        # sweep / montecarlo --cluster: runs as tasks of a Dask distributed scheduler
+        "cluster": ["dask[distributed]>=2024.1"],
         "bench": ["pin>=3", "example-robot-data>=4", "roboticstoolbox-python>=1.1"],
     },
     zip_safe=True,

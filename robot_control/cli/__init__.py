@@ -17,6 +17,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                "compile ahead the code the bundled scenarios run (a fresh install's first runs)"),
     "sweep": ("robot_control.cli.sweep",
               "run scenarios × parameter sets offline on every core and summarise each"),
+    "montecarlo": ("robot_control.cli.montecarlo",
+                   "run a scenario on many perturbed plants; percentiles of its tracking errors"),
     "launch": ("robot_control.cli.launch", "run a launch file of this package without ROS 2"),
     "topic": ("robot_control.cli.bus_tools", "list, echo and measure topics (like ros2 topic)"),
     "node": ("robot_control.cli.bus_tools", "list nodes and show their endpoints (like ros2 node)"),

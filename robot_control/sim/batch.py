@@ -66,6 +66,13 @@ def _run_one(job: tuple[str, dict]):
         raise ScenarioError(f"{name}: {type(exc).__name__}: {exc}") from None
 
 
+def local_workers(workers: int | None, jobs: int) -> int:
+    """Worker processes for ``jobs`` local runs: ``workers``, or every CPU this process may use."""
+    if workers is None:
+        workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, min(int(workers or 1), jobs))
+
+
 def simulate_batch(scenarios, overrides: list[dict] | None = None, workers: int | None = None):
     """Results of every scenario (× every override set, if given), in input order.
 
@@ -78,9 +85,7 @@ def simulate_batch(scenarios, overrides: list[dict] | None = None, workers: int 
         name, doc = scenario_document(source)
         for ov in overrides or [{}]:
             jobs.append((name, with_overrides(doc, ov)))
-    if workers is None:
-        workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    workers = max(1, min(int(workers or 1), len(jobs)))
+    workers = local_workers(workers, len(jobs))
     if workers == 1:
         return [_run_one(job) for job in jobs]
     with ProcessPoolExecutor(max_workers=workers) as pool:
