@@ -29,7 +29,9 @@ def late_controller_env(tag: str) -> dict[str, str]:
 
 
 def run(tag: str, *args: str) -> tuple[int, dict, list[str]]:
-    stack = Stack(late_controller_env(tag), "--duration", "1", "--strict", *args)
+    # not --strict: the lag's dropped commands count as missed deadlines, which --strict would
+    # judge "degraded" (the verdict is checked below: no fault, no safety stop, tracking held)
+    stack = Stack(late_controller_env(tag), "--duration", "1", *args)
     try:
         code = stack.finish(120.0)
     finally:
@@ -41,7 +43,7 @@ def run(tag: str, *args: str) -> tuple[int, dict, list[str]]:
 def test_a_controller_the_graph_names_late_is_obeyed_and_the_motion_waits_for_it():
     code, summary, lines = run("late-graph-rt")
     text = "\n".join(lines)
-    assert code == 0, text[-3000:]
+    assert code == 0 and summary["outcome"] in ("ok", "degraded"), text[-3000:]
     plant = summary["plant"]
     assert plant["commands_unconfirmed"] > 0, "the lag was not injected"  # the premise
     assert plant["commands_rejected"] == 0 and plant["commands_ignored"] == 0, plant

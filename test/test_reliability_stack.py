@@ -62,15 +62,17 @@ def sent(output: str) -> int:
 
 
 def launch_file(tmp_path: Path, nodes: list[str], robot: str = "ddarm",
-                q0: list[float] = DDARM_Q0) -> Path:
+                q0: list[float] = DDARM_Q0, plant_params: dict | None = None) -> Path:
     """A launch file with some of the stack's nodes (fewer processes on a busy machine), each
-    bringing itself up (``autostart``) instead of a lifecycle_manager."""
+    bringing itself up (``autostart``) instead of a lifecycle_manager; ``plant_params``: more
+    parameters of the plant."""
     entities = []
     for name in nodes:
         params = [{"name": "robot", "value": f"'{robot}'"}, {"name": "rate", "value": RATE},
                   {"name": "autostart", "value": True}]
         if name == "plant":
             params.append({"name": "initial_q", "value": str(q0)})
+            params += [{"name": k, "value": v} for k, v in (plant_params or {}).items()]
         entities.append({"node": {"pkg": "robot_control", "exec": name, "name": name,
                                   "output": "screen", "param": params}})
     path = tmp_path / "part.launch.yaml"
@@ -157,14 +159,15 @@ def node_list(env: dict[str, str], name: str, count: int) -> tuple[str, str]:
 
 def test_a_diverging_plant_faults_stays_alive_and_fails_the_launch(tmp_path):
     # a real numerical failure, not a command: a one-axis arm whose viscous friction is far too
-    # stiff for the physics step (b·dt/I ≈ 30: explicit integration blows up at once)
+    # stiff for the physics step it is given (b·dt/I ≈ 30: explicit integration blows up at
+    # once; the default step would be divided until it is stable, sim/step_size.py)
     robot = tmp_path / "stiff_axis.yaml"
     robot.write_text(yaml.safe_dump({"name": "stiff_axis", "gravity": [0, -9.81, 0], "links": [
         dh_link(a=1.0, mass=1.0, com=[-0.5, 0, 0], inertia=[0, 0.08, 0.08, 0, 0, 0],
                 velocity=10.0, friction={"viscous": 2e4})]}))
     env = stack_env("rel-diverge")
-    stack = Stack(env, str(launch_file(tmp_path, ["plant"], str(robot), [0.0])),
-                  "--duration", "60")
+    stack = Stack(env, str(launch_file(tmp_path, ["plant"], str(robot), [0.0],
+                                       {"physics_dt": 0.0005})), "--duration", "60")
     assert stack.wait_for("[launch] started plant"), "\n".join(stack.lines)
     # a gentle push (the limiter lets it through) moves the axis off its held rest
     pusher = hostile(env, "answer", "--names", "joint1", "--tau", "1", "--seconds", "20", *AS_CONTROLLER)
