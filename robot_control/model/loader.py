@@ -44,14 +44,7 @@ def load_robot(name_or_path: str | Path) -> RobotModel:
     text = str(name_or_path)
     if text.lstrip().startswith("<"):
         return load_urdf(text)
-    path = Path(text)
-    if not path.is_file():
-        bundled = _bundled_file(text)
-        if bundled is None:
-            raise ModelError(
-                f"unknown robot '{text}': not a file and not one of {', '.join(bundled_robots())}"
-            )
-        path = bundled
+    path = robot_file(text)
     if path.suffix not in (".yaml", ".yml", ".urdf", ".xml"):
         raise ModelError(f"{path}: unknown robot file type (expected .urdf or .yaml)")
     return cached_load(path, _group_files(path), lambda: _build(path))
@@ -63,14 +56,20 @@ def urdf_source(name_or_path: str | Path) -> Path | str | None:
     text = str(name_or_path)
     if text.lstrip().startswith("<"):
         return text
-    path = Path(text)
-    if not path.is_file():
-        path = _bundled_file(text)
-        if path is None:
-            raise ModelError(
-                f"unknown robot '{text}': not a file and not one of {', '.join(bundled_robots())}"
-            )
+    path = robot_file(text)
     return path if path.suffix in (".urdf", ".xml") else None
+
+
+def robot_file(text: str) -> Path:
+    """The file a robot argument names: a path, or a bundled robot's file; ModelError if none."""
+    path = Path(text)
+    if path.is_file():
+        return path
+    bundled = _bundled_file(text)
+    if bundled is None:
+        raise ModelError(
+            f"unknown robot '{text}': not a file and not one of {', '.join(bundled_robots())}")
+    return bundled
 
 
 def _build(path: Path) -> RobotModel:
