@@ -231,7 +231,8 @@ class StackMonitor:
         self.client.close()
 
     def summary(self, until: float | None = None) -> dict[str, object]:
-        """The stable summary keys (design.md) plus the plant's own figures."""
+        """The stable summary keys (README, `robot-control launch --summary`) plus the plant's own
+        figures."""
         until = time.monotonic() if until is None else until
         out: dict[str, object] = {
             "duration_s": None if self.running_since is None else until - self.running_since,

@@ -1,5 +1,5 @@
 """The ROS 2 transport of robot_control: rclpy when a ROS 2 installation is sourced, else Cyclone
-DDS speaking the ROS 2 wire conventions (design.md, "Bus contract").
+DDS speaking the ROS 2 wire conventions (docs/architecture.md, bus/).
 
 Nodes use ``create_node(default_name, argv)`` (or a container's ``create_node``) and the
 :class:`~robot_control.bus.node.Node` interface only; importing this package imports neither

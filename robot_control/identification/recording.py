@@ -4,7 +4,7 @@ Read with the ``rosbags`` library (``pip install rosbags``; the ``bag`` extra), 
 SQLite 3 bags without ROS 2. Samples are ordered by header stamp and joints by name, so the
 columns follow the model's joints whatever order the recorder used.
 
-Torque at a state sample: the stack holds each command over one control period (design.md: the
+Torque at a state sample: the stack holds each command over one control period (the bus contract: the
 command's header.stamp is the state it answers; /joint_states' effort is the torque applied over
 the period that ends at the state). The torque "at" state t_k is therefore the mean of the held
 torques on either side of t_k: (τ_{k−1} + τ_k)/2 — the staircase centred on the sample — which

@@ -1,4 +1,5 @@
-"""Messages of the bus contract (design.md) built and read the same way on both backends.
+"""Messages of the bus contract (the topics and types README and docs/architecture.md list), built
+and read the same way on both backends.
 
 Node code never imports message modules: it asks the node for the classes by ROS name, so the
 same code builds rclpy messages under ROS 2 and Cyclone DDS structs without it. Stamps travel as

@@ -4,7 +4,7 @@
 ActionServer, the DDS action protocol) hand it goals, cancels and joint states and turn what it
 reports — feedback, and each goal's end (status, error_code, error_string) — into messages.
 
-Semantics (ros2_controllers' JTC, ../shared/notes/motion_interfaces.md §1): one goal runs at a
+Semantics (ros2_controllers' joint_trajectory_controller): one goal runs at a
 time; a newer goal preempts it (ABORTED, INVALID_GOAL, "preempted by a newer goal") and starts
 from the current reference, so q, q̇ and q̈ stay continuous across the switch; a trajectory on
 the topic interface preempts a goal the same way. Every goal is accepted and a bad one aborted at

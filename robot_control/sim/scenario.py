@@ -1,4 +1,4 @@
-"""Scenario files (design.md "Files"): what to simulate, validated before anything runs.
+"""Scenario files (config/scenarios/): what to simulate, validated before anything runs.
 
 Unknown keys are an error, not ignored, so a typo never silently changes an experiment. Numbers
 are type-checked with the key named, and a run is bounded: the rate by what the nodes accept

@@ -82,7 +82,7 @@ def make_controller(scenario: Scenario):
 
 def run(scenario: Scenario | str, progress: bool = False, compiled: bool = True,
         started: float | None = None) -> Result:
-    """Simulate a scenario and summarise how well it tracked (design.md simulate keys).
+    """Simulate a scenario and summarise how well it tracked (the summary keys README documents).
 
     With a compiled law (``Controller.compiled``), a joint-space reference that samples through
     ``trajectory.sampling`` (quintics or a Fourier excitation) or a Cartesian path, and a

@@ -1,5 +1,5 @@
 """The Cyclone DDS backend of the bus: a Node that is a full citizen of a ROS 2 graph with no ROS 2
-installed (design.md, "ROS 2 wire details").
+installed (rmw_cyclonedds' topic names, type hashes, QoS and ros_discovery_info).
 
 Each node: topics ``rt/<fully qualified name>`` with rmw_cyclonedds' types and QoS and the type
 hash in USER_DATA; its readers and writers announced on ``ros_discovery_info`` (via the
