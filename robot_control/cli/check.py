@@ -71,11 +71,11 @@ def run(args: argparse.Namespace) -> int:
         return 1
     failed = []
     for label in labels:
-        cell = matrix.run_cell(args.robot, label, args.rate, arm_joints=args.arm_joints)
-        gains = stack_scenario(args.robot, next(r[1] for r in matrix.JOINT_LAWS if r[0] == label),
-                               args.rate, 0.01, next(r[2] for r in matrix.JOINT_LAWS
-                                                     if r[0] == label),
-                               arm_joints=args.arm_joints).controller_params
+        _, law, extra, _ = matrix.law_row(label)
+        sc = stack_scenario(args.robot, law, args.rate, overrides=extra,
+                            arm_joints=args.arm_joints)
+        gains = sc.controller_params
+        cell = matrix.scenario_cell(args.robot, label, args.rate, sc)
         shown = {k: _vector(gains[k]) for k in ("kp", "kd", "lambda") if k in gains}
         print(f"{label:18s} max|e| {cell.max_error:9.3g} (bound {cell.bound:g})  τ/limit "
               f"{cell.torque_ratio:6.3g}  q̇/limit {cell.speed_ratio:6.3g}  "

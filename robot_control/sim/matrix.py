@@ -91,15 +91,26 @@ def judge(max_error: float, speed_ratio: float, torque_ratio: float, bound: floa
     return ""
 
 
+def law_row(label: str) -> tuple[str, str, dict, str]:
+    """The JOINT_LAWS row of ``label``: (label, registry name, extra parameters, family)."""
+    return next(row for row in JOINT_LAWS if row[0] == label)
+
+
 def run_cell(robot: str, label: str, rate: float, duration: float | None = None,
              arm_joints: list[str] | None = None) -> Cell:
     """Simulate the stack's run of the law ``label`` (a JOINT_LAWS label) on ``robot``."""
-    from robot_control.sim.simulate import run
     from robot_control.sim.stack_scenario import stack_scenario
 
-    _, law, extra, family = next(row for row in JOINT_LAWS if row[0] == label)
-    bound = FAMILY_BOUNDS[family]
-    sc = stack_scenario(robot, law, rate, duration, extra, arm_joints)
+    _, law, extra, _ = law_row(label)
+    return scenario_cell(robot, label, rate,
+                         stack_scenario(robot, law, rate, duration, extra, arm_joints))
+
+
+def scenario_cell(robot: str, label: str, rate: float, sc) -> Cell:
+    """Run ``sc`` (the stack's run of ``label`` on ``robot``) and judge it."""
+    from robot_control.sim.simulate import run
+
+    bound = FAMILY_BOUNDS[law_row(label)[3]]
     model = sc.robot
     try:
         with np.errstate(all="ignore"):
