@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from robot_control.bus.cdr_prefix import GOAL_START  # noqa: E402
+from robot_control.bus.cdr_prefix import GOAL_START, CdrMotion  # noqa: E402
 from robot_control.bus.dds.messages import MESSAGE_TYPES  # noqa: E402
 from robot_control.nodes.validation import MAX_MOTION_POINTS, refuse_sizes  # noqa: E402
 
@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
         repeats = 200
         t = time.perf_counter()
         for _ in range(repeats):
-            reason = refuse_sizes(data, GOAL_START, args.joints, MAX_MOTION_POINTS)
+            reason = refuse_sizes(CdrMotion(data, GOAL_START), args.joints, MAX_MOTION_POINTS)
         screen = (time.perf_counter() - t) / repeats
         t = time.perf_counter()
         Request.deserialize(data)

@@ -7,13 +7,16 @@ its fields follow, each aligned to its size counted from after that header. A
 trajectory_msgs/JointTrajectory is header (stamp: int32 sec, uint32 nanosec; frame_id: string),
 joint_names (uint32 count, then strings), points (uint32 count, …); a string is a uint32 length
 (with its NUL) and the bytes. Both routes carry this format: Cyclone's samples and rclpy's raw
-messages.
+messages. The rclpy route's action server cannot take a goal serialised: it reads the same
+sizes from the C message rcl took, before rclpy converts it to Python (bus/ros/goal_screen.py);
+both hand the node a :class:`DeclaredMotion`.
 """
 
 from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
+from typing import Protocol
 
 #: encapsulation identifiers of plain CDR
 CDR_BE, CDR_LE = b"\x00\x00", b"\x00\x01"
@@ -28,6 +31,31 @@ class TrajectorySizes:
     names: int
     longest_name: int
     points: int | None  # None: not read (too many names to skip over)
+
+
+class DeclaredMotion(Protocol):
+    """What a motion message declares before it is decoded: its size and its trajectory's."""
+
+    nbytes: int  # its serialised size (on the rclpy route: counted from the declared sizes)
+
+    def trajectory_sizes(self, max_names: int) -> TrajectorySizes | None:
+        """The sizes its JointTrajectory declares (at most ``max_names`` names read), or None
+        when they cannot be read (then it is decoded, and refused, the ordinary way)."""
+
+
+@dataclass(frozen=True)
+class CdrMotion:
+    """A serialised motion: its JointTrajectory from byte ``start`` of ``data``."""
+
+    data: bytes
+    start: int = HEADER
+
+    @property
+    def nbytes(self) -> int:
+        return len(self.data)
+
+    def trajectory_sizes(self, max_names: int) -> TrajectorySizes | None:
+        return trajectory_sizes(self.data, self.start, max_names)
 
 
 class _Reader:

@@ -31,6 +31,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 
+from robot_control.bus.cdr_prefix import DeclaredMotion
 from robot_control.bus.lifecycle import (
     TRANSITION_GRAPH,
     CallbackReturn,
@@ -77,9 +78,9 @@ class ActionHandler(ABC):
     def cancel(self, goal_id: bytes) -> bool:
         """A client asks to cancel a goal: True if it is canceling (end it with ``finish``)."""
 
-    def screen_goal(self, data: bytes, start: int) -> str | None:
-        """Before a goal is decoded (where the bus can ask: the rclpy-free route): why the sizes
-        the serialised request declares (its goal from byte ``start``) refuse it, or None."""
+    def screen_goal(self, declared: DeclaredMotion) -> str | None:
+        """Before a goal is decoded: why the sizes it declares (bus/cdr_prefix.py; on both
+        routes for control_msgs/action/FollowJointTrajectory) refuse it, or None."""
         return None
 
     def refused(self, goal_id: bytes, reason: str) -> None:

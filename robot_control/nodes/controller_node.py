@@ -43,7 +43,7 @@ import sys
 import numpy as np
 
 from robot_control.bus import ParameterError
-from robot_control.bus.cdr_prefix import HEADER
+from robot_control.bus.cdr_prefix import CdrMotion
 from robot_control.bus.lifecycle import CallbackReturn
 from robot_control.control.base import Reference, State
 from robot_control.control.model_terms import ExternalModelTerms
@@ -294,7 +294,7 @@ class ControllerNode(LoopTimerHooks):
 
     def _screen_trajectory(self, data: bytes) -> bool:
         """A motion refused by the sizes it declares is dropped before it is decoded."""
-        reason = refuse_sizes(data, HEADER, self.n, MAX_MOTION_POINTS)
+        reason = refuse_sizes(CdrMotion(data), self.n, MAX_MOTION_POINTS)
         if reason is not None:
             self.drops.drop("/" + TRAJECTORY_TOPIC, reason + " (before decoding)")
         return reason is None

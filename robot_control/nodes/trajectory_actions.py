@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from robot_control.bus.cdr_prefix import HEADER
+from robot_control.bus.cdr_prefix import CdrMotion, DeclaredMotion
 from robot_control.bus.node import ActionHandler
 from robot_control.log_text import bounded
 from robot_control.nodes.follow_joint_trajectory import Feedback, TrajectoryFollower
@@ -159,16 +159,16 @@ class TrajectoryActions(ActionHandler):
     def cancel(self, goal_id: bytes) -> bool:
         return self.follower.cancel(goal_id, self.now_ns())
 
-    def screen_goal(self, data: bytes, start: int) -> str | None:
+    def screen_goal(self, declared: DeclaredMotion) -> str | None:
         """A goal refused by the sizes it declares, before it is decoded (validation.py)."""
-        return refuse_sizes(data, start, self.model.nq, self.follower.rules.max_points)
+        return refuse_sizes(declared, self.model.nq, self.follower.rules.max_points)
 
     def refused(self, goal_id: bytes, reason: str) -> None:
         self.follower.refuse(goal_id, INVALID_GOAL, reason + " (refused before decoding)")
 
     def _screen_topic(self, data: bytes) -> bool:
         """A trajectory on the topic refused by its declared sizes is not decoded."""
-        reason = refuse_sizes(data, HEADER, self.model.nq, self.follower.rules.max_points)
+        reason = refuse_sizes(CdrMotion(data), self.model.nq, self.follower.rules.max_points)
         if reason is None:
             return True
         self.refused_topic += 1

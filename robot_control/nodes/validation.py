@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robot_control.bus.cdr_prefix import trajectory_sizes
+from robot_control.bus.cdr_prefix import DeclaredMotion
 from robot_control.log_text import bounded, names_text
 from robot_control.model.robot_model import IMPLAUSIBLE_FACTOR
 from robot_control.sim.clock import NS
@@ -54,12 +54,11 @@ def motion_bytes_cap(n: int, max_points: int) -> int:
     return max_points * (24 * n + 32) + (3 * n + 1) * (MAX_NAME_BYTES + 40) + 4096
 
 
-def refuse_sizes(data: bytes, start: int, n: int, max_points: int) -> str | None:
-    """Why a serialised motion (its JointTrajectory from byte ``start``) is refused before it
-    is decoded — more names than joints, a name too long, more points than ``max_points``, more
-    bytes than such a motion needs — or None. Cheap whatever ``data`` holds: it reads the
-    counts the message declares, not its elements."""
-    sizes = trajectory_sizes(data, start, max_names=n)
+def refuse_sizes(motion: DeclaredMotion, n: int, max_points: int) -> str | None:
+    """Why a motion message is refused before it is decoded — more names than joints, a name
+    too long, more points than ``max_points``, more bytes than such a motion needs — or None.
+    Cheap whatever it holds: it reads the counts the message declares, not its elements."""
+    sizes = motion.trajectory_sizes(n)
     if sizes is not None:
         if sizes.names > n:
             return f"{sizes.names} joint names for an arm of {n} joints"
@@ -68,8 +67,8 @@ def refuse_sizes(data: bytes, start: int, n: int, max_points: int) -> str | None
         if sizes.points > max_points:
             return f"{sizes.points} points exceed the cap of {max_points}"
     cap = motion_bytes_cap(n, max_points)
-    if len(data) > cap:
-        return (f"{len(data)} bytes: a motion of at most {max_points} points for {n} joints "
+    if motion.nbytes > cap:
+        return (f"{motion.nbytes} bytes: a motion of at most {max_points} points for {n} joints "
                 f"needs at most {cap}")
     return None
 

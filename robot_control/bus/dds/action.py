@@ -22,7 +22,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 
-from robot_control.bus.cdr_prefix import GOAL_START, request_header_bytes
+from robot_control.bus.cdr_prefix import GOAL_START, CdrMotion, request_header_bytes
 from robot_control.bus.dds import config as dds_config
 from robot_control.bus.dds.messages import message_type
 from robot_control.bus.node import ActionHandler
@@ -82,7 +82,7 @@ class DdsActionServer:
         """Before a goal request is decoded: if the handler refuses its declared sizes
         (``ActionHandler.screen_goal``), accept it undecoded and let the handler end it with the
         reason (``refused``); False then. A goal of 250 000 points costs seconds to decode."""
-        reason = self.handler.screen_goal(data, GOAL_START)
+        reason = self.handler.screen_goal(CdrMotion(data, GOAL_START))
         head = request_header_bytes(data) if reason is not None else None
         if head is None:
             return True

@@ -4,6 +4,10 @@ The node's handler decides (``accept``, ``accepted``, ``cancel``) and ends goals
 likes (``finish``) — from a timer, a subscription or inside ``accepted`` itself. rclpy wants the
 end as the return of an execute callback: each goal's callback awaits a future that ``finish``
 completes, then moves the goal to its terminal state and returns the result.
+
+A handler that screens goals (``ActionHandler.screen_goal``) sees each goal's sizes before rclpy
+converts it to Python (bus/ros/goal_screen.py): a goal they refuse is accepted unconverted and
+ended by the handler with the reason (``refused``), as on the rclpy-free route.
 """
 
 from __future__ import annotations
@@ -15,11 +19,34 @@ from rclpy.qos import QoSProfile
 from rclpy.task import Future
 
 from robot_control.bus.node import ActionHandler
+from robot_control.bus.ros.goal_screen import GoalScreen, goal_screen
 
 STATUSES = ("succeeded", "aborted", "canceled")
 #: goal requests waiting for the executor are kept, not overwritten (services' default depth 10
 #: would silently thin a flood of goals)
 GOAL_REQUESTS = QoSProfile(depth=1000)
+
+
+class ScreeningActionServer(ActionServer):
+    """rclpy's ActionServer taking goal requests through a GoalScreen."""
+
+    def __init__(self, *args, screen: GoalScreen, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.screen = screen
+
+    def take_data(self):
+        if not self._is_goal_request_ready:
+            return super().take_data()
+        self._is_goal_request_ready = False  # rclpy takes the rest
+        data = super().take_data()
+        with self._lock:
+            taken = self._handle.take_goal_request(self.screen.take_type)
+        interrupted, self.screen.interrupted = self.screen.interrupted, None
+        if interrupted is not None:
+            raise interrupted
+        if all(taken):
+            data["goal"] = taken
+        return data
 
 
 class RclpyActionServer:
@@ -32,10 +59,17 @@ class RclpyActionServer:
         self._log = rcl_node.get_logger()
         self._handles: dict[bytes, object] = {}
         self._ends: dict[bytes, Future] = {}
-        self._server = ActionServer(
-            rcl_node, action_class, name, execute_callback=self._execute,
-            goal_callback=self._goal, handle_accepted_callback=self._accepted,
-            cancel_callback=self._cancel, goal_service_qos_profile=GOAL_REQUESTS)
+        callbacks = {"execute_callback": self._execute, "goal_callback": self._goal,
+                     "handle_accepted_callback": self._accepted,
+                     "cancel_callback": self._cancel, "goal_service_qos_profile": GOAL_REQUESTS}
+        self.screen = None
+        if type(handler).screen_goal is not ActionHandler.screen_goal:
+            self.screen = goal_screen(action_class, handler.screen_goal, self._log)
+        if self.screen is None:
+            self._server = ActionServer(rcl_node, action_class, name, **callbacks)
+        else:
+            self._server = ScreeningActionServer(rcl_node, action_class, name, **callbacks,
+                                                 screen=self.screen)
 
     def _failed(self, what: str, exc: Exception) -> str:
         """Log a handler's exception (rclpy would let it end spin(): the node would die)."""
@@ -44,6 +78,8 @@ class RclpyActionServer:
         return text
 
     def _goal(self, goal) -> GoalResponse:
+        if self.screen is not None and self.screen.reason(goal) is not None:
+            return GoalResponse.ACCEPT  # ended with the reason once accepted
         try:
             reason = self._handler.accept(goal)
         except Exception as exc:
@@ -58,8 +94,12 @@ class RclpyActionServer:
         self._handles[key] = handle
         self._ends[key] = Future()
         handle.execute()  # EXECUTING before the handler may end it
+        refused = None if self.screen is None else self.screen.reason(handle.request, forget=True)
         try:
-            self._handler.accepted(key, handle.request)
+            if refused is not None:
+                self._handler.refused(key, refused)
+            else:
+                self._handler.accepted(key, handle.request)
         except Exception as exc:
             self.finish(key, "aborted", self.Result(**self._error(self._failed("a goal", exc))))
 
