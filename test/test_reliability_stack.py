@@ -331,4 +331,10 @@ def test_the_lifecycle_manager_stops_the_stack_when_a_node_hangs():
             pass  # stopped with the stack
     assert code == 1, output[-4000:]
     assert "stopping the stack: /controller silent on /diagnostics" in output, output[-4000:]
-    assert summary["stopped_by"].startswith("node failed: lifecycle_manager (exit code 1)")
+    # the verdict blames the node that went silent, not the manager that stopped the stack
+    assert summary["stopped_by"].startswith("node failed: /controller silent on /diagnostics"), \
+        summary["stopped_by"]
+    assert list(summary["failed"]) == ["/controller"], summary["failed"]
+    last = stack.lines[-1]
+    assert last.startswith("robot-control launch: FAILED: node failed: /controller silent"), last
+    assert "lifecycle_manager (exit code 1)" not in last

@@ -59,6 +59,9 @@ from robot_control.bringup.runner import (
 from robot_control.bringup.summary import ERROR_LEVEL, figures_line, json_safe
 from robot_control.bringup.verdict import degradation, run_verdict
 
+#: how long a failed node's last status may trail its exit (it is sent just before)
+STATUS_AFTER_EXIT_S = 1.0
+
 
 def seconds_arg(text: str) -> float:
     """An argparse type: a finite, positive number of seconds."""
@@ -355,6 +358,9 @@ class Watch:
             if stop.count:
                 return "interrupted", {}
             if crashed:
+                blamed = self._stopped_for(monitor, wait_s=STATUS_AFTER_EXIT_S)
+                if blamed is not None:
+                    return blamed
                 return ("node failed: " + ", ".join(
                     f"{p.node.label} ({describe_exit(p.returncode)})" for p in crashed),
                     {p.node.label: p.returncode for p in crashed})
@@ -376,8 +382,29 @@ class Watch:
                     return "duration reached", {}
             time.sleep(0.05)
 
+    def _stopped_for(self, monitor, wait_s: float = 0.0) -> tuple[str, dict[str, object]] | None:
+        """A node of the stack that stopped it for another (the lifecycle manager: a silent or
+        faulted member; its status's ``stopped_for``): the reason naming that member, waiting up
+        to ``wait_s`` for the status (it is sent just before the node exits)."""
+        deadline = time.monotonic() + wait_s
+        while monitor is not None:
+            for fqn in self.fqns:
+                status = monitor.statuses.get(fqn) or {}
+                culprit = status.get("stopped_for")
+                if culprit:
+                    why = f"{culprit} {status.get('stop_reason')}"
+                    return (f"node failed: {why} (so {fqn} stopped the stack)",
+                            {str(culprit): why})
+            if time.monotonic() >= deadline:
+                break
+            time.sleep(0.02)
+        return None
+
     def _check_bus(self, monitor, now: float) -> tuple[str, dict[str, object]] | None:
         """Faults and stalls seen on the bus (a reason to stop, or None); name clashes."""
+        blamed = self._stopped_for(monitor)
+        if blamed is not None:
+            return blamed
         for fqn in self.fqns:
             beat = monitor.heartbeats.get(fqn)
             if beat is not None and beat[1] >= ERROR_LEVEL and fqn not in self.faults:

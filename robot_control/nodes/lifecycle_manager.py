@@ -19,7 +19,9 @@ Afterwards it watches the stack, and shuts it down rather than respawning a node
 that faults (active → errorprocessing), or whose heartbeat on /diagnostics is
 silent for ``heartbeat_timeout`` (it died, or hangs), makes it log the reason and exit with
 status 1; both launchers then stop every node (``on_exit: shutdown`` in the launch files;
-``robot-control launch`` stops the stack when a node fails). A deliberate deactivation is the
+``robot-control launch`` stops the stack when a node fails). Its last status on /diagnostics
+names the node it stopped the stack for (``stopped_for``, ``stop_reason``), so the run's verdict
+blames that node, not the manager's exit status. A deliberate deactivation is the
 operator's (the plant holds) and is only logged. The same on both routes: a stack with a dead or
 faulted member does not go on pretending to run.
 """
@@ -35,7 +37,7 @@ from robot_control.bus.node import ServiceCallError
 from robot_control.bus.parameters import STRING_ARRAY
 from robot_control.bus.ros_args import resolve_name
 from robot_control.nodes.common import run_node
-from robot_control.nodes.health import OK, NodeHealth
+from robot_control.nodes.health import OK, WARN, NodeHealth, Status
 
 STACK = ["dynamics_server", "plant", "controller", "trajectory_generator"]
 #: what starts only once the loop is closed, by default: the motion
@@ -108,11 +110,18 @@ class LifecycleManager:
                                      lambda msg, name=name: self._on_event(name, msg))
         self.up, self.up_since = False, 0.0
         self.phase = "waiting for the nodes"
-        self.health = NodeHealth(node, "lifecycle_manager",
-                                 lambda: (OK, self.phase, {"nodes": ", ".join(self.names)}))
+        self.stopped_for: tuple[str, str] | None = None  # (node fqn, why) the stack stopped
+        self.health = NodeHealth(node, "lifecycle_manager", self._status)
         self.exit_code = 0
         # the transitions block on service calls: a worker makes them while the node spins
         threading.Thread(target=self.run, daemon=True, name="bring-up").start()
+
+    def _status(self) -> Status:
+        values = {"nodes": ", ".join(self.names)}
+        if self.stopped_for is None:
+            return OK, self.phase, values
+        fqn, why = self.stopped_for
+        return WARN, self.phase, {**values, "stopped_for": fqn, "stop_reason": why}
 
     # ------------------------------------------------------------ transitions
     def change(self, name: str, label: str) -> None:
@@ -198,7 +207,7 @@ class LifecycleManager:
         if self.up and msg.start_state.label == "active":
             goal = msg.goal_state.label
             if goal == "errorprocessing":
-                self._stop_stack(f"{name} left the active state: {goal}")
+                self._stop_stack(self._fqn(name), f"left the active state: {goal}")
             else:
                 self.log.info(f"{name} left the active state: {goal}")
 
@@ -224,15 +233,19 @@ class LifecycleManager:
             fqn = self._fqn(name)
             quiet = now - max(self.beats.get(fqn, self.up_since), self.up_since)
             if quiet > self.heartbeat_timeout:
-                self._stop_stack(f"{fqn} silent on /diagnostics for {quiet:.1f} s (died or hung)")
+                self._stop_stack(fqn, f"silent on /diagnostics for {quiet:.1f} s (died or hung)")
                 return
 
-    def _stop_stack(self, reason: str) -> None:
-        """Shut the stack down with the reason: exit status 1 (the launchers stop every node)."""
+    def _stop_stack(self, fqn: str, why: str) -> None:
+        """Shut the stack down for node ``fqn`` and why: said on /diagnostics at once (the
+        launcher's verdict names that node), then exit status 1 (the launchers stop every
+        node)."""
         if self.exit_code or not self.node.ok:
             return  # already stopping, or the launch is ending (Ctrl-C)
-        self.phase = f"stopping the stack: {reason}"
-        self.log.error(f"stopping the stack: {reason}")
+        self.phase = f"stopping the stack: {fqn} {why}"
+        self.log.error(self.phase)
+        self.stopped_for = (fqn, why)
+        self.health.publish()
         self.exit_code = 1
         self.node.shutdown()
 
