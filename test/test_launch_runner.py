@@ -379,6 +379,22 @@ def test_a_run_whose_controller_tracked_nothing_fails_with_the_reason(figures, w
     ({"missed_deadline_ratio": 0.2, "missed_deadlines": 800,
       "node_status": {"/plant": {"saturation_events": 2}}},
      "missed 20.0 % of its deadlines (800 of 4000; more than 10 %); torque saturated"),
+    # part of the motion dropped while the rest was tracked (it used to end "ok")
+    ({"tracking_samples": 900,
+      "node_status": {"/controller": {"tracking_samples": 900,
+                                      "dropped /controller/joint_trajectory": 2,
+                                      "last dropped /controller/joint_trajectory":
+                                          "point 0 is 1.5 rad\n off"}}},
+     "the controller dropped 2 trajectory message(s) on /controller/joint_trajectory (last: "
+     "point 0 is 1.5 rad off)"),
+    ({"node_status": {"/trajectory_generator": {"trajectories refused": 1}}},
+     "/trajectory_generator refused 1 trajectory message(s) on its topic"),
+    ({"plant": {"commanded_deadlines": 4000, "commands_rejected": 7, "commands_foreign": 2,
+                "commands_applied": 990, "last dropped /joint_command": "rejected: NaN"}},
+     "the plant rejected 5 of the controller's commands (applied 990) (last: rejected: NaN)"),
+    ({"plant": {"commanded_deadlines": 4000, "commands_rejected": 9, "commands_foreign": 9}},
+     ""),  # a stranger's commands: counted, not ours
+    ({"node_status": {"/trajectory_generator": {"trajectories refused": 0}}}, ""),
 ])
 def test_a_run_that_missed_deadlines_or_saturated_is_degraded_with_the_figures(figures, why):
     from robot_control.bringup.summary import figures_line

@@ -1,20 +1,27 @@
 """How ``robot-control launch`` judges a run, on real stacks (issues 35/36): a stack whose
 controller drops every trajectory the generator sends ends FAILED with the controller's reason
 (it used to end "ok: ok" with "max tracking error -"); one whose plant saturates a torque is
-"degraded" with the figures, and ``--strict`` makes that exit 1. The stacks differ from the
-bundled one in one node's robot file only: a copy of the DDArm with other limits."""
+"degraded" with the figures, and ``--strict`` makes that exit 1; so is one that dropped part
+of its motion (a trajectory the controller dropped, one the generator refused). The stacks
+differ from the bundled one in one node's robot file only: a copy of the DDArm with other
+limits."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
+import numpy as np
 import yaml
 from launch_run import Stack, stack_env
 
 from robot_control.bringup.runner import resolve_launch_file
+from robot_control.bus.backend import create_node
 from robot_control.model.resources import share_path
+from robot_control.nodes.convert import TRAJECTORY_TOPIC, Messages
 
 RATE = "250.0"
+NAMES = ["joint1", "joint2", "joint3"]
 
 
 def launch_with(tmp_path: Path, node: str, limits: dict[str, float],
@@ -66,3 +73,39 @@ def test_a_run_whose_plant_saturates_is_degraded_and_strict_fails_it(tmp_path):
     assert "torque saturated at the effort limits (/plant: " in stack.final_line
     assert any(line.startswith("[launch] achieved") and "| saturated /plant " in line
                for line in stack.lines), output
+
+
+def test_a_run_that_dropped_part_of_its_motion_is_degraded_with_the_figures(monkeypatch):
+    """The controller drops one trajectory (its first knot 1.5 rad off the arm) and the
+    generator refuses one on its topic (more names than joints) while the sweep runs: the run
+    held and tracked, but not all it was sent ran — "degraded" with the counts, never "ok"."""
+    env = stack_env("verdict-partial")
+    for key in ("ROS_DOMAIN_ID", "ROS_AUTOMATIC_DISCOVERY_RANGE"):
+        monkeypatch.setenv(key, env[key])
+    stack = Stack(env, f"rate:={RATE}", "--duration", "5")
+    try:
+        assert stack.wait_for("stack active", 180), "\n".join(stack.lines[-40:])
+        node = create_node("verdict_probe", [], backend="dds")
+        try:
+            m = Messages(node)
+            knots = node.create_publisher("trajectory_msgs/msg/JointTrajectory",
+                                          "/" + TRAJECTORY_TOPIC, qos="transient_local")
+            topic = node.create_publisher("trajectory_msgs/msg/JointTrajectory",
+                                          "/trajectory_generator/joint_trajectory")
+            time.sleep(1.5)  # matched
+            far = np.full((2, 3), 1.5)
+            knots.publish(m.joint_trajectory(0, NAMES, (np.array([0.0, 1.0]), far,
+                                                        np.zeros((2, 3)), np.zeros((2, 3)))))
+            topic.publish(m.JointTrajectory(joint_names=[f"joint{i}" for i in range(10)]))
+            code = stack.finish(timeout_s=240)
+        finally:
+            node.shutdown()
+    finally:
+        stack.stop()
+    output = "\n".join(stack.lines[-40:])
+    summary = stack.summary()
+    assert summary["tracking_samples"] > 0, output  # it tracked the sweep meanwhile
+    assert code == 0 and summary["outcome"] == "degraded", output
+    assert "the controller dropped 1 trajectory message(s) on /controller/joint_trajectory " \
+           "(last: " in stack.final_line, stack.final_line
+    assert "/trajectory_generator refused 1 trajectory message(s)" in stack.final_line

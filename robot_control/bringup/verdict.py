@@ -7,8 +7,10 @@ Three outcomes, the first word of the run's last line:
   controller tracked not one tick of its motion (every trajectory dropped, or the generator never
   became active) did not do its job, whatever the other figures say (``run_verdict``);
 - ``degraded`` (exit 0; 1 with ``--strict``): the run held, but not as asked — more than
-  ``DEGRADED_MISSED_RATIO`` of its deadlines missed, or a torque saturated at the effort limits
-  (``degradation``), with the figures;
+  ``DEGRADED_MISSED_RATIO`` of its deadlines missed, a torque saturated at the effort limits, or
+  part of its motion dropped: trajectories the controller dropped while it tracked others,
+  trajectories the generator refused on its topic, commands of the stack's own controller the
+  plant rejected (``degradation``, ``dropped_motion``), with the figures;
 - ``ok``: none of these.
 """
 
@@ -25,9 +27,11 @@ REJECTED_AT_LEAST = 10
 DEGRADED_MISSED_RATIO = 0.10
 #: the controller's drop counter of the motions it is sent (nodes/validation.py DropLog)
 TRAJECTORY_DROPS = "dropped /controller/joint_trajectory"
+#: the trajectory generator's count of the trajectories it refused on its topic
+GENERATOR_REFUSED = "trajectories refused"
 
-__all__ = ["DEGRADED_MISSED_RATIO", "degradation", "run_verdict", "saturation_counts",
-           "tracking_bound"]
+__all__ = ["DEGRADED_MISSED_RATIO", "degradation", "dropped_motion", "run_verdict",
+           "saturation_counts", "tracking_bound"]
 
 
 def tracking_bound(controller: str | None, lockstep: bool) -> float | None:
@@ -111,9 +115,47 @@ def saturation_counts(summary: dict[str, object]) -> dict[str, int]:
     return out
 
 
+def _count(value: object) -> int:
+    """A status counter as an int (0 when absent or not a count)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _one_line(value: object) -> str:
+    return " ".join(str(value or "").split())
+
+
+def dropped_motion(summary: dict[str, object]) -> list[str]:
+    """What of its motion a run that tracked some of it dropped, each with its figures: the
+    trajectories the controller dropped (with its last reason; none tracked at all is
+    ``untracked``'s failure), the trajectories the generator refused on its topic, and the
+    commands of the stack's controller the plant rejected (not a stranger's: those are
+    ``commands_foreign``)."""
+    out = []
+    controller = controller_status(summary)
+    drops = _count(controller.get(TRAJECTORY_DROPS))
+    if drops and _count(summary.get("tracking_samples")):
+        why = _one_line(controller.get(f"last {TRAJECTORY_DROPS}"))
+        out.append(f"the controller dropped {drops} trajectory message(s) on "
+                   f"/controller/joint_trajectory" + (f" (last: {why})" if why else ""))
+    for node, status in (summary.get("node_status") or {}).items():  # type: ignore[union-attr]
+        refused = _count(status.get(GENERATOR_REFUSED)) if isinstance(status, dict) else 0
+        if refused:
+            out.append(f"{node} refused {refused} trajectory message(s) on its topic "
+                       "(see its log)")
+    plant = summary.get("plant") or {}
+    ours = _count(plant.get("commands_rejected")) - _count(plant.get("commands_foreign"))  # type: ignore[union-attr]
+    if ours > 0:
+        why = _one_line(plant.get("last dropped /joint_command"))  # type: ignore[union-attr]
+        out.append(f"the plant rejected {ours} of the controller's commands (applied "
+                   f"{_count(plant.get('commands_applied'))})"  # type: ignore[union-attr]
+                   + (f" (last: {why})" if why else ""))
+    return out
+
+
 def degradation(summary: dict[str, object]) -> str:
     """Why a run that held is degraded ('' if it is not): more than DEGRADED_MISSED_RATIO of
-    its deadlines missed, or a torque saturated — each with its figures."""
+    its deadlines missed, a torque saturated, or part of its motion dropped
+    (``dropped_motion``) — each with its figures."""
     reasons = []
     ratio, missed = summary.get("missed_deadline_ratio"), summary.get("missed_deadlines")
     if isinstance(ratio, int | float) and ratio > DEGRADED_MISSED_RATIO:
@@ -124,4 +166,5 @@ def degradation(summary: dict[str, object]) -> str:
     if saturated:
         reasons.append("torque saturated at the effort limits (" + ", ".join(
             f"{node}: {count} steps" for node, count in saturated.items()) + ")")
+    reasons += dropped_motion(summary)
     return "; ".join(reasons)
