@@ -2,7 +2,9 @@
 
 A piece is (a, T, t₀): coefficients (6, n) valid on τ ∈ [0, T], starting at time t₀. The
 extremes of each piece are exact — the interior extremes of a polynomial sit at real roots of its
-derivative — so a trajectory that passes here cannot exceed a limit between control ticks.
+derivative, found to rounding by one compiled pass over every piece and joint
+(``unit_extrema``) — so a trajectory that passes here cannot exceed a limit between control
+ticks.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from numba import njit
 from numpy.typing import ArrayLike, NDArray
 
 Array = NDArray[np.float64]
@@ -17,44 +20,94 @@ Piece = tuple[Array, float, float]
 KINDS = ("position", "velocity", "acceleration")
 
 
-def _unit_roots(cs: Array) -> Array:
-    """Real parts of the roots in (0, 1) of each row's polynomial (ascending), NaN-padded.
+@njit(cache=True)
+def _horner(c, degree, x):
+    """c[0] + c[1]x + … + c[degree]x^degree."""
+    v = 0.0
+    for k in range(degree, -1, -1):
+        v = v * x + c[k]
+    return v
 
-    Roots are the eigenvalues of the companion matrix, batched over rows of equal degree; leading
-    terms negligible relative to the row's largest coefficient are dropped first. Real parts of
-    complex roots are kept: any point of (0, 1) is a harmless extra candidate, and a near-double
-    real root may come out slightly complex.
-    """
-    rows, width = cs.shape
-    out = np.full((rows, width - 1), np.nan)
-    big = np.abs(cs) > 1e-14 * np.abs(cs).max(axis=1, keepdims=True)
-    degree = np.where(big.any(axis=1), width - 1 - np.argmax(big[:, ::-1], axis=1), 0)
-    for g in range(1, width):
-        idx = np.flatnonzero(degree == g)
-        if idx.size == 0:
-            continue
-        c = cs[idx, : g + 1]
-        companion = np.zeros((idx.size, g, g))
-        companion[:, np.arange(1, g), np.arange(g - 1)] = 1.0
-        companion[:, :, -1] = -c[:, :g] / c[:, g:]
-        s = np.linalg.eigvals(companion).real
-        out[idx, :g] = np.where((s > 0.0) & (s < 1.0), s, np.nan)
-    return out
+
+@njit(cache=True)
+def _bracketed_root(c, d, degree, lo, hi):
+    """The root in [lo, hi] of a polynomial c (derivative coefficients d) monotonic there and of
+    opposite signs at the ends: Newton steps kept inside the bracket, bisection otherwise."""
+    f_lo = _horner(c, degree, lo)
+    x = 0.5 * (lo + hi)
+    for _ in range(100):
+        f = _horner(c, degree, x)
+        if f == 0.0:
+            return x
+        if (f < 0.0) == (f_lo < 0.0):
+            lo, f_lo = x, f
+        else:
+            hi = x
+        slope = _horner(d, degree - 1, x) if degree > 0 else 0.0
+        step = x - f / slope if slope != 0.0 else lo - 1.0
+        new = step if lo < step < hi else 0.5 * (lo + hi)
+        if abs(new - x) <= 1e-15 or hi - lo <= 1e-15:
+            return new
+        x = new
+    return x
+
+
+@njit(cache=True)
+def unit_extrema(cs, out):
+    """(min, s_min, max, s_max) over s ∈ [0, 1] of each row's polynomial (ascending powers)
+    into out (rows, 4). The interior extremes sit at roots of the derivative, found exactly by
+    the derivative chain: the roots of each derivative in (0, 1) split [0, 1] into pieces where
+    the next one down is monotonic, and each piece whose ends differ in sign holds one root
+    (_bracketed_root) — from the last derivative (a line) up to the first."""
+    width = cs.shape[1]
+    chain = np.zeros((width, width))  # chain[i]: the i-th derivative's coefficients
+    points = np.zeros(width + 1)  # breakpoints of the current level: 0, roots…, 1
+    roots = np.zeros(width + 1)
+    for r in range(cs.shape[0]):
+        chain[0, :] = cs[r]
+        for i in range(1, width):
+            for k in range(width - i):
+                chain[i, k] = chain[i - 1, k + 1] * (k + 1)
+        # roots of the (width − 2)-th derivative (a line) … then up to the first derivative
+        n_points = 2
+        points[0], points[1] = 0.0, 1.0
+        for level in range(width - 2, 0, -1):
+            degree = width - 1 - level
+            n_roots = 0
+            for p in range(n_points - 1):
+                a, b = points[p], points[p + 1]
+                fa = _horner(chain[level], degree, a)
+                fb = _horner(chain[level], degree, b)
+                if fa == 0.0 and 0.0 < a:
+                    roots[n_roots] = a
+                    n_roots += 1
+                elif (fa < 0.0) != (fb < 0.0) and fb != 0.0:
+                    roots[n_roots] = _bracketed_root(chain[level], chain[level + 1], degree,
+                                                     a, b)
+                    n_roots += 1
+            points[0] = 0.0
+            for k in range(n_roots):
+                points[k + 1] = roots[k]
+            points[n_roots + 1] = 1.0
+            n_points = n_roots + 2
+        lo, s_lo = np.inf, 0.0
+        hi, s_hi = -np.inf, 0.0
+        for p in range(n_points):  # the ends and the first derivative's roots
+            v = _horner(chain[0], width - 1, points[p])
+            if v < lo:
+                lo, s_lo = v, points[p]
+            if v > hi:
+                hi, s_hi = v, points[p]
+        out[r, 0], out[r, 1], out[r, 2], out[r, 3] = lo, s_lo, hi, s_hi
 
 
 def polynomial_extrema(c: Array, T: Array) -> tuple[Array, Array, Array, Array]:
     """(min, τ_min, max, τ_max) over [0, T_r] of each row's polynomial c_r (ascending powers)."""
     T = np.asarray(T, dtype=float)
     k = np.arange(c.shape[1])
-    scaled_derivative = (c[:, 1:] * k[1:]) * T[:, None] ** k[:-1]   # d/dτ, in s = τ/T ∈ [0, 1]
-    s = np.hstack((np.zeros((len(c), 1)), np.ones((len(c), 1)), _unit_roots(scaled_derivative)))
-    tau = np.nan_to_num(s) * T[:, None]
-    vals = np.einsum("rk,rjk->rj", c, tau[:, :, None] ** k)
-    valid = ~np.isnan(s)
-    lo = np.argmin(np.where(valid, vals, np.inf), axis=1)
-    hi = np.argmax(np.where(valid, vals, -np.inf), axis=1)
-    r = np.arange(len(c))
-    return vals[r, lo], tau[r, lo], vals[r, hi], tau[r, hi]
+    out = np.empty((len(c), 4))
+    unit_extrema(np.ascontiguousarray(c * T[:, None] ** k), out)  # in s = τ/T ∈ [0, 1]
+    return out[:, 0], out[:, 1] * T, out[:, 2], out[:, 3] * T
 
 
 def pieces_extrema(pieces: Sequence[Piece], kinds: Sequence[str] = KINDS
