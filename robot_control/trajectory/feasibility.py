@@ -212,10 +212,12 @@ def check_motion_feasible(model, trajectory, limits: Limits | None = None) -> Fe
     rows = trajectory.sampling_arrays()[1]                          # (m, 3, 6, n)
     counts = np.full(len(durations), MIN_INTERVALS)
     finite = np.isfinite(limits.effort)
+    before = None  # (counts, effort) of the last round: a segment not refined keeps its torques
     while True:
         seg, tau, x = _sample(rows, durations, counts)
         q, qd, qdd = (np.ascontiguousarray(x[:, r]) for r in range(3))
-        effort = _torques(model, q, qd, qdd)
+        effort = _torques_refined(model, q, qd, qdd, seg, counts, before)
+        before = counts, effort
         excess = _between_bound(effort, seg)
         peak = _per_segment_max(np.abs(effort), seg)
         over = (finite & (peak > limits.effort * (1.0 + ROUNDING))).any(axis=1)
@@ -238,6 +240,24 @@ def _torques(model, q: Array, qd: Array, qdd: Array) -> Array:
     torques_along(kernel_data(model).D, q, qd, qdd, effort)
     if np.any(model.friction[:, :3]):
         effort += np.array([friction_torques(model, v) for v in qd])
+    return effort
+
+
+def _torques_refined(model, q: Array, qd: Array, qdd: Array, seg: Array, counts: Array,
+                     before: tuple[Array, Array] | None) -> Array:
+    """τ + friction at every sample, computed only in the segments whose sampling changed
+    since ``before`` (the last round's counts and torques; None: everywhere)."""
+    if before is None:
+        return _torques(model, q, qd, qdd)
+    old_counts, old_effort = before
+    fresh = (counts != old_counts)[seg]
+    first = np.r_[0, np.cumsum(counts + 1)[:-1]]
+    old_first = np.r_[0, np.cumsum(old_counts + 1)[:-1]]
+    kept = np.flatnonzero(~fresh)
+    effort = np.empty_like(q)
+    effort[kept] = old_effort[old_first[seg[kept]] + kept - first[seg[kept]]]
+    new = np.flatnonzero(fresh)
+    effort[new] = _torques(model, q[new], qd[new], qdd[new])
     return effort
 
 

@@ -105,8 +105,12 @@ def polynomial_extrema(c: Array, T: Array) -> tuple[Array, Array, Array, Array]:
     """(min, τ_min, max, τ_max) over [0, T_r] of each row's polynomial c_r (ascending powers)."""
     T = np.asarray(T, dtype=float)
     k = np.arange(c.shape[1])
+    cs = c * T[:, None] ** k  # in s = τ/T ∈ [0, 1]
+    # terms below rounding of the row's largest are noise (a line's velocity has no slope):
+    # their sign changes would be searched for roots in vain
+    cs = np.where(np.abs(cs) > 1e-14 * np.abs(cs).max(axis=1, keepdims=True), cs, 0.0)
     out = np.empty((len(c), 4))
-    unit_extrema(np.ascontiguousarray(c * T[:, None] ** k), out)  # in s = τ/T ∈ [0, 1]
+    unit_extrema(cs, out)
     return out[:, 0], out[:, 1] * T, out[:, 2], out[:, 3] * T
 
 
