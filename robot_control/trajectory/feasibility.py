@@ -285,7 +285,8 @@ def _verdict(model, limits: Limits, q, qd, qdd, t, effort, pieces,
     kinds = [kd for kd, lim in (("velocity", limits.velocity),
                                 ("acceleration", limits.acceleration)) if np.isfinite(lim).any()]
     if pieces is not None and kinds:
-        ext = pieces_extrema(pieces, kinds)
+        # a piece provably within a limit needs no search: it can neither violate nor set k
+        ext = pieces_extrema(pieces, kinds, {kd: getattr(limits, kd) for kd in kinds})
         for kind in kinds:
             lim = getattr(limits, kind)
             mn, tmn, mx, tmx = ext[kind]

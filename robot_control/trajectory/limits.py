@@ -101,23 +101,37 @@ def unit_extrema(cs, out):
         out[r, 0], out[r, 1], out[r, 2], out[r, 3] = lo, s_lo, hi, s_hi
 
 
-def polynomial_extrema(c: Array, T: Array) -> tuple[Array, Array, Array, Array]:
-    """(min, τ_min, max, τ_max) over [0, T_r] of each row's polynomial c_r (ascending powers)."""
+def polynomial_extrema(c: Array, T: Array, within: Array | None = None
+                       ) -> tuple[Array, Array, Array, Array]:
+    """(min, τ_min, max, τ_max) over [0, T_r] of each row's polynomial c_r (ascending powers).
+    ``within`` (per row): a row that provably stays within ±within_r there (Σ|c_k|T^k, the
+    triangle inequality) is not searched: its values are its ends', within the bound as asked."""
     T = np.asarray(T, dtype=float)
     k = np.arange(c.shape[1])
     cs = c * T[:, None] ** k  # in s = τ/T ∈ [0, 1]
     # terms below rounding of the row's largest are noise (a line's velocity has no slope):
     # their sign changes would be searched for roots in vain
-    cs = np.where(np.abs(cs) > 1e-14 * np.abs(cs).max(axis=1, keepdims=True), cs, 0.0)
+    size = np.abs(cs)
+    cs = np.where(size > 1e-14 * size.max(axis=1, keepdims=True), cs, 0.0)
     out = np.empty((len(c), 4))
-    unit_extrema(cs, out)
+    search = np.arange(len(c)) if within is None else np.flatnonzero(size.sum(axis=1) > within)
+    if within is not None:
+        ends = np.stack([cs[:, 0], cs.sum(axis=1)], axis=1)  # s = 0, 1
+        out[:, 0], out[:, 2] = ends.min(axis=1), ends.max(axis=1)
+        out[:, 1], out[:, 3] = ends.argmin(axis=1), ends.argmax(axis=1)
+    if search.size:
+        found = np.empty((search.size, 4))
+        unit_extrema(np.ascontiguousarray(cs[search]), found)
+        out[search] = found
     return out[:, 0], out[:, 1] * T, out[:, 2], out[:, 3] * T
 
 
-def pieces_extrema(pieces: Sequence[Piece], kinds: Sequence[str] = KINDS
+def pieces_extrema(pieces: Sequence[Piece], kinds: Sequence[str] = KINDS,
+                   within: dict[str, Array] | None = None
                    ) -> dict[str, tuple[Array, Array, Array, Array]]:
     """Exact extremes of q, q̇, q̈ on every piece: {kind: (min, t_min, max, t_max)}, each
-    (pieces, n), times absolute."""
+    (pieces, n), times absolute; ``within`` {kind: per-joint bound}: a piece provably within
+    ±bound is not searched (polynomial_extrema): a limit check needs no more of it."""
     a = np.stack([p[0] for p in pieces])                        # (m, 6, n)
     m, _, n = a.shape
     T = np.repeat([p[1] for p in pieces], n)
@@ -126,7 +140,8 @@ def pieces_extrema(pieces: Sequence[Piece], kinds: Sequence[str] = KINDS
     out = {}
     for kind in KINDS:
         if kind in kinds:
-            mn, tmn, mx, tmx = polynomial_extrema(c, T)
+            bound = None if within is None or kind not in within else np.tile(within[kind], m)
+            mn, tmn, mx, tmx = polynomial_extrema(c, T, bound)
             out[kind] = (mn.reshape(m, n), (tmn[:, None] + t0).reshape(m, n),
                          mx.reshape(m, n), (tmx[:, None] + t0).reshape(m, n))
         c = c[:, 1:] * np.arange(1, c.shape[1])
