@@ -9,7 +9,8 @@ them with lines and 0.02 s rounded corners, which need far more torque) over 5 s
 5 mrad in 4 ms, and the README's goal as it was before this check (second point at 2 s, now 3 s).
 For each it
 prints the check's cost (median and max of N runs, after one warm-up: the kernels are loaded
-once per process), the samples it used, its verdict, and for an infeasible goal the uniformly
+once per process; wall time, and the median CPU time of this process, which a loaded machine
+does not inflate), the samples it used, its verdict, and for an infeasible goal the uniformly
 time-scaled duration (trajectory/feasibility.py, what ``infeasible_motion: scale`` runs) and its
 cost. The torque-limited optimum it is compared against is TOPP-RA's (the ``toppra`` package,
 if importable: time-optimal path parameterisation of the *same* path — the planned quintics
@@ -89,15 +90,16 @@ def hundred_points(q0, duration, rates=True):
     return [(ti, p, v, a) if rates else (ti, p) for ti, p, v, a in zip(t, P, V, A, strict=True)]
 
 
-def timed(fn, runs: int) -> tuple[float, float, object]:
-    """(median ms, max ms, the last result) of ``runs`` calls."""
+def timed(fn, runs: int) -> tuple[float, float, object, float]:
+    """(median ms, max ms, the last result, median CPU ms) of ``runs`` calls."""
     fn()
-    times, out = [], None
+    times, cpu, out = [], [], None
     for _ in range(runs):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         out = fn()
+        cpu.append(1e3 * (time.process_time() - c))
         times.append(1e3 * (time.perf_counter() - t))
-    return statistics.median(times), max(times), out
+    return statistics.median(times), max(times), out, statistics.median(cpu)
 
 
 def toppra_duration(model, motion, grid: int, not_faster: bool) -> float | str:
@@ -152,7 +154,8 @@ def main() -> int:
     ap.add_argument("--grid", type=int, default=1000)
     args = ap.parse_args()
     print(f"load average (1 min): {os.getloadavg()[0]:.2f}; {args.runs} runs per figure")
-    print(f"{'robot':8} {'goal':24} {'points':>6} {'T s':>8} {'check ms':>15} {'samples':>7} "
+    print(f"{'robot':8} {'goal':24} {'points':>6} {'T s':>8} {'check ms':>15} {'cpu ms':>6} "
+          f"{'samples':>7} "
           f"{'verdict':>8} {'scaled T s':>11} {'scale ms':>9} {'TOPP-RA T s (ṡ≤1 / free)':>25}")
     for robot in ("puma560", "ddarm"):
         model = load_robot(robot)
@@ -167,12 +170,12 @@ def main() -> int:
             goals["README's old goal"] = README[robot]
         for name, points in goals.items():
             motion = planned(model, q0, points)
-            med, worst, verdict = timed(lambda m=motion, r=model: check_motion_feasible(r, m),
-                                        args.runs)
+            med, worst, verdict, cpu = timed(
+                lambda m=motion, r=model: check_motion_feasible(r, m), args.runs)
             scaled, scale_ms, optimum = "", "", ""
             if not verdict.feasible:
-                s_med, _, (fast, _, _) = timed(lambda m=motion, r=model: scaled_to_limits(r, m),
-                                               max(3, args.runs // 5))
+                s_med, _, (fast, _, _), _ = timed(
+                    lambda m=motion, r=model: scaled_to_limits(r, m), max(3, args.runs // 5))
                 scaled, scale_ms = f"{fast.duration:.4g}", f"{s_med:.1f}"
                 optimum = " / ".join(
                     best if isinstance(best, str) else f"{best:.4g}"
@@ -180,7 +183,7 @@ def main() -> int:
                                  toppra_duration(model, motion, args.grid, False)))
             label = "ok" if verdict.feasible else "refused"
             print(f"{robot:8} {name:24} {len(points):6d} {motion.duration:8.4g} "
-                  f"{med:6.2f} (max {worst:5.1f}) {verdict.samples:7d} {label:>8} "
+                  f"{med:6.2f} (max {worst:5.1f}) {cpu:6.2f} {verdict.samples:7d} {label:>8} "
                   f"{scaled:>11} {scale_ms:>9} {optimum:>25}")
             if not verdict.feasible:
                 print(f"{'':8}   first violation: {verdict.violation}")
