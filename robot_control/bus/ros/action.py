@@ -30,12 +30,19 @@ GOAL_REQUESTS = QoSProfile(depth=1000)
 class ScreeningActionServer(ActionServer):
     """rclpy's ActionServer taking goal requests through a GoalScreen."""
 
+    #: the parts of rclpy's ActionServer (Jazzy) its take_data uses
+    RCLPY_PARTS = ("_handle", "_lock", "_is_goal_request_ready")
+
     def __init__(self, *args, screen: GoalScreen, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.screen = screen
+        self.screen: GoalScreen | None = screen
+        if not all(hasattr(self, part) for part in self.RCLPY_PARTS):
+            self.screen = None  # another rclpy: its own take, goals converted first
+            self._node.get_logger().warn("goals are converted before their sizes are checked: "
+                                         "this rclpy's ActionServer is not the one expected")
 
     def take_data(self):
-        if not self._is_goal_request_ready:
+        if self.screen is None or not self._is_goal_request_ready:
             return super().take_data()
         self._is_goal_request_ready = False  # rclpy takes the rest
         data = super().take_data()
@@ -70,6 +77,7 @@ class RclpyActionServer:
         else:
             self._server = ScreeningActionServer(rcl_node, action_class, name, **callbacks,
                                                  screen=self.screen)
+            self.screen = self._server.screen
 
     def _failed(self, what: str, exc: Exception) -> str:
         """Log a handler's exception (rclpy would let it end spin(): the node would die)."""
