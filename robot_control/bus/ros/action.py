@@ -30,8 +30,9 @@ GOAL_REQUESTS = QoSProfile(depth=1000)
 class ScreeningActionServer(ActionServer):
     """rclpy's ActionServer taking goal requests through a GoalScreen."""
 
-    #: the parts of rclpy's ActionServer (Jazzy) its take_data uses
-    RCLPY_PARTS = ("_handle", "_lock", "_is_goal_request_ready")
+    #: the parts of rclpy's ActionServer (Jazzy) its take_data uses (``_is_goal_request_ready``
+    #: too, which is_ready sets)
+    RCLPY_PARTS = ("_handle", "_lock", "is_ready", "take_data")
 
     def __init__(self, *args, screen: GoalScreen, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -42,7 +43,7 @@ class ScreeningActionServer(ActionServer):
                                          "this rclpy's ActionServer is not the one expected")
 
     def take_data(self):
-        if self.screen is None or not self._is_goal_request_ready:
+        if self.screen is None or not getattr(self, "_is_goal_request_ready", False):
             return super().take_data()
         self._is_goal_request_ready = False  # rclpy takes the rest
         data = super().take_data()
