@@ -5,8 +5,9 @@
 For FollowJointTrajectory SendGoal requests of the given numbers of points (the rclpy-free
 route's generated types, serialised as Cyclone sends them), prints the serialised size, the time
 ``validation.refuse_sizes`` takes to read the declared counts and refuse (what the generator
-pays now), and the time decoding the request takes (what it paid before the cap applied, and
-what rclpy still pays on the rclpy route: ``rclpy.serialization`` decodes at a similar rate).
+pays now), and the time decoding the request takes (what it paid before the cap applied). The
+rclpy route reads the same counts from rcl's C message before rclpy converts it:
+``python3 bench/goal_caps_rclpy.py`` (ROS 2 sourced) measures that route.
 """
 
 from __future__ import annotations
