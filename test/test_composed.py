@@ -24,7 +24,14 @@ import pytest
 import yaml
 from launch_run import Stack, robot_control_command, stack_env
 from stack_helpers import LOCKSTEP_SCENARIO as SCENARIO
-from stack_helpers import lockstep_states, messages_within, private_domain, states_on_the_period_grid
+from stack_helpers import (
+    lockstep_states,
+    messages_within,
+    node_is_active,
+    private_domain,
+    states_on_the_period_grid,
+    wait_until,
+)
 
 COMPOSED = ("/controller", "/dynamics_server", "/lifecycle_manager", "/plant",
             "/trajectory_generator")
@@ -273,7 +280,6 @@ def test_lockstep_in_a_container_equals_the_offline_simulation(tmp_path):
     generator once held two subscriptions, so the plant started without this reader, which then
     missed the first states)."""
     from robot_control.bus.dds.client import BusClient
-    from robot_control.bus.dds.lifecycle_client import get_state
     from robot_control.sim.simulate import run
 
     path = tmp_path / "lockstep.yaml"
@@ -291,9 +297,7 @@ def test_lockstep_in_a_container_equals_the_offline_simulation(tmp_path):
         proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 text=True)
         try:
-            deadline = time.monotonic() + 120
-            while not plant_is_active(client, get_state) and time.monotonic() < deadline:
-                time.sleep(0.2)
+            wait_until(lambda: node_is_active(client, "/plant"), 120, every_s=0.2)
             assert not list(messages_within(client, "/clock", 2.0, discovery_s=5.0))
             received = lockstep_states(client, steps, timeout_s=120, discovery_s=90)
         finally:
@@ -304,11 +308,3 @@ def test_lockstep_in_a_container_equals_the_offline_simulation(tmp_path):
     bus = states_on_the_period_grid(received, steps, SCENARIO["rate"])
     assert np.array_equal(bus, offline.q), np.abs(bus - offline.q).max()
 
-
-def plant_is_active(client, get_state) -> bool:
-    from robot_control.bus.dds.client import BusClientError
-
-    try:
-        return get_state(client, "/plant")[0] == 3
-    except BusClientError:  # not discovered yet, or the service did not answer in time
-        return False

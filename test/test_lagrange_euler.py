@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
-from model_samples import dh_link, example_urdf, random_screw_tree
+from model_samples import dh_link, sample_robot
 
 from robot_control import dynamics as dyn
 from robot_control.dynamics.reference.lagrange_euler import (
@@ -24,7 +24,7 @@ from robot_control.dynamics.reference.lagrange_euler import (
     pseudo_inertia,
     velocity_coupling_matrices,
 )
-from robot_control.model import bundled_robots, load_robot, load_urdf
+from robot_control.model import bundled_robots
 from robot_control.model.dh import load_dh_yaml
 
 SETTINGS = settings(max_examples=15, deadline=None,
@@ -32,16 +32,7 @@ SETTINGS = settings(max_examples=15, deadline=None,
 ROBOTS = [*bundled_robots(), "ur5", "random_screw_tree"]
 
 
-@cache
-def robot(name: str):
-    if name == "ur5":
-        path = example_urdf("ur5")
-        if path is None:
-            pytest.skip("example-robot-data is not installed")
-        return load_urdf(path)
-    if name == "random_screw_tree":
-        return random_screw_tree()
-    return load_robot(name)
+robot = cache(sample_robot)
 
 
 def states(data, n: int, count: int) -> list[np.ndarray]:

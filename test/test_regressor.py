@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
-from model_samples import dh_link, example_urdf, random_screw_tree
+from model_samples import dh_link, sample_robot
 
 from robot_control import dynamics as dyn
 from robot_control.dynamics.regressor import (
@@ -29,7 +29,7 @@ from robot_control.dynamics.regressor import (
     slotine_li_torque,
     standard_parameter_names,
 )
-from robot_control.model import bundled_robots, load_robot, load_urdf
+from robot_control.model import bundled_robots
 from robot_control.model.dh import load_dh_yaml
 
 SETTINGS = settings(max_examples=15, deadline=None,
@@ -66,14 +66,7 @@ BUNDLED_COUNTS = {"stanford_arm": 33, "puma560": 36, "scara": 5, "ddarm": 15}
 def robot(name: str):
     if name in HUO_TABLES:
         return load_dh_yaml({"name": name, "gravity": [0, 0, -9.81], "links": HUO_TABLES[name]})
-    if name == "ur5":
-        path = example_urdf("ur5")
-        if path is None:
-            pytest.skip("example-robot-data is not installed")
-        return load_urdf(path)
-    if name == "random_screw_tree":
-        return random_screw_tree()
-    return load_robot(name)
+    return sample_robot(name)
 
 
 ROBOTS = [*bundled_robots(), "ur5", "random_screw_tree", *HUO_TABLES]
