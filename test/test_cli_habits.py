@@ -1,4 +1,4 @@
-"""The ros2 command-line habits of ``robot-control`` (issue 36, item 5), with real processes on a
+"""The ros2 command-line habits of ``robot-control`` (what a ros2 CLI user expects), with real processes on a
 private domain: ``topic hz`` reports a running rate every second; ``action list|info|send_goal``
 see the trajectory generator's action as ``ros2 action`` does, ``send_goal`` says "Goal
 accepted" before any feedback and a rejection with the server's reason."""

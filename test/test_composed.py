@@ -1,4 +1,4 @@
-"""Composed mode (issue 11): the nodes in one process, rclpy-free.
+"""Composed mode: the nodes in one process, rclpy-free.
 
 In-process: a container's nodes hand each other messages by reference, in publish order, each
 exactly once, and write to DDS only while a reader of another process listens. With real

@@ -1,4 +1,4 @@
-"""Motions a client did not ask for, on the rclpy-free route (issue 35, items 4–6): real plant,
+"""Motions a client did not ask for, on the rclpy-free route: real plant,
 controller and trajectory generator processes on Cyclone DDS (a private domain), this package's
 action client. An aborted goal's target never moves the arm when the controller comes back; a
 trajectory on /controller/joint_trajectory whose first knot is away from the reference is refused;
@@ -234,7 +234,7 @@ def _goal_of(trajectory):
 
 
 def test_a_goal_while_the_generator_is_not_active_is_aborted_with_the_reason():
-    """Accept-then-abort, as the client needs the reason (issue 36): a bare rejection has none."""
+    """Accept-then-abort, as the client needs the reason: a bare rejection has none."""
     env = private_domain(76)
     os.environ.update({k: env[k] for k in ("ROS_DOMAIN_ID", "ROS_AUTOMATIC_DISCOVERY_RANGE")})
     with Stack(env, NODES) as stack, BusClient(discovery_s=0.5) as client:

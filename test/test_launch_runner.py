@@ -304,7 +304,7 @@ def test_a_timed_run_reports_rate_latency_commands_and_tracking_errors(timed_run
     for key in ("rms_error", "max_error", "final_error"):
         assert len(summary[key]) == 3 and all(math.isfinite(v) for v in summary[key])
     # ordered bring-up: the motion starts from the held, measured position once the loop is
-    # closed, so there is no start-up transient to catch up on (issue 12: ≤ 0.2 rad)
+    # closed, so there is no start-up transient to catch up on (≤ 0.2 rad)
     assert all(0 <= r <= m <= 0.2 for r, m in zip(summary["rms_error"], summary["max_error"]))
     assert max(abs(e) for e in summary["final_error"]) < 0.1
     # tracking_s is timed by the trajectory generator until it stops, duration_s by the launcher:
@@ -322,7 +322,7 @@ def test_a_timed_run_reports_rate_latency_commands_and_tracking_errors(timed_run
 
 @pytest.mark.parametrize("figures,lockstep,why", [
     ({"velocity_stops": 2}, False, "safety stop"),
-    ({"commands_rejected": 2602, "commands": 7}, False, "commands rejected"),  # issue 22's run
+    ({"commands_rejected": 2602, "commands": 7}, False, "commands rejected"),  # a plant that obeyed nothing
     ({"commands_rejected": 50, "commands": 900}, False, ""),  # a stranger's, while ours apply
     ({"commands_rejected": 3, "commands": 0}, False, ""),  # a few: not sustained
     ({"max_error": [0.02, 0.001]}, True, "tracking beyond the bound"),  # lockstep: 0.01
@@ -346,7 +346,7 @@ TRACKED = {"controller": "computed_torque", "velocity_stops": 0, "commands_rejec
 
 @pytest.mark.parametrize("figures,why", [
     ({}, ""),
-    ({"tracking_samples": 0, "max_error": None,  # the Panda run of issue 35: nothing tracked
+    ({"tracking_samples": 0, "max_error": None,  # a Panda run that tracked nothing
       "node_status": {"/controller": {"tracking_samples": 0,
                                       "dropped /controller/joint_trajectory": 3,
                                       "last dropped /controller/joint_trajectory":
@@ -370,7 +370,7 @@ def test_a_run_whose_controller_tracked_nothing_fails_with_the_reason(figures, w
 @pytest.mark.parametrize("figures,why", [
     ({"missed_deadline_ratio": 0.05, "missed_deadlines": 50}, ""),
     ({"missed_deadline_ratio": 0.10, "missed_deadlines": 100}, ""),  # "more than 10 %"
-    ({"missed_deadline_ratio": 0.75, "missed_deadlines": 3000},  # issue 36's run
+    ({"missed_deadline_ratio": 0.75, "missed_deadlines": 3000},  # a run far too slow
      "missed 75.0 % of its deadlines (3000 of 4000; more than 10 %)"),
     ({"node_status": {"/plant": {"saturation_events": 35, "safety_stop": False}}},
      "torque saturated at the effort limits (/plant: 35 steps)"),

@@ -1,4 +1,4 @@
-"""Issue 23, case 6: damaged bags — truncated, corrupted, or holding NaN — give one line naming the
+"""Damaged bags — truncated, corrupted, or holding NaN — give one line naming the
 topic and time in ``bag info``, ``plot`` and ``identify`` (no ReaderError, OverflowError or LAPACK
 traceback), and ``bag reindex`` keeps what is readable and says what was lost."""
 

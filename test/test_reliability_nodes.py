@@ -1,4 +1,4 @@
-"""Issue 23 against the nodes themselves (in this process, real DDS on a private domain): a light
+"""Safety rules against the nodes themselves (in this process, real DDS on a private domain): a light
 wrist given a few N·m is held, never faulted; the plant's safety parameters are read-only while
 it is active, and its overspeed stop holds the arm whatever ``safe_behaviour`` says; the
 controller's trajectory topic refuses what the generator would, and a controller whose commands
