@@ -1,5 +1,6 @@
 """Robots shared by the dynamics test files: example-robot-data URDFs, a random screw tree, and
-D-H rows with every required key."""
+D-H rows with every required key; and the random states, settings and closeness those files draw
+and judge them with."""
 
 from __future__ import annotations
 
@@ -10,8 +11,20 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
-from robot_control.model import Body, Frame, Inertia, Joint, RobotModel, load_robot, load_urdf
+from robot_control.model import (
+    Body,
+    Frame,
+    Inertia,
+    Joint,
+    RobotModel,
+    bundled_robots,
+    load_robot,
+    load_urdf,
+)
 from robot_control.sim import matrix
 from robot_control.spatial import rot_x, rot_y, rot_z, transform
 
@@ -128,3 +141,21 @@ def sample_robot(name: str) -> RobotModel:
     if name == "random_screw_tree":
         return random_screw_tree()
     return load_robot(name)
+
+
+#: every bundled robot, UR5 and the random screw tree (sample_robot's names)
+SAMPLE_ROBOTS = [*bundled_robots(), "ur5", "random_screw_tree"]
+#: hypothesis for the dynamics identities: few examples, no deadline (kernels compile on first use)
+SETTINGS = settings(max_examples=15, deadline=None,
+                    suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+def states(data, n: int, count: int) -> list[np.ndarray]:
+    """``count`` vectors of length n drawn by hypothesis (angles, rates, accelerations)."""
+    elements = st.floats(-3.0, 3.0, allow_nan=False, allow_infinity=False)
+    return list(data.draw(hnp.arrays(np.float64, (count, n), elements=elements)))
+
+
+def close(a, b, scale=1.0, tol=1e-9):
+    """a equals b to ``tol`` × max(1, scale), absolutely."""
+    np.testing.assert_allclose(a, b, rtol=0, atol=tol * max(1.0, scale))

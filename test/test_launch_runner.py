@@ -13,7 +13,7 @@ import pytest
 import yaml
 from hypothesis import given
 from hypothesis import strategies as st
-from launch_run import Stack, stack_env
+from launch_run import Stack, check_deadlines_and_outcome, stack_env
 
 from robot_control.bringup.runner import (
     EXECUTABLES,
@@ -291,9 +291,9 @@ def test_a_timed_run_reports_rate_latency_commands_and_tracking_errors(timed_run
     assert set(latency) == {"p50", "p99", "max"}
     assert 0 < latency["p50"] <= latency["p99"] <= latency["max"]
     # a missed deadline: a period whose command was not there by its deadline (of those that
-    # passed while commands flowed; a tick late by whole periods passes several)
-    assert 0 <= summary["missed_deadlines"] <= summary["plant"]["commanded_deadlines"]
-    assert 0 <= summary["missed_deadline_ratio"] <= 1
+    # passed while commands flowed; a tick late by whole periods passes several); the outcome
+    # follows the figures: this machine's load decides whether deadlines held
+    check_deadlines_and_outcome(summary, stack.final_line)
     late = [summary["plant"][f"tick_late_{k}_us"] for k in ("p50", "p99", "max")]
     assert 0 <= late[0] <= late[1] <= late[2]
     # the loop ran: commands were applied
@@ -312,12 +312,6 @@ def test_a_timed_run_reports_rate_latency_commands_and_tracking_errors(timed_run
     assert 0 < summary["loop_closed_s"] < 150
     assert summary["tracking_s"] <= summary["duration_s"] + 0.2
     assert {n: s["exit"] for n, s in summary["nodes"].items()} == {n: 0 for n in PROCESSES}
-    # the outcome follows the figures: this machine's load decides whether deadlines held
-    degraded = summary["missed_deadline_ratio"] > 0.10 or summary["plant"]["saturation_events"]
-    assert summary["outcome"] == ("degraded" if degraded else "ok")
-    assert stack.final_line == f"robot-control launch: {summary['outcome']}: {summary['verdict']}"
-    if degraded:  # with its figures
-        assert "% of its deadlines" in summary["verdict"] or "saturated" in summary["verdict"]
 
 
 @pytest.mark.parametrize("figures,lockstep,why", [

@@ -12,10 +12,9 @@ from functools import cache
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
-from hypothesis.extra import numpy as hnp
-from model_samples import dh_link, sample_robot
+from model_samples import SAMPLE_ROBOTS, SETTINGS, close, dh_link, sample_robot, states
 
 from robot_control import dynamics as dyn
 from robot_control.dynamics.regressor import (
@@ -31,9 +30,6 @@ from robot_control.dynamics.regressor import (
 )
 from robot_control.model import bundled_robots
 from robot_control.model.dh import load_dh_yaml
-
-SETTINGS = settings(max_examples=15, deadline=None,
-                    suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
 def _link(name, sigma, a, alpha, d, theta=0.0, mass=2.0, com=(0.05, -0.03, 0.1)):
@@ -69,17 +65,7 @@ def robot(name: str):
     return sample_robot(name)
 
 
-ROBOTS = [*bundled_robots(), "ur5", "random_screw_tree", *HUO_TABLES]
-
-
-def states(data, n: int, count: int) -> list[np.ndarray]:
-    """``count`` vectors of length n drawn by hypothesis (angles, rates, accelerations)."""
-    elements = st.floats(-3.0, 3.0, allow_nan=False, allow_infinity=False)
-    return list(data.draw(hnp.arrays(np.float64, (count, n), elements=elements)))
-
-
-def close(a, b, scale=1.0):
-    np.testing.assert_allclose(a, b, rtol=0, atol=1e-9 * max(1.0, scale))
+ROBOTS = [*SAMPLE_ROBOTS, *HUO_TABLES]
 
 
 # ---------------------------------------------------------------------------- regressors
