@@ -14,7 +14,7 @@ import time
 import numpy as np
 from launch_run import Stack as LaunchedStack
 from launch_run import stack_env
-from stack_helpers import Stack, private_domain
+from stack_helpers import Stack, private_domain, wait_until
 
 from robot_control.bus.backend import create_node
 from robot_control.bus.dds.action_client import send_goal
@@ -56,6 +56,13 @@ def ready(client: BusClient, stop) -> np.ndarray:
         time.sleep(0.5)
     assert outcome.status == SUCCEEDED, (outcome, stop())
     return measured(client)
+
+
+def at_rest(client: BusClient, window_s: float = 0.2, still: float = 1e-3) -> bool:
+    """Whether the arm moved less than ``still`` rad over the next ``window_s``."""
+    before = measured(client)
+    time.sleep(window_s)
+    return float(np.abs(measured(client) - before).max()) < still
 
 
 def farthest(client: BusClient, q0: np.ndarray, seconds: float) -> float:
@@ -143,7 +150,8 @@ def test_a_motion_beyond_the_actuators_saturates_and_aborts_by_its_path_toleranc
             if int(values.get("saturated_commands", 0)) > 0:
                 break
         assert int(values.get("saturated_commands", 0)) > 0, (values, outcome.result)
-        time.sleep(1.0)  # the reference comes to rest (stop_time) and the arm settles on it
+        # the reference comes to rest (stop_time) and the arm settles on it
+        assert wait_until(lambda: at_rest(client), 15), "the arm did not come to rest"
         settle = goal(measured(client) + [0.02, 0.0, 0.0])
         settle["goal_time_tolerance"] = {"sec": 5}  # a loaded machine may take its time
         again = send_goal(client, ACTION, TYPE, settle, timeout_s=10)
@@ -165,7 +173,7 @@ def test_a_trajectory_off_the_reference_is_refused_and_oversized_ones_before_dec
             far = q0 + np.array([1.5, 0.0, 0.0])
             knots = (np.array([0.0, 1.0]), np.vstack([far, far]), np.zeros((2, 3)),
                      np.zeros((2, 3)))
-            time.sleep(1.0)  # matched
+            assert wait_until(lambda: pub.get_subscription_count() >= 1, 15), "no reader"
             pub.publish(m.joint_trajectory(0, NAMES, knots))
             # before the fix joint 1 swung towards q0 + 1.5 at 2.3 rad/s here
             assert farthest(client, q0, 2.0) < 0.02
