@@ -41,7 +41,7 @@ def farthest(arm, q0: np.ndarray, seconds: float) -> float:
 
 
 def check_an_aborted_goal_never_moves_the_arm_later(arm, env):
-    """The issue's reproduction: the controller deactivated, a 0.2 rad goal is ABORTED; when the
+    """The reported failure, reproduced: the controller deactivated, a 0.2 rad goal is ABORTED; when the
     controller is activated again the arm holds where it is (it went to the target before)."""
     home(arm)
     assert "successful" in ros2(env, "lifecycle", "set", "/controller", "deactivate")

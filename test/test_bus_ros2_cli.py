@@ -35,7 +35,7 @@ pytestmark = [pytest.mark.ros2, pytest.mark.skipif(
     bool(ros2_missing() or dds_python_missing()),
     reason=str(ros2_missing() or dds_python_missing()))]
 
-FOUND_WITHIN_S = 5.0  # the issue's bar: ROS 2 tools see the four nodes this soon
+FOUND_WITHIN_S = 5.0  # the bar: ROS 2 tools see the four nodes this soon
 STACK_UP_S = 180.0  # node start-up compiles kernels on first use: generous on a loaded machine
 # /rosout as rqt_console reads it: a late joiner receives every node's history (depth 1000 each),
 # node after node, so a reader of ros2 topic echo's default depth 10 would keep only the last few
@@ -87,7 +87,7 @@ def test_ros2_service_list_and_call(probe_env):
 
 def test_rosout_transient_local_reaches_late_and_early_echoes(probe_env):
     """A reliable transient-local echo started after a line was logged still gets it (rosout's
-    10 s lifespan permitting); the issue's plain ``--qos-durability transient_local`` echo is best
+    10 s lifespan permitting); a plain ``--qos-durability transient_local`` echo is best
     effort (ros2 topic echo's default profile is sensor data), which gets no history from any
     ROS 2 node — measured against an rclpy node too — so it gets the lines logged after it."""
     log_ping = ["topic", "pub", "/ping", "sensor_msgs/msg/JointState",

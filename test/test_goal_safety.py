@@ -97,7 +97,7 @@ def test_in_a_composed_stack_too():
 
 
 def check_an_aborted_goal_never_moves_the_arm_later(client: BusClient, stop) -> None:
-    """The issue's reproduction: with the controller deactivated a 0.2 rad goal is ABORTED; when
+    """The reported failure, reproduced: with the controller deactivated a 0.2 rad goal is ABORTED; when
     the controller is activated again the arm holds where it is (before: it went there)."""
     q0 = ready(client, stop)
     assert change_state(client, "/controller", "deactivate")
