@@ -106,11 +106,14 @@ def tolerance(position: float, names=NAMES) -> list[JointTolerance]:
     return [JointTolerance(name=n, position=position) for n in names]
 
 
-def ready(arm: Arm) -> Arm:
-    """The arm once its action server, joint states and the whole stack are there."""
+def ready(arm: Arm, env: dict[str, str]) -> Arm:
+    """The arm once its action server, joint states and the whole stack are there: the lifecycle
+    manager said "stack active", or — the line went out before this observer's /rosout reader
+    matched — the trajectory generator, which it activates last, is active."""
     assert wait_for(lambda: arm.client.server_is_ready(), UP_S), "no action server"
     assert wait_for(lambda: arm.q is not None, UP_S)
-    assert wait_for(lambda: arm.observer.logged("lifecycle_manager", "stack active"), UP_S)
+    assert wait_for(lambda: arm.observer.logged("lifecycle_manager", "stack active") or "active [3]"
+                    in ros2(env, "lifecycle", "get", "/trajectory_generator", "--no-daemon"), UP_S)
     return arm
 
 
@@ -123,7 +126,7 @@ def arm_on(route: str, tag: str, *launch_args: str) -> Iterator[tuple[Arm, dict[
         observer = Observer(int(env["ROS_DOMAIN_ID"]), f"{tag.replace('-', '_')}_{route}_test")
         arm = Arm(observer)
         try:
-            yield ready(arm), env
+            yield ready(arm, env), env
         finally:
             arm.client.destroy()
             observer.close()
