@@ -173,7 +173,9 @@ def test_a_trajectory_off_the_reference_is_refused_and_oversized_ones_before_dec
             far = q0 + np.array([1.5, 0.0, 0.0])
             knots = (np.array([0.0, 1.0]), np.vstack([far, far]), np.zeros((2, 3)),
                      np.zeros((2, 3)))
-            assert wait_until(lambda: pub.get_subscription_count() >= 1, 15), "no reader"
+            # matched both ways: the writer's count says only that it sees the controller's
+            # reader, and a volatile reader drops what came before it saw this writer
+            time.sleep(1.0)
             pub.publish(m.joint_trajectory(0, NAMES, knots))
             # before the fix joint 1 swung towards q0 + 1.5 at 2.3 rad/s here
             assert farthest(client, q0, 2.0) < 0.02
