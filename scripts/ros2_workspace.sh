@@ -5,7 +5,7 @@
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 ros_setup="${ROS_SETUP:-/opt/ros/jazzy/setup.bash}"
 if [ ! -f "$ros_setup" ]; then
-  echo "no ROS 2 at $ros_setup (bash ../shared/ros2/install.sh installs one)" >&2
+  echo "no ROS 2 at $ros_setup (install ROS 2 Jazzy, or set ROS_SETUP to its setup.bash)" >&2
   exit 1
 fi
 export PATH="/usr/bin:$PATH"  # ROS 2 runs on the system python3, not a venv's

@@ -1,10 +1,11 @@
 """Recordings for identification tests: an offline run written as the stack's nodes publish it.
 
-Until ``robot-control simulate --record`` exists (issue 14), this runs a scenario's control loop
+Independent of ``robot-control simulate --record`` (a second writer to compare with), this runs a
+scenario's control loop
 (the plant's measured, noisy q and q̇; the controller's τ) and writes a rosbag2 directory (MCAP)
 with /joint_states (position, velocity, effort = torque applied over the period that ended at the
 state, as the plant node publishes) and /joint_command (effort, header.stamp = the state it
-answers) — the layout design.md gives the bus.
+answers) — the layout the plant and controller nodes give the bus.
 """
 
 from __future__ import annotations

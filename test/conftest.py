@@ -1,7 +1,8 @@
-"""Suite-wide rules: tests marked ``ros2`` run against a sourced ROS 2 and are skipped, with the
-reason, anywhere else (the ROS 2 suite is ``bash scripts/test_ros2.sh``); and Ctrl-C works in the
-processes tests start, even when this run was started in the background of a script; and the
-``ros2`` daemons a module's CLI calls started end with the module."""
+"""Suite-wide rules and the one fixture the control-law tests share (``ddarm``): tests marked
+``ros2`` run against a sourced ROS 2 and are skipped, with the reason, anywhere else (the ROS 2
+suite is ``bash scripts/test_ros2.sh``); and Ctrl-C works in the processes tests start, even when
+this run was started in the background of a script; and the ``ros2`` daemons a module's CLI calls
+started end with the module."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from pathlib import Path
 import domains
 import pytest
 from ros2_env import ros2_missing
+
+from robot_control.model import load_robot
 
 
 def pytest_configure(config) -> None:
@@ -65,3 +68,9 @@ def _stop_ros2_daemons_of_the_module():
                 os.kill(pid, signal.SIGTERM)
             except OSError:
                 pass
+
+
+@pytest.fixture(scope="module")
+def ddarm():
+    """The bundled DDArm model, one per test module."""
+    return load_robot("ddarm")

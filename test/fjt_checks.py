@@ -1,20 +1,25 @@
 """What the ROS suite checks of ``~/follow_joint_trajectory`` and its neighbours, on whichever
-route serves them: the rclpy route (test_follow_joint_trajectory_ros2.py, launched by
-launch_pytest) and the rclpy-free one (test_follow_joint_trajectory_dds_ros2.py). The client
-side is always ROS 2's: an rclpy ActionClient and the ``ros2`` CLI."""
+route serves them (ROUTES: the rclpy route under ``ros2 launch``, the rclpy-free one under
+``robot-control launch``; test_follow_joint_trajectory_ros2.py and
+test_follow_joint_trajectory_puma_ros2.py run every check on both). The client side is always
+ROS 2's: an rclpy ActionClient and the ``ros2`` CLI."""
 
 from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import numpy as np
+import pytest
 from action_msgs.msg import GoalStatus
 from builtin_interfaces.msg import Duration
 from control_msgs.action import FollowJointTrajectory
 from control_msgs.msg import JointTolerance, JointTrajectoryControllerState
+from launch_helpers import Observer
 from rclpy.action import ActionClient
-from ros2_env import ros2, wait_for
+from ros2_env import dds_python_missing, ros2, start_stack, wait_for
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectoryPoint
 
@@ -23,6 +28,10 @@ NAMES = ["joint1", "joint2", "joint3"]
 HOME = [-0.1, 1.5, 1.0]
 UP_S = 180.0
 R = FollowJointTrajectory.Result
+#: the stack's two routes; the rclpy-free one needs a Python with the cyclonedds package
+ROUTES = [pytest.param("rclpy", id="rclpy"),
+          pytest.param("dds", id="dds", marks=pytest.mark.skipif(
+              dds_python_missing() is not None, reason=str(dds_python_missing())))]
 
 
 class Arm:
@@ -97,12 +106,42 @@ def tolerance(position: float, names=NAMES) -> list[JointTolerance]:
     return [JointTolerance(name=n, position=position) for n in names]
 
 
-def ready(arm: Arm) -> Arm:
-    """The arm once its action server, joint states and the whole stack are there."""
+def ready(arm: Arm, env: dict[str, str]) -> Arm:
+    """The arm once its action server, joint states and the whole stack are there: the lifecycle
+    manager said "stack active", or — the line went out before this observer's /rosout reader
+    matched — the trajectory generator, which it activates last, is active."""
     assert wait_for(lambda: arm.client.server_is_ready(), UP_S), "no action server"
     assert wait_for(lambda: arm.q is not None, UP_S)
-    assert wait_for(lambda: arm.observer.logged("lifecycle_manager", "stack active"), UP_S)
+    assert wait_for(lambda: arm.observer.logged("lifecycle_manager", "stack active") or "active [3]"
+                    in ros2(env, "lifecycle", "get", "/trajectory_generator", "--no-daemon"), UP_S)
     return arm
+
+
+@contextmanager
+def arm_on(route: str, tag: str, *launch_args: str) -> Iterator[tuple[Arm, dict[str, str]]]:
+    """(the ready Arm, the environment for ``ros2`` commands) of the stack started on ``route``
+    with ``launch_args`` on a domain of its own; the stack ends with the block."""
+    stack, env = start_stack(route, f"{tag}-{route}", *launch_args)
+    with stack:
+        observer = Observer(int(env["ROS_DOMAIN_ID"]), f"{tag.replace('-', '_')}_{route}_test")
+        arm = Arm(observer)
+        try:
+            yield ready(arm, env), env
+        finally:
+            arm.client.destroy()
+            observer.close()
+
+
+def away_from(arm: Arm, q) -> float:
+    """The largest |q_arm − q| now."""
+    return float(np.abs(arm.position() - q).max())
+
+
+def at_rest(arm: Arm, window_s: float = 0.1, still: float = 1e-4) -> bool:
+    """Whether the arm moved less than ``still`` rad over the next ``window_s``."""
+    before = arm.position()
+    time.sleep(window_s)
+    return away_from(arm, before) < still
 
 
 def go_home(arm: Arm) -> None:
@@ -213,11 +252,12 @@ def check_old_header_path_and_goal_tolerance_codes(arm, env):
 def check_cancel_holds_the_arm_where_it_is(arm, env):
     go_home(arm)
     handle = arm.send(goal_of([point(4.0, [0.7, 0.9, 0.3])]))
-    time.sleep(1.5)
+    assert wait_for(lambda: away_from(arm, HOME) > 0.15, 10), "the arm did not set out"
     cancel = arm.cancel(handle)
     assert wait_for(cancel.done, 10) and len(cancel.result().goals_canceling) == 1
     assert arm.result(handle).status == GoalStatus.STATUS_CANCELED
-    time.sleep(0.6)  # the reference comes to rest (stop_time 0.25 s), the arm settles on it
+    # the reference comes to rest (stop_time 0.25 s), the arm settles on it
+    assert wait_for(lambda: at_rest(arm), 10), "the arm did not come to rest"
     before = arm.position()
     time.sleep(1.0)
     drift = np.abs(arm.position() - before).max()
@@ -229,7 +269,7 @@ def check_cancel_holds_the_arm_where_it_is(arm, env):
 def check_a_newer_goal_preempts_without_a_jump(arm, env):
     go_home(arm)
     first = arm.send(goal_of([point(3.0, [0.8, 0.8, 0.2])]))
-    time.sleep(1.2)
+    assert wait_for(lambda: away_from(arm, HOME) > 0.25, 10), "the arm did not set out"
     with arm.lock:
         arm.controller.clear()
     second = arm.send(goal_of([point(2.0, HOME)]))

@@ -1,6 +1,6 @@
-"""What the ROS suite checks of motions a client did not ask for (issue 35, items 4–6), on
-whichever route serves the stack (test_follow_joint_trajectory_ros2.py: rclpy;
-test_follow_joint_trajectory_dds_ros2.py: rclpy-free): the client side is ROS 2's — an rclpy
+"""What the ROS suite checks of motions a client did not ask for (an aborted goal, a knot off
+the reference, an oversized step), on both routes (test_follow_joint_trajectory_ros2.py): the
+client side is ROS 2's — an rclpy
 ActionClient and publishers, ``ros2 lifecycle set``. The rclpy-free client: test_goal_safety.py."""
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def farthest(arm, q0: np.ndarray, seconds: float) -> float:
 
 
 def check_an_aborted_goal_never_moves_the_arm_later(arm, env):
-    """The issue's reproduction: the controller deactivated, a 0.2 rad goal is ABORTED; when the
+    """The reported failure, reproduced: the controller deactivated, a 0.2 rad goal is ABORTED; when the
     controller is activated again the arm holds where it is (it went to the target before)."""
     home(arm)
     assert "successful" in ros2(env, "lifecycle", "set", "/controller", "deactivate")

@@ -82,7 +82,10 @@ def send_garbage(node, m: Messages, end: float) -> int:
     nan, zero = math.nan, [0.0, 0.0, 0.0]
     bad_vectors = ([nan, 1.0, 0.5], [1e200, 1.0, 0.5], [0.0, 1.0], [math.inf, 0.0, 0.0])
     sent = 0
-    time.sleep(1.0)  # matched before the first round
+    # the stack's readers matched before the first round (the rounds go on until end regardless)
+    while not (states.get_subscription_count() and refs.get_subscription_count()) and \
+            time.monotonic() < end:
+        time.sleep(0.05)
     while time.monotonic() < end:
         now = time.time_ns()
         for q in bad_vectors:

@@ -12,7 +12,7 @@ from launch.actions import IncludeLaunchDescription, SetEnvironmentVariable
 from launch.launch_description_sources import AnyLaunchDescriptionSource
 from rcl_interfaces.msg import Log
 from rclpy.executors import SingleThreadedExecutor
-from ros2_env import wait_for
+from ros2_env import ros2, wait_for
 
 
 def stack_launch(domain: int, file: str = "control.launch.yaml", /, **arguments: str) -> list:
@@ -32,6 +32,14 @@ def cli_env(domain: int) -> dict[str, str]:
     """Environment for ``ros2`` commands on the launched stack's domain."""
     return {**os.environ, "ROS_DOMAIN_ID": str(domain),
             "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}
+
+
+def check_managed_and_active(env: dict[str, str], nodes: set[str]) -> None:
+    """``ros2 lifecycle nodes`` lists exactly ``nodes`` and ``ros2 lifecycle get`` has each
+    active."""
+    assert set(ros2(env, "lifecycle", "nodes", "--no-daemon").split()) == nodes
+    states = ros2(env, "lifecycle", "get", "--no-daemon")
+    assert all(f"{node}: active [3]" in states for node in nodes), states
 
 
 class Observer:

@@ -78,3 +78,22 @@ class Stack:
 
 def stack_env(tag: str) -> dict[str, str]:
     return {**os.environ, **bus_env(tag)}
+
+
+def check_deadlines_and_outcome(summary: dict, final_line: str) -> None:
+    """The missed-deadline figures agree with each other, and the run's outcome follows them: more
+    than DEGRADED_MISSED_RATIO of the deadlines missed (or a torque saturated, or motion dropped) is ``degraded``,
+    anything else ``ok`` — this machine's load decides which, the rule does not change."""
+    from robot_control.bringup.verdict import DEGRADED_MISSED_RATIO, dropped_motion
+
+    base, missed = summary["plant"]["commanded_deadlines"], summary["missed_deadlines"]
+    assert 0 < base and 0 <= missed <= base, (missed, base)
+    assert summary["missed_deadline_ratio"] == missed / base
+    dropped = dropped_motion(summary)  # none expected; said if the loaded machine made some
+    degraded = summary["missed_deadline_ratio"] > DEGRADED_MISSED_RATIO or \
+        summary["plant"]["saturation_events"] or dropped
+    assert summary["outcome"] == ("degraded" if degraded else "ok"), (summary["verdict"], dropped)
+    assert final_line == f"robot-control launch: {summary['outcome']}: {summary['verdict']}"
+    if degraded:  # with its figures
+        assert any(word in summary["verdict"]
+                   for word in ("% of its deadlines", "saturated", "dropped", "rejected"))

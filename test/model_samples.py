@@ -1,5 +1,6 @@
 """Robots shared by the dynamics test files: example-robot-data URDFs, a random screw tree, and
-D-H rows with every required key."""
+D-H rows with every required key; and the random states, settings and closeness those files draw
+and judge them with."""
 
 from __future__ import annotations
 
@@ -9,8 +10,21 @@ import sysconfig
 from pathlib import Path
 
 import numpy as np
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
-from robot_control.model import Body, Frame, Inertia, Joint, RobotModel
+from robot_control.model import (
+    Body,
+    Frame,
+    Inertia,
+    Joint,
+    RobotModel,
+    bundled_robots,
+    load_robot,
+    load_urdf,
+)
 from robot_control.sim import matrix
 from robot_control.spatial import rot_x, rot_y, rot_z, transform
 
@@ -21,6 +35,26 @@ EXAMPLE_URDFS = {
 }
 #: the manipulator arms of example-robot-data a user brings first (test_any_arm.py)
 EXAMPLE_ARMS = {**EXAMPLE_URDFS, **matrix.EXAMPLE_ARMS}
+#: the two-link arm of two_link_urdf, its elbow limit left as ELBOW
+TWO_LINK = """<robot name="two_link">
+  <link name="base"/>
+  <link name="l1"><inertial><origin xyz="0.5 0 0"/><mass value="1"/>
+    <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.0833" iyz="0" izz="0.0833"/></inertial></link>
+  <link name="l2"><inertial><origin xyz="0.5 0 0"/><mass value="1"/>
+    <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.0833" iyz="0" izz="0.0833"/></inertial></link>
+  <link name="tool"/>
+  <joint name="j1" type="revolute"><parent link="base"/><child link="l1"/><axis xyz="0 1 0"/>
+    <limit lower="-3" upper="3" effort="50" velocity="10"/></joint>
+  <joint name="j2" type="revolute"><parent link="l1"/><child link="l2"/><origin xyz="1 0 0"/>
+    <axis xyz="0 1 0"/><limit lower="-ELBOW" upper="ELBOW" effort="30" velocity="10"/></joint>
+  <joint name="tip" type="fixed"><parent link="l2"/><child link="tool"/><origin xyz="1 0 0"/></joint>
+</robot>"""
+
+
+def two_link_urdf(elbow_limit: float = 2.5) -> str:
+    """A planar two-link arm about y (unit masses and lengths, centres of mass mid-link) as URDF
+    text, its elbow limited to ±``elbow_limit`` rad."""
+    return TWO_LINK.replace("ELBOW", repr(float(elbow_limit)))
 
 
 def dh_link(**values) -> dict:
@@ -86,8 +120,6 @@ def random_screw_tree(seed: int = 7, n: int = 7) -> RobotModel:
 
 def pinocchio_twin(name: str, model: RobotModel):
     """(pin model, pin data) of example URDF ``name`` with our model's gravity; skips if absent."""
-    import pytest
-
     pin = pytest.importorskip("pinocchio")
     path = example_urdf(name)
     if path is None:
@@ -95,3 +127,35 @@ def pinocchio_twin(name: str, model: RobotModel):
     pm = pin.buildModelFromUrdf(str(path))
     pm.gravity.linear[:] = model.gravity
     return pm, pm.createData()
+
+
+def sample_robot(name: str) -> RobotModel:
+    """A robot the dynamics tests run on: an example-robot-data URDF by its EXAMPLE_URDFS name
+    (the test skips where that package is missing), the random screw tree, or a bundled robot (one
+    that does not load fails the test)."""
+    if name in EXAMPLE_URDFS:
+        path = example_urdf(name)
+        if path is None:
+            pytest.skip(f"example-robot-data ({EXAMPLE_URDFS[name]}) is not installed")
+        return load_urdf(path)
+    if name == "random_screw_tree":
+        return random_screw_tree()
+    return load_robot(name)
+
+
+#: every bundled robot, UR5 and the random screw tree (sample_robot's names)
+SAMPLE_ROBOTS = [*bundled_robots(), "ur5", "random_screw_tree"]
+#: hypothesis for the dynamics identities: few examples, no deadline (kernels compile on first use)
+SETTINGS = settings(max_examples=15, deadline=None,
+                    suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+def states(data, n: int, count: int) -> list[np.ndarray]:
+    """``count`` vectors of length n drawn by hypothesis (angles, rates, accelerations)."""
+    elements = st.floats(-3.0, 3.0, allow_nan=False, allow_infinity=False)
+    return list(data.draw(hnp.arrays(np.float64, (count, n), elements=elements)))
+
+
+def close(a, b, scale=1.0, tol=1e-9):
+    """a equals b to ``tol`` × max(1, scale), absolutely."""
+    np.testing.assert_allclose(a, b, rtol=0, atol=tol * max(1.0, scale))

@@ -200,6 +200,19 @@ def start_dds_stack(env: Mapping[str, str], *launch_args: str) -> Watched:
                     *launch_args], without_ros(env))
 
 
+def start_stack(route: str, tag: str, *launch_args: str) -> tuple[Watched, dict[str, str]]:
+    """The package's launch file on a domain claimed for ``tag``, on ``route``: ``ros2 launch``
+    (``rclpy``: the nodes on rclpy, ROS 2's default RMW) or ``robot-control launch`` without ROS 2
+    (``dds``: Cyclone DDS); (the process, the environment for ``ros2`` commands on its domain)."""
+    if route == "dds":
+        env = ros_env(tag)
+        return start_dds_stack(env, *launch_args), env
+    env = {**os.environ, "ROS_DOMAIN_ID": str(domains.claim(tag)),
+           "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}
+    return Watched(["ros2", "launch", "robot_control", "control.launch.yaml", *launch_args],
+                   env), env
+
+
 def stop_daemon(env: Mapping[str, str]) -> None:
     """Stop the ros2 daemon of env's domain, if one was started (by a test or a ros2 command)."""
     ros2(env, "daemon", "stop", timeout=30)

@@ -62,6 +62,53 @@ def states_on_the_period_grid(received: dict[int, np.ndarray], steps: int,
     return np.array([received[k * period] for k in range(steps + 1)])
 
 
+def wait_until(predicate, timeout_s: float, every_s: float = 0.1):
+    """Poll predicate() until it returns something truthy or the deadline passes; its last value."""
+    deadline = time.monotonic() + timeout_s
+    while not (value := predicate()) and time.monotonic() < deadline:
+        time.sleep(every_s)
+    return value
+
+
+def node_is_active(client, node: str) -> bool:
+    """Whether the managed node answers its lifecycle state as active (False while it is not
+    discovered yet or does not answer)."""
+    from robot_control.bus.dds.client import BusClientError
+    from robot_control.bus.dds.lifecycle_client import get_state
+
+    try:
+        return get_state(client, node)[0] == 3
+    except BusClientError:
+        return False
+
+
+def lockstep_over_the_bus(env: dict[str, str], scenario: str, steps: int,
+                          plant_params: tuple[str, ...] = ()
+                          ) -> tuple[dict[int, np.ndarray], dict[str, str]]:
+    """A lockstep run of ``scenario`` by node processes on env's domain: controller and
+    trajectory generator first, the plant once both are active (it starts once they and this
+    test's reader subscribe to /joint_states); (the positions of /joint_states by stamp, each
+    node's log)."""
+    os.environ.update({k: env[k] for k in ("ROS_DOMAIN_ID", "ROS_AUTOMATIC_DISCOVERY_RANGE")})
+    from robot_control.bus.dds.client import BusClient
+
+    common = [f"scenario:={scenario}", "lockstep:=true"]
+    with BusClient(discovery_s=1.0) as client:
+        with Stack(env, {"controller": common, "trajectory_generator": common}) as stack:
+            up = wait_until(lambda: all(node_is_active(client, n)
+                                        for n in ("/controller", "/trajectory_generator")), 120)
+            assert up, f"controller and trajectory generator not active: {stack.stop()}"
+            # three listeners: controller, trajectory generator and this test's reader
+            plant = Stack(env, {"plant": [*common, "lockstep_start_subscribers:=3",
+                                          *plant_params]})
+            try:
+                received = lockstep_states(client, steps)
+            finally:
+                logs = plant.stop()
+        logs.update(stack.stop())
+    return received, logs
+
+
 def messages_within(client, topic: str, within_s: float, discovery_s: float = 20.0):
     """A topic's messages for at most within_s seconds (after discovery), however many come."""
     deadline = None

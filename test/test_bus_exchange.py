@@ -1,6 +1,6 @@
 """A JointState crosses two real Cyclone DDS participants with the ROS 2 wire conventions: the
-rmw topic name, the type name, and the type hash in the endpoints' USER_DATA (design.md, "ROS 2
-wire details")."""
+rmw topic name, the type name, and the type hash in the endpoints' USER_DATA (as rmw_cyclonedds
+announces them)."""
 
 import os
 import subprocess

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_control_sim import quintic, simulate
+from test_control_sim import Q0, QF, quintic, simulate
 
 from robot_control import dynamics as dyn
 from robot_control.control import LocalModelTerms, create, estimated_model
@@ -12,15 +12,8 @@ from robot_control.control.acceleration import AccelerationEstimator
 from robot_control.dynamics.regressor import parameter_basis
 from robot_control.model import load_robot
 
-Q0 = np.array([-0.1, 1.5, 1.0])
-QF = np.array([0.6, 1.0, -0.5])
 LAMBDA = np.array([4.0, 4.0, 5.0])  # Ex 3-3 / 3-4
 KD = np.array([100.0, 20.0, 10.0])
-
-
-@pytest.fixture(scope="module")
-def ddarm():
-    return load_robot("ddarm")
 
 
 @pytest.fixture(scope="module")

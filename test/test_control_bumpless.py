@@ -4,18 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_control_sim import quintic, simulate
+from test_control_sim import Q0, QF, quintic, simulate
 
 from robot_control.control import Reference, State, create
-from robot_control.model import load_robot
-
-Q0 = np.array([-0.1, 1.5, 1.0])
-QF = np.array([0.6, 1.0, -0.5])
-
-
-@pytest.fixture(scope="module")
-def ddarm():
-    return load_robot("ddarm")
 
 
 def test_first_torque_after_reset_equals_last_tau_then_decays(ddarm):

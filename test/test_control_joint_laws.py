@@ -5,22 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from scipy.linalg import solve_continuous_are
-from test_control_sim import hold, quintic, simulate
+from test_control_sim import Q0, QF, hold, quintic, simulate
 
 from robot_control import dynamics as dyn
 from robot_control.control import create
 from robot_control.control.gain_design import error_system_matrix, lyapunov_matrix
-from robot_control.model import load_robot
 
-Q0 = np.array([-0.1, 1.5, 1.0])  # Huo's examples all start here, at rest
-QF = np.array([0.6, 1.0, -0.5])
 # critically damped on the DDArm so that 2 s reach the steady state to ~1e-8
 FAST_PD = {"kp": [2000.0, 200.0, 100.0], "kd": [330.0, 28.0, 13.0]}
-
-
-@pytest.fixture(scope="module")
-def ddarm():
-    return load_robot("ddarm")
 
 
 @pytest.fixture(scope="module")

@@ -24,11 +24,6 @@ DDARM_Q0 = np.array([-0.1, 1.5, 1.0])
 
 
 @pytest.fixture(scope="module")
-def ddarm():
-    return load_robot("ddarm")
-
-
-@pytest.fixture(scope="module")
 def planar():
     return load_robot("two_axis_planar")
 

@@ -4,22 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_control_sim import quintic, simulate
+from test_control_sim import Q0, QF, quintic, simulate
 
 from robot_control import dynamics as dyn
 from robot_control.control import LocalModelTerms, create, estimated_model, saturation
 from robot_control.control.robust import Robust
 from robot_control.dynamics.regressor import parameter_basis
-from robot_control.model import load_robot
 
-Q0 = np.array([-0.1, 1.5, 1.0])
-QF = np.array([0.6, 1.0, -0.5])
 LAMBDA = [4.0, 4.0, 5.0]
-
-
-@pytest.fixture(scope="module")
-def ddarm():
-    return load_robot("ddarm")
 
 
 @pytest.fixture(scope="module")

@@ -18,6 +18,9 @@ from robot_control.control import Reference, State
 from robot_control.model import load_robot
 
 Array = np.ndarray
+#: Huo's DDArm examples all start here, at rest, and move to QF
+Q0 = np.array([-0.1, 1.5, 1.0])
+QF = np.array([0.6, 1.0, -0.5])
 
 
 @dataclass

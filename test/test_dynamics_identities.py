@@ -18,33 +18,19 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
-from model_samples import EXAMPLE_URDFS, example_urdf, random_screw_tree
+from model_samples import EXAMPLE_URDFS, random_screw_tree, sample_robot
 
 from robot_control import dynamics as dyn
-from robot_control.model import RobotModel, bundled_robots, load_robot, load_urdf
+from robot_control.model import RobotModel, bundled_robots
 
 ROBOTS = list(EXAMPLE_URDFS) + ["random_screw_tree"] + bundled_robots()
 _MODELS: dict[str, RobotModel] = {}
 
 
-def _load(name: str) -> RobotModel:
-    if name in EXAMPLE_URDFS:
-        path = example_urdf(name)
-        if path is None:
-            pytest.skip(f"example-robot-data ({EXAMPLE_URDFS[name]}) is not installed")
-        return load_urdf(path)
-    if name == "random_screw_tree":
-        return random_screw_tree()
-    try:
-        return load_robot(name)
-    except Exception as exc:  # bundled robots are being added; a broken one is reported, not hidden
-        pytest.skip(f"bundled robot '{name}' does not load: {exc}")
-
-
 @pytest.fixture(params=ROBOTS)
 def model(request) -> RobotModel:
     if request.param not in _MODELS:
-        _MODELS[request.param] = _load(request.param)
+        _MODELS[request.param] = sample_robot(request.param)
     return _MODELS[request.param]
 
 

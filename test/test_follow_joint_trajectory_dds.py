@@ -4,7 +4,7 @@ generator processes on Cyclone DDS (private domain), and this package's own acti
 with feedback, one aborted with its code and reason, one the arm cannot execute (5 mrad in
 4 ms: within the position and velocity limits, 40× the torque) refused with INVALID_GOAL and
 then, with ``infeasible_motion: scale``, run slower to success; one the inactive generator
-would reject is covered by the ROS suite (test_follow_joint_trajectory_dds_ros2.py)."""
+would reject is covered by the ROS suite (test_follow_joint_trajectory_ros2.py, its dds route)."""
 
 from __future__ import annotations
 

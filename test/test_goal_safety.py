@@ -1,4 +1,4 @@
-"""Motions a client did not ask for, on the rclpy-free route (issue 35, items 4–6): real plant,
+"""Motions a client did not ask for, on the rclpy-free route: real plant,
 controller and trajectory generator processes on Cyclone DDS (a private domain), this package's
 action client. An aborted goal's target never moves the arm when the controller comes back; a
 trajectory on /controller/joint_trajectory whose first knot is away from the reference is refused;
@@ -14,7 +14,7 @@ import time
 import numpy as np
 from launch_run import Stack as LaunchedStack
 from launch_run import stack_env
-from stack_helpers import Stack, private_domain
+from stack_helpers import Stack, private_domain, wait_until
 
 from robot_control.bus.backend import create_node
 from robot_control.bus.dds.action_client import send_goal
@@ -58,6 +58,13 @@ def ready(client: BusClient, stop) -> np.ndarray:
     return measured(client)
 
 
+def at_rest(client: BusClient, window_s: float = 0.2, still: float = 1e-3) -> bool:
+    """Whether the arm moved less than ``still`` rad over the next ``window_s``."""
+    before = measured(client)
+    time.sleep(window_s)
+    return float(np.abs(measured(client) - before).max()) < still
+
+
 def farthest(client: BusClient, q0: np.ndarray, seconds: float) -> float:
     """The largest |q − q0| over the joint states of the next ``seconds``."""
     worst, end = 0.0, time.monotonic() + seconds
@@ -90,7 +97,7 @@ def test_in_a_composed_stack_too():
 
 
 def check_an_aborted_goal_never_moves_the_arm_later(client: BusClient, stop) -> None:
-    """The issue's reproduction: with the controller deactivated a 0.2 rad goal is ABORTED; when
+    """The reported failure, reproduced: with the controller deactivated a 0.2 rad goal is ABORTED; when
     the controller is activated again the arm holds where it is (before: it went there)."""
     q0 = ready(client, stop)
     assert change_state(client, "/controller", "deactivate")
@@ -143,7 +150,8 @@ def test_a_motion_beyond_the_actuators_saturates_and_aborts_by_its_path_toleranc
             if int(values.get("saturated_commands", 0)) > 0:
                 break
         assert int(values.get("saturated_commands", 0)) > 0, (values, outcome.result)
-        time.sleep(1.0)  # the reference comes to rest (stop_time) and the arm settles on it
+        # the reference comes to rest (stop_time) and the arm settles on it
+        assert wait_until(lambda: at_rest(client), 15), "the arm did not come to rest"
         settle = goal(measured(client) + [0.02, 0.0, 0.0])
         settle["goal_time_tolerance"] = {"sec": 5}  # a loaded machine may take its time
         again = send_goal(client, ACTION, TYPE, settle, timeout_s=10)
@@ -165,7 +173,9 @@ def test_a_trajectory_off_the_reference_is_refused_and_oversized_ones_before_dec
             far = q0 + np.array([1.5, 0.0, 0.0])
             knots = (np.array([0.0, 1.0]), np.vstack([far, far]), np.zeros((2, 3)),
                      np.zeros((2, 3)))
-            time.sleep(1.0)  # matched
+            # matched both ways: the writer's count says only that it sees the controller's
+            # reader, and a volatile reader drops what came before it saw this writer
+            time.sleep(1.0)
             pub.publish(m.joint_trajectory(0, NAMES, knots))
             # before the fix joint 1 swung towards q0 + 1.5 at 2.3 rad/s here
             assert farthest(client, q0, 2.0) < 0.02
@@ -234,7 +244,7 @@ def _goal_of(trajectory):
 
 
 def test_a_goal_while_the_generator_is_not_active_is_aborted_with_the_reason():
-    """Accept-then-abort, as the client needs the reason (issue 36): a bare rejection has none."""
+    """Accept-then-abort, as the client needs the reason: a bare rejection has none."""
     env = private_domain(76)
     os.environ.update({k: env[k] for k in ("ROS_DOMAIN_ID", "ROS_AUTOMATIC_DISCOVERY_RANGE")})
     with Stack(env, NODES) as stack, BusClient(discovery_s=0.5) as client:

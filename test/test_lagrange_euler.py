@@ -12,10 +12,9 @@ from functools import cache
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
-from hypothesis.extra import numpy as hnp
-from model_samples import dh_link, example_urdf, random_screw_tree
+from model_samples import SAMPLE_ROBOTS, SETTINGS, close, dh_link, sample_robot, states
 
 from robot_control import dynamics as dyn
 from robot_control.dynamics.reference.lagrange_euler import (
@@ -24,33 +23,11 @@ from robot_control.dynamics.reference.lagrange_euler import (
     pseudo_inertia,
     velocity_coupling_matrices,
 )
-from robot_control.model import bundled_robots, load_robot, load_urdf
+from robot_control.model import bundled_robots
 from robot_control.model.dh import load_dh_yaml
 
-SETTINGS = settings(max_examples=15, deadline=None,
-                    suppress_health_check=[HealthCheck.function_scoped_fixture])
-ROBOTS = [*bundled_robots(), "ur5", "random_screw_tree"]
-
-
-@cache
-def robot(name: str):
-    if name == "ur5":
-        path = example_urdf("ur5")
-        if path is None:
-            pytest.skip("example-robot-data is not installed")
-        return load_urdf(path)
-    if name == "random_screw_tree":
-        return random_screw_tree()
-    return load_robot(name)
-
-
-def states(data, n: int, count: int) -> list[np.ndarray]:
-    elements = st.floats(-3.0, 3.0, allow_nan=False, allow_infinity=False)
-    return list(data.draw(hnp.arrays(np.float64, (count, n), elements=elements)))
-
-
-def close(a, b, scale=1.0, tol=1e-9):
-    np.testing.assert_allclose(a, b, rtol=0, atol=tol * max(1.0, scale))
+ROBOTS = SAMPLE_ROBOTS
+robot = cache(sample_robot)
 
 
 @pytest.mark.parametrize("name", ROBOTS)

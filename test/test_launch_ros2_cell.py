@@ -20,7 +20,7 @@ import launch_pytest  # noqa: E402
 from cell_helpers import SCENARIO, TOPICS, check_equals_offline  # noqa: E402
 from launch.actions import RegisterEventHandler  # noqa: E402
 from launch.event_handlers import OnProcessExit  # noqa: E402
-from launch_helpers import Observer, cli_env, stack_launch  # noqa: E402
+from launch_helpers import Observer, check_managed_and_active, cli_env, stack_launch  # noqa: E402
 
 import launch  # noqa: E402
 
@@ -92,9 +92,7 @@ def run(observer):
 @pytest.mark.launch(fixture=cell_stack)
 def test_ros2_lifecycle_and_topic_see_the_cell_stack(run):
     env = cli_env(DOMAIN)
-    assert set(ros2(env, "lifecycle", "nodes", "--no-daemon").split()) == NODES
-    states = ros2(env, "lifecycle", "get", "--no-daemon")
-    assert all(f"{node}: active [3]" in states for node in NODES), states
+    check_managed_and_active(env, NODES)
     topics = ros2(env, "topic", "list", "-t", "--no-daemon")
     for topic, ros_type in TOPICS.items():
         assert f"{topic} [{ros_type}]" in topics, topics

@@ -1,5 +1,5 @@
-"""Ctrl-C of ``ros2 launch robot_control control.launch.yaml`` is a clean, quiet stop (issue 36,
-item 5): a terminal sends SIGINT to launch and to every node of its process group, launch then
+"""Ctrl-C of ``ros2 launch robot_control control.launch.yaml`` is a clean, quiet stop: a
+terminal sends SIGINT to launch and to every node of its process group, launch then
 sends each node its own SIGINT — at whatever moment (nodes configuring, the stack running) no
 process dies with an exit code (launch logs that as ``[ERROR] … process has died``), and launch
 exits 0."""

@@ -1,4 +1,4 @@
-"""Two robots on one ROS domain as a ROS 2 user starts them (issue 25): ``ros2 launch
+"""Two robots on one ROS domain as a ROS 2 user starts them: ``ros2 launch
 robot_control control.launch.yaml namespace:=left composed:=true`` (one container) and
 ``namespace:=right`` (five processes), rclpy nodes, seen and driven with the real ``ros2`` CLI —
 node list, a parameter set on one stack only, one stack's states echoed — and the ROS naming

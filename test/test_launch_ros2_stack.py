@@ -33,7 +33,7 @@ import domains  # noqa: E402
 import launch_pytest  # noqa: E402
 from launch.actions import RegisterEventHandler  # noqa: E402
 from launch.event_handlers import OnProcessExit  # noqa: E402
-from launch_helpers import Observer, cli_env, stack_launch  # noqa: E402
+from launch_helpers import Observer, check_managed_and_active, cli_env, stack_launch  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 
 import launch  # noqa: E402
@@ -87,9 +87,7 @@ def test_the_four_nodes_come_up(running):
 @pytest.mark.launch(fixture=stack)
 def test_ros2_lifecycle_sees_four_managed_nodes_brought_up_in_order(running):
     env = cli_env(DOMAIN)
-    assert set(ros2(env, "lifecycle", "nodes", "--no-daemon").split()) == NODES
-    states = ros2(env, "lifecycle", "get", "--no-daemon")
-    assert all(f"{node}: active [3]" in states for node in NODES), states
+    check_managed_and_active(env, NODES)
     assert "- deactivate [4]" in ros2(env, "lifecycle", "list", "/controller", "--no-daemon")
     assert wait_for(lambda: running.logged("lifecycle_manager", "stack active"), 30)
     # the motion started once the loop was closed

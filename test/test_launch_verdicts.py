@@ -1,4 +1,4 @@
-"""How ``robot-control launch`` judges a run, on real stacks (issues 35/36): a stack whose
+"""How ``robot-control launch`` judges a run, on real stacks: a stack whose
 controller drops every trajectory the generator sends ends FAILED with the controller's reason
 (it used to end "ok: ok" with "max tracking error -"); one whose plant saturates a torque is
 "degraded" with the figures, and ``--strict`` makes that exit 1; so is one that dropped part

@@ -1,4 +1,4 @@
-"""Every bundled robot × every joint-space law on the stack (issue 22).
+"""Every bundled robot × every joint-space law on the stack.
 
 Offline: each robot's stack run (its config/stack.<robot>.yaml over the gains derived from its
 model), which a lockstep run over the bus equals bit for bit, under every joint-space law at

@@ -1,4 +1,4 @@
-"""Laws that need more than a joint reference (issue 22): they run on the stack's defaults or a
+"""Laws that need more than a joint reference: they run on the stack's defaults or a
 swap to them is refused with the reason, never a silent drift (control/requirements.py)."""
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ import os
 import sys
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -63,29 +64,38 @@ def env(monkeypatch):
     return env
 
 
-def start(env, *manager_params: str, probe_params: dict[str, list[str]] | None = None):
+@pytest.fixture
+def events(env):
+    """The transition events of the probes, heard from before the manager starts."""
+    heard = Events()
+    yield heard
+    heard.close()
+
+
+@contextmanager
+def running(env, *manager_params: str, probe_params: dict[str, list[str]] | None = None):
+    """The three probes, once ready, and a lifecycle_manager over them; all stopped on exit."""
     probes = [Watched([sys.executable, PROBE, "--ros-args", "-r", f"__node:={name}",
                        *sum((["-p", p] for p in (probe_params or {}).get(name, [])), [])], env)
               for name in NAMES]
-    for probe in probes:
-        assert probe.wait_for_line("lifecycle probe ready", 60), probe.output
-    manager = Watched([sys.executable, "-m", "robot_control.nodes.lifecycle_manager",
-                       "--ros-args", "-p", f"node_names:={NAMES}".replace("'", ""),
-                       *sum((["-p", p] for p in manager_params), [])], env)
-    return probes, manager
-
-
-def stop(probes, manager):
-    manager.stop()
-    for probe in probes:
-        probe.stop()
-
-
-def test_configures_all_then_activates_in_order_and_waits_for_the_loop(env):
-    events = Events()
-    probes, manager = start(env, "start_after_loop_closed:=[lc_c]", "loop_topic:=/lc_b/out",
-                            "loop_topic_type:=std_msgs/msg/String")
+    manager = None
     try:
+        for probe in probes:
+            assert probe.wait_for_line("lifecycle probe ready", 60), probe.output
+        manager = Watched([sys.executable, "-m", "robot_control.nodes.lifecycle_manager",
+                           "--ros-args", "-p", f"node_names:={NAMES}".replace("'", ""),
+                           *sum((["-p", p] for p in manager_params), [])], env)
+        yield manager
+    finally:
+        if manager is not None:
+            manager.stop()
+        for probe in probes:
+            probe.stop()
+
+
+def test_configures_all_then_activates_in_order_and_waits_for_the_loop(env, events):
+    with running(env, "start_after_loop_closed:=[lc_c]", "loop_topic:=/lc_b/out",
+                 "loop_topic_type:=std_msgs/msg/String") as manager:
         assert manager.wait_for_line(r"stack active: lc_a, lc_b, lc_c", 60), manager.output
         configured = [events.when((n, "transition_success", "inactive")) for n in NAMES]
         activated = [events.when((n, "transition_success", "active")) for n in NAMES]
@@ -94,29 +104,18 @@ def test_configures_all_then_activates_in_order_and_waits_for_the_loop(env):
         # lc_c waited for the loop topic (which flows only once lc_b is active)
         assert events.when(("lc_b", "out", "")) < events.when(("lc_c", "activate", "activating"))
         assert manager.proc.poll() is None  # it stays up
-    finally:
-        events.close()
-        stop(probes, manager)
 
 
-def test_lockstep_activates_the_clock_node_last(env):
-    events = Events()
-    probes, manager = start(env, "lockstep:=true", "clock_node:=lc_a",
-                            "start_after_loop_closed:=[lc_c]")
-    try:
+def test_lockstep_activates_the_clock_node_last(env, events):
+    with running(env, "lockstep:=true", "clock_node:=lc_a",
+                 "start_after_loop_closed:=[lc_c]") as manager:
         assert manager.wait_for_line(r"stack active", 60), manager.output
         activated = [events.when((n, "transition_success", "active")) for n in NAMES]
         assert activated[1] < activated[2] < activated[0]
-    finally:
-        events.close()
-        stop(probes, manager)
 
 
 def test_a_failed_configure_stops_the_manager_with_the_reason(env):
-    probes, manager = start(env, "start_after_loop_closed:=[lc_c]",
-                            probe_params={"lc_b": ["fail_on:=on_configure"]})
-    try:
+    with running(env, "start_after_loop_closed:=[lc_c]",
+                 probe_params={"lc_b": ["fail_on:=on_configure"]}) as manager:
         assert manager.proc.wait(60) == 1
         assert "bring-up failed: lc_b: configure failed" in manager.output, manager.output
-    finally:
-        stop(probes, manager)

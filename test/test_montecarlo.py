@@ -1,4 +1,4 @@
-"""Monte Carlo robustness runs (issue 38): what a sample perturbs, that it is the same sample
+"""Monte Carlo robustness runs: what a sample perturbs, that it is the same sample
 whoever draws it, and the statistics of a study (the cluster runs: test_sweep_cluster.py)."""
 
 from __future__ import annotations

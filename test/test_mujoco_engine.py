@@ -1,11 +1,10 @@
 """The plant on MuJoCo (engine: mujoco): the internal plant's interface, its physics by MuJoCo."""
 
-import os
-import time
 
 import numpy as np
 import pytest
 import yaml
+from model_samples import two_link_urdf
 
 from robot_control import dynamics as dyn
 from robot_control.model import load_robot, load_urdf
@@ -16,19 +15,7 @@ from robot_control.sim.simulate import run
 
 pytest.importorskip("mujoco")
 
-TWO_LINK = """<robot name="two_link">
-  <link name="base"/>
-  <link name="l1"><inertial><origin xyz="0.5 0 0"/><mass value="1"/>
-    <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.0833" iyz="0" izz="0.0833"/></inertial></link>
-  <link name="l2"><inertial><origin xyz="0.5 0 0"/><mass value="1"/>
-    <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.0833" iyz="0" izz="0.0833"/></inertial></link>
-  <link name="tool"/>
-  <joint name="j1" type="revolute"><parent link="base"/><child link="l1"/><axis xyz="0 1 0"/>
-    <limit lower="-3" upper="3" effort="50" velocity="10"/></joint>
-  <joint name="j2" type="revolute"><parent link="l1"/><child link="l2"/><origin xyz="1 0 0"/>
-    <axis xyz="0 1 0"/><limit lower="-0.5" upper="0.5" effort="30" velocity="10"/></joint>
-  <joint name="tip" type="fixed"><parent link="l2"/><child link="tool"/><origin xyz="1 0 0"/></joint>
-</robot>"""
+TWO_LINK = two_link_urdf(elbow_limit=0.5)
 
 
 def _pair(model, cfg, dt, **mujoco_cfg):
@@ -202,8 +189,7 @@ def test_lockstep_bus_run_on_mujoco_equals_offline_simulation(tmp_path):
     """The plant node with engine:=mujoco in lockstep reproduces simulate to the last bit."""
     from stack_helpers import (
         LOCKSTEP_SCENARIO,
-        Stack,
-        lockstep_states,
+        lockstep_over_the_bus,
         private_domain,
         states_on_the_period_grid,
     )
@@ -216,21 +202,8 @@ def test_lockstep_bus_run_on_mujoco_equals_offline_simulation(tmp_path):
     bus_path = tmp_path / "lockstep_bus.yaml"  # the same scenario without the key: the parameter
     bus_path.write_text(yaml.safe_dump(LOCKSTEP_SCENARIO))
 
-    env = private_domain(26)
-    os.environ.update({k: env[k] for k in ("ROS_DOMAIN_ID", "ROS_AUTOMATIC_DISCOVERY_RANGE")})
-    from robot_control.bus.dds.client import BusClient
-
-    common = [f"scenario:={bus_path}", "lockstep:=true"]
-    with BusClient(discovery_s=1.0) as client:
-        with Stack(env, {"controller": common, "trajectory_generator": common}) as stack:
-            time.sleep(2.0)
-            stack_plant = Stack(env, {"plant": [*common, "lockstep_start_subscribers:=3",
-                                                "engine:=mujoco"]})
-            try:
-                received = lockstep_states(client, steps)
-            finally:
-                logs = stack_plant.stop()
-        logs.update(stack.stop())
+    received, logs = lockstep_over_the_bus(private_domain(26), str(bus_path), steps,
+                                           ("engine:=mujoco",))
     assert len(received) > steps, f"only {len(received)} states; plant log:\n{logs.get('plant')}"
     bus = states_on_the_period_grid(received, steps, scenario["rate"])
     assert np.array_equal(bus, offline.q), np.abs(bus - offline.q).max()

@@ -1,4 +1,4 @@
-"""Many robots on one domain (issue 25): namespaced stacks on the rclpy-free route.
+"""Many robots on one domain: namespaced stacks on the rclpy-free route.
 
 Real node processes and containers, real DDS on one private domain per test: two, four and
 eight stacks in different namespaces (each its own law or motion) run side by side in lockstep and

@@ -1,4 +1,5 @@
-"""Packaging facts ROS 2 tooling depends on (design.md "Packaging facts"), and a non-editable
+"""Packaging facts ROS 2 tooling depends on (package.xml, setup.py's data files and entry points,
+the ament index marker), and a non-editable
 install that holds every module and starts every console script."""
 
 import os

@@ -2,24 +2,13 @@
 
 import numpy as np
 import pytest
+from model_samples import two_link_urdf
 
 from robot_control import dynamics as dyn
 from robot_control.model import load_urdf
 from robot_control.sim.plant import Plant
 
-TWO_LINK = """<robot name="two_link">
-  <link name="base"/>
-  <link name="l1"><inertial><origin xyz="0.5 0 0"/><mass value="1"/>
-    <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.0833" iyz="0" izz="0.0833"/></inertial></link>
-  <link name="l2"><inertial><origin xyz="0.5 0 0"/><mass value="1"/>
-    <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.0833" iyz="0" izz="0.0833"/></inertial></link>
-  <link name="tool"/>
-  <joint name="j1" type="revolute"><parent link="base"/><child link="l1"/><axis xyz="0 1 0"/>
-    <limit lower="-3" upper="3" effort="50" velocity="10"/></joint>
-  <joint name="j2" type="revolute"><parent link="l1"/><child link="l2"/><origin xyz="1 0 0"/>
-    <axis xyz="0 1 0"/><limit lower="-2.5" upper="2.5" effort="30" velocity="10"/></joint>
-  <joint name="tip" type="fixed"><parent link="l2"/><child link="tool"/><origin xyz="1 0 0"/></joint>
-</robot>"""
+TWO_LINK = two_link_urdf(elbow_limit=2.5)
 
 
 @pytest.fixture(scope="module")

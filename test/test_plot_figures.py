@@ -1,4 +1,4 @@
-"""The run figure's content (issue 22 item 7), read from matplotlib's objects rather than pixels:
+"""The run figure's content, read from matplotlib's objects rather than pixels:
 units on every axis per joint type, torque axes scaled to the data with the effort limits drawn,
 the desired pressing force and the task-space error on force/Cartesian runs, and a bag plot's
 reference and controller name when the bag recorded them."""

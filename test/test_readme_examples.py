@@ -1,4 +1,4 @@
-"""Every command README.md shows works as written (issue 22): the commands are parsed from the
+"""Every command README.md shows works as written: the commands are parsed from the
 README itself (readme_commands.py), so one added later is run too; those that need ROS 2 run in
 the ROS 2 suite (test_readme_examples_ros2.py), those no test can run are listed with the reason
 (readme_commands.NOT_RUN), and a list entry the README no longer shows fails the test.

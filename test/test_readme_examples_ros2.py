@@ -1,4 +1,4 @@
-"""The README's ROS 2 commands work as written (issue 22): ``ros2 launch``, the ``ros2`` CLI in a
+"""The README's ROS 2 commands work as written: ``ros2 launch``, the ``ros2`` CLI in a
 second terminal, the workspace build with ``colcon build``, SROS2 (``robot-control security
 init``, ``security:=true``) and ``ros2 action send_goal``, parsed from README.md like the rest
 (test_readme_examples.py runs the commands without ROS 2, and lists those no test can run).

@@ -1,4 +1,4 @@
-"""Issue 23, case 6: recordings survive crashes and full disks. A real recorder process killed
+"""Recordings survive crashes and full disks. A real recorder process killed
 with SIGKILL, or stopped by a file-size limit (RLIMIT_FSIZE) or a full tmpfs; bags read back with
 rosbags' own reader after ``robot-control bag reindex``."""
 
@@ -213,7 +213,7 @@ def test_a_writer_on_a_full_disk_closes_the_bag_readable(small_disk):
 def test_a_writer_with_a_long_summary_on_a_full_disk_closes_the_bag_readable(small_disk,
                                                                              checkpoint_every):
     """A chunk a message or three: the summary (a chunk index each) is longer than the torn tail
-    it replaces — issue 35's "File end magic is invalid" — and still the bag closes readable,
+    it replaces (once rosbags' "File end magic is invalid") — and still the bag closes readable,
     ``bag info`` and all."""
     bag = small_disk / "bag"
     done = write_until_full(bag, checkpoint_every)

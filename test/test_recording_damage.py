@@ -1,4 +1,4 @@
-"""Issue 23, case 6: damaged bags — truncated, corrupted, or holding NaN — give one line naming the
+"""Damaged bags — truncated, corrupted, or holding NaN — give one line naming the
 topic and time in ``bag info``, ``plot`` and ``identify`` (no ReaderError, OverflowError or LAPACK
 traceback), and ``bag reindex`` keeps what is readable and says what was lost."""
 
@@ -46,6 +46,20 @@ def rewritten(clean: Path, path: Path, replace) -> Path:
             data = replace(msg) if k == BAD_AT else data
             k += 1
         writer.write(conns[msg.topic], msg.timestamp_ns, data)
+    writer.close()
+    return path
+
+
+def copied_in_chunks(clean: Path, path: Path, chunk_ends_after) -> Path:
+    """A copy of the clean bag, a chunk closed (a checkpoint) after each k-th message for which
+    chunk_ends_after(k) holds."""
+    writer = BagWriter(path)
+    conns = {c.topic: writer.add_topic(c.topic, c.msgtype, c.ext.offered_qos_profiles)
+             for c in bag.bag_connections(clean)}
+    for k, msg in enumerate(bag.read_messages(clean)):
+        writer.write(conns[msg.topic], msg.timestamp_ns, msg.data)
+        if chunk_ends_after(k):
+            writer.checkpoint()
     writer.close()
     return path
 
@@ -115,15 +129,7 @@ def test_a_truncated_bag_is_one_line_pointing_at_reindex(clean, tmp_path, verb):
 
 def test_reindex_keeps_the_readable_chunks_and_says_what_was_lost(clean, tmp_path):
     # two chunks: the first one survives a cut in the second one
-    path = tmp_path / "two"
-    writer = BagWriter(path)
-    conns = {c.topic: writer.add_topic(c.topic, c.msgtype, c.ext.offered_qos_profiles)
-             for c in bag.bag_connections(clean)}
-    for k, msg in enumerate(bag.read_messages(clean)):
-        writer.write(conns[msg.topic], msg.timestamp_ns, msg.data)
-        if k == 2000:
-            writer.checkpoint()
-    writer.close()
+    path = copied_in_chunks(clean, tmp_path / "two", lambda k: k == 2000)
     mcap = path / "two.mcap"
     with open(mcap, "r+b") as fh:
         fh.truncate(mcap.stat().st_size - 200_000)
@@ -151,15 +157,7 @@ def test_a_chunk_corrupted_in_the_middle_is_one_line_and_reindex_keeps_the_chunk
         clean, tmp_path):
     from robot_control.recording import mcap_index
 
-    path = tmp_path / "mid"
-    writer = BagWriter(path)
-    conns = {c.topic: writer.add_topic(c.topic, c.msgtype, c.ext.offered_qos_profiles)
-             for c in bag.bag_connections(clean)}
-    for k, msg in enumerate(bag.read_messages(clean)):
-        writer.write(conns[msg.topic], msg.timestamp_ns, msg.data)
-        if k % 1000 == 999:
-            writer.checkpoint()
-    writer.close()
+    path = copied_in_chunks(clean, tmp_path / "mid", lambda k: k % 1000 == 999)
     mcap = path / "mid.mcap"
     third = mcap_index.scan(mcap).chunks[2]
     with open(mcap, "r+b") as fh:  # the length of the third chunk's first record made absurd

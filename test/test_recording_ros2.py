@@ -145,7 +145,7 @@ def test_we_read_what_ros2_bag_record_writes(env, tmp_path):
 
 
 def test_ros2_bag_reads_a_sigkilled_recording_before_and_after_reindex(env, tmp_path):
-    """Issue 23, case 6: metadata.yaml is current while recording (ros2 bag info reads it from a
+    """metadata.yaml is current while recording (ros2 bag info reads it from a
     killed recorder), and after ``robot-control bag reindex`` rosbag2 plays the MCAP."""
     bag, count = tmp_path / "bag", 500
     recorder = cli(env, "bag", "record", "-o", str(bag), *PAIR)

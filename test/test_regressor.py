@@ -12,10 +12,9 @@ from functools import cache
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
-from hypothesis.extra import numpy as hnp
-from model_samples import dh_link, example_urdf, random_screw_tree
+from model_samples import SAMPLE_ROBOTS, SETTINGS, close, dh_link, sample_robot, states
 
 from robot_control import dynamics as dyn
 from robot_control.dynamics.regressor import (
@@ -29,11 +28,8 @@ from robot_control.dynamics.regressor import (
     slotine_li_torque,
     standard_parameter_names,
 )
-from robot_control.model import bundled_robots, load_robot, load_urdf
+from robot_control.model import bundled_robots
 from robot_control.model.dh import load_dh_yaml
-
-SETTINGS = settings(max_examples=15, deadline=None,
-                    suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
 def _link(name, sigma, a, alpha, d, theta=0.0, mass=2.0, com=(0.05, -0.03, 0.1)):
@@ -66,27 +62,10 @@ BUNDLED_COUNTS = {"stanford_arm": 33, "puma560": 36, "scara": 5, "ddarm": 15}
 def robot(name: str):
     if name in HUO_TABLES:
         return load_dh_yaml({"name": name, "gravity": [0, 0, -9.81], "links": HUO_TABLES[name]})
-    if name == "ur5":
-        path = example_urdf("ur5")
-        if path is None:
-            pytest.skip("example-robot-data is not installed")
-        return load_urdf(path)
-    if name == "random_screw_tree":
-        return random_screw_tree()
-    return load_robot(name)
+    return sample_robot(name)
 
 
-ROBOTS = [*bundled_robots(), "ur5", "random_screw_tree", *HUO_TABLES]
-
-
-def states(data, n: int, count: int) -> list[np.ndarray]:
-    """``count`` vectors of length n drawn by hypothesis (angles, rates, accelerations)."""
-    elements = st.floats(-3.0, 3.0, allow_nan=False, allow_infinity=False)
-    return list(data.draw(hnp.arrays(np.float64, (count, n), elements=elements)))
-
-
-def close(a, b, scale=1.0):
-    np.testing.assert_allclose(a, b, rtol=0, atol=1e-9 * max(1.0, scale))
+ROBOTS = [*SAMPLE_ROBOTS, *HUO_TABLES]
 
 
 # ---------------------------------------------------------------------------- regressors

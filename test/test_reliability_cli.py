@@ -1,4 +1,4 @@
-"""Issue 13, case 5: tracebacks instead of refusals. Every command below answers a hostile but
+"""Refusals, never tracebacks. Every command below answers a hostile but
 fair user with one clear line and an exit status, never a traceback (real processes: a real
 controller node on its own domain, the real ``robot-control`` commands)."""
 

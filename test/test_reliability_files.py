@@ -1,4 +1,4 @@
-"""Issue 23, case 7: bad files fail fast and small. Every YAML entry point goes through
+"""Bad files fail fast and small. Every YAML entry point goes through
 robot_control.safe_yaml (bounded size, alias expansion and nesting, UTF-8 only), and the model
 algorithms have no recursion limit (a 1000-link chain loads and simulates).
 
@@ -223,7 +223,7 @@ def test_a_non_utf8_or_oversized_urdf_is_one_line(tmp_path):
         load_robot(path)
 
 
-# --- model export of a deep chain (issue 35, item 7) ---------------------------------------------
+# --- model export of a deep chain --------------------------------------------------------------
 
 
 def test_model_export_handles_a_1000_link_chain(chain1000, tmp_path):

@@ -1,4 +1,4 @@
-"""Issue 13, case 1 without the bus: a law never takes a non-finite input into its state, a law
+"""Garbage in, without the bus: a law never takes a non-finite input into its state, a law
 whose state turns non-finite anyway resets to its initial estimate and says so, and the launch
 summary stays standard JSON whatever the errors were."""
 

@@ -1,4 +1,4 @@
-"""Issue 13, cases 5 and 6: robot files and scenarios that cannot be what they claim are refused
+"""Robot files and scenarios that cannot be what they claim are refused
 by name (never loaded with joints left out or zeros filled in), and a scenario cannot ask for an
 absurd run."""
 

@@ -1,4 +1,4 @@
-"""Issue 23 against the nodes themselves (in this process, real DDS on a private domain): a light
+"""Safety rules against the nodes themselves (in this process, real DDS on a private domain): a light
 wrist given a few N·m is held, never faulted; the plant's safety parameters are read-only while
 it is active, and its overspeed stop holds the arm whatever ``safe_behaviour`` says; the
 controller's trajectory topic refuses what the generator would, and a controller whose commands
@@ -41,7 +41,7 @@ def isolated_bus():
 def test_a_puma_wrist_given_5_nm_per_joint_is_held_not_faulted():
     node, plant = managed(PlantNode, "plant", "robot:=puma560", "rate:=200.0")
     names = list(plant.names)
-    # the probe of the issue: a state's stamp copied into 5 N·m per joint, every state answered
+    # the reported probe: a state's stamp copied into 5 N·m per joint, every state answered
     answerer = Answerer("controller", names, lambda msg: [5.0] * len(names))
     try:
         spin([node, answerer.node], 2.0, until=lambda: plant.health.faulted)
@@ -332,7 +332,7 @@ def test_the_plant_obeys_its_controllers_publisher_only_and_reports_others_once(
     node, plant = managed(PlantNode, "plant", "robot:=puma560", "rate:=200.0")
     names = list(plant.names)
     controller = Answerer("controller", names, lambda msg: list(msg.effort))  # holds: τ applied
-    # the probe of the issue: a state's stamp copied into 5 N·m per joint
+    # the reported probe: a state's stamp copied into 5 N·m per joint
     intruder = Answerer("intruder", names, lambda msg: [5.0] * len(names))
     nodes = [node, controller.node, intruder.node, watcher]
     try:

@@ -1,4 +1,4 @@
-"""Issue 23 on the ROS route: ``ros2 launch`` of the installed package, nodes on rclpy.
+"""The nodes' safety rules on the ROS route: ``ros2 launch`` of the installed package, nodes on rclpy.
 
 A stack that cannot start (``rate:=0.0``, ``rate:=1e9``, read as a number) ends within seconds;
 a node killed while the stack runs ends the launch (``on_exit: shutdown``, nothing respawned);

@@ -1,12 +1,12 @@
-"""Issue 13 against the live stack: real node processes (``robot-control launch``) on a domain of
+"""Hostile input against the live stack: real node processes (``robot-control launch``) on a domain of
 their own, and a hostile but fair participant (test/hostile.py) in another process.
 
-Case 1: garbage on every topic is dropped and counted, the loop keeps tracking, the summary is
-standard JSON. Case 2: commands answering no state of this plant are rejected; a second node with
-a taken name is refused by the launch and warned about by the nodes. Case 3: a diverging plant
-faults, stays alive, and the launch exits non-zero. Case 4: torques beyond the effort limit are
-saturated and logged, the velocity limiter holds a runaway (issue 23), a flood of invalid
-commands is quarantined. Case 7: a stalled node is reported, and fails the run with ``--strict``.
+Garbage on every topic is dropped and counted, the loop keeps tracking, the summary is
+standard JSON. Commands answering no state of this plant are rejected; a second node with
+a taken name is refused by the launch and warned about by the nodes. A diverging plant
+faults, stays alive, and the launch exits non-zero. Torques beyond the effort limit are
+saturated and logged, the velocity limiter holds a runaway, a flood of invalid
+commands is quarantined. A stalled node is reported, and fails the run with ``--strict``.
 Every wait has a deadline; the tests check behaviour, never timing figures.
 """
 
@@ -30,7 +30,7 @@ from stack_helpers import Stack as Nodes
 from stack_helpers import messages_within, private_domain
 
 HOSTILE = str(Path(__file__).with_name("hostile.py"))
-#: hostile.py as the stack's controller: the node the plant takes commands from (issue 23)
+#: hostile.py as the stack's controller: the node the plant takes commands from
 AS_CONTROLLER = ("--ros-args", "-r", "__node:=controller")
 RATE = "200.0"
 DDARM_Q0 = [-0.1, 1.5, 1.0]
@@ -88,7 +88,7 @@ def run_to_end(stack: Stack, timeout_s: float = 180.0) -> tuple[int, dict, str]:
     return code, strict_json("\n".join(stack.lines[start:end])), output
 
 
-# --- case 1 (and the stamp check of case 2) ------------------------------------------------------
+# --- garbage on every topic (and the stamp check) ----------------------------------------------
 
 
 def test_garbage_on_every_topic_is_dropped_and_counted_and_the_loop_keeps_tracking():
@@ -118,7 +118,7 @@ def test_garbage_on_every_topic_is_dropped_and_counted_and_the_loop_keeps_tracki
     assert summary["stalls"] == [] and "faults" not in summary
 
 
-# --- case 2: two stacks on one domain ------------------------------------------------------------
+# --- two stacks on one domain ------------------------------------------------------------------
 
 
 def test_a_second_node_with_a_taken_name_is_refused_and_warned_about(tmp_path):
@@ -154,7 +154,7 @@ def node_list(env: dict[str, str], name: str, count: int) -> tuple[str, str]:
             return done.stdout, done.stderr
 
 
-# --- case 3: divergence -------------------------------------------------------------------------
+# --- divergence -------------------------------------------------------------------------------
 
 
 def test_a_diverging_plant_faults_stays_alive_and_fails_the_launch(tmp_path):
@@ -183,7 +183,7 @@ def test_a_diverging_plant_faults_stays_alive_and_fails_the_launch(tmp_path):
     assert output.count("[ERROR]") >= 1 and "fault: plant state diverged" in output
 
 
-# --- case 4: saturation, overspeed, flood ---------------------------------------------------------
+# --- saturation, overspeed, flood ---------------------------------------------------------------
 
 
 def test_saturation_is_logged_and_the_velocity_limiter_stops_a_runaway(tmp_path, monkeypatch):
@@ -239,7 +239,7 @@ def test_a_flood_of_invalid_commands_is_quarantined(tmp_path):
     assert plant["commands_rejected"] < 0.05 * flooded
 
 
-# --- case 7: liveness ----------------------------------------------------------------------------
+# --- liveness ----------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("strict", [False, True])
@@ -268,7 +268,7 @@ def test_a_stalled_node_is_reported_and_fails_the_run_when_strict(tmp_path, stri
         assert stall and stall[0]["silent_s"] > 1.5
 
 
-# --- issue 23: a name squatted by an outside process ------------------------------------------------
+# --- a name squatted by an outside process ---------------------------------------------------------
 
 
 def test_a_squatter_taking_the_controllers_name_neither_stops_the_stack_nor_drives_the_plant(
@@ -295,7 +295,7 @@ def test_a_squatter_taking_the_controllers_name_neither_stops_the_stack_nor_driv
     assert plant["commands_applied"] > 100 and plant["level"] < 2  # its own controller's
 
 
-# --- issue 23: a stack that cannot start ends at once ------------------------------------------------
+# --- a stack that cannot start ends at once ---------------------------------------------------------
 
 
 @pytest.mark.parametrize("rate, refused", [("0.0", "0.0 is outside [1.0, 10000.0]"),
@@ -312,7 +312,7 @@ def test_a_stack_that_cannot_start_ends_within_seconds_saying_why(rate, refused)
     assert "node failed" in stack.summary()["stopped_by"]
 
 
-# --- issue 23: the lifecycle manager stops a stack with a hung member ----------------------------------
+# --- the lifecycle manager stops a stack with a hung member -----------------------------------------
 
 
 def test_the_lifecycle_manager_stops_the_stack_when_a_node_hangs():

@@ -1,10 +1,10 @@
-"""Lockstep over the bus reproduces the offline simulation of the same scenario (issue 4).
+"""Lockstep over the bus reproduces the offline simulation of the same scenario bit for bit, and
+the plant refuses bad commands and stays safe.
 
 Real node processes on a private domain; a client participant records /joint_states.
 """
 
 import os
-import time
 
 import numpy as np
 import pytest
@@ -12,7 +12,7 @@ import yaml
 from stack_helpers import LOCKSTEP_SCENARIO as SCENARIO
 from stack_helpers import (
     Stack,
-    lockstep_states,
+    lockstep_over_the_bus,
     messages_within,
     private_domain,
     states_on_the_period_grid,
@@ -27,21 +27,7 @@ def test_lockstep_bus_run_equals_offline_simulation(tmp_path):
     offline = run(str(path))
     steps = offline.summary["steps"]
 
-    env = private_domain(11)
-    os.environ.update({k: env[k] for k in ("ROS_DOMAIN_ID", "ROS_AUTOMATIC_DISCOVERY_RANGE")})
-    from robot_control.bus.dds.client import BusClient
-
-    common = [f"scenario:={path}", "lockstep:=true"]
-    with BusClient(discovery_s=1.0) as client:
-        with Stack(env, {"controller": common, "trajectory_generator": common}) as stack:
-            time.sleep(2.0)  # controller and generator subscribed before the first state
-            # three listeners: controller, trajectory generator and this test's reader
-            stack_plant = Stack(env, {"plant": [*common, "lockstep_start_subscribers:=3"]})
-            try:
-                received = lockstep_states(client, steps)
-            finally:
-                logs = stack_plant.stop()
-        logs.update(stack.stop())
+    received, logs = lockstep_over_the_bus(private_domain(11), str(path), steps)
     assert len(received) > steps, f"only {len(received)} states; plant log:\n{logs.get('plant')}"
     bus = states_on_the_period_grid(received, steps, SCENARIO["rate"])
     # the same arithmetic in the same order: equal to the last bit, not just to a tolerance

@@ -1,4 +1,4 @@
-"""The motion crosses processes once, as quintic knots (issue 11): real plant, controller and
+"""The motion crosses processes once, as quintic knots: real plant, controller and
 trajectory generator processes on a private domain, and a node of this test that sends a goal
 and listens to what the generator sends the controller."""
 

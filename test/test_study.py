@@ -1,4 +1,4 @@
-"""A study's loop without a cluster (issue 38): records of a local pool, failures as records, the
+"""A study's loop without a cluster: records of a local pool, failures as records, the
 results file and --resume, the progress line on a terminal (the Dask runs: test_sweep_cluster.py)."""
 
 from __future__ import annotations

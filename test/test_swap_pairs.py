@@ -1,4 +1,4 @@
-"""Bumpless swaps between every pair of laws of the matrix (issue 22, item 4).
+"""Bumpless swaps between every pair of laws of the matrix.
 
 The controller node's swap, period by period: law A drives the PUMA's stack run (its
 config/stack.puma560.yaml gains, the motion of its trajectory generator) on the simulated

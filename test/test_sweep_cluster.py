@@ -1,4 +1,4 @@
-"""robot-control sweep on a real Dask cluster (issue 38): a scheduler and two worker processes
+"""robot-control sweep on a real Dask cluster: a scheduler and two worker processes
 started here over TCP on 127.0.0.1 (distributed.LocalCluster, nannies and all), stopped at the end
 of the module. The runs are short (0.2 s of a bundled DDArm scenario) except where a worker is
 killed mid-run."""

@@ -1,4 +1,4 @@
-"""The package's CLI from a colcon workspace, as a ROS 2 user runs it (issue 36): on PATH after
+"""The package's CLI from a colcon workspace, as a ROS 2 user runs it: on PATH after
 ``source install/setup.bash`` and as ``ros2 run robot_control robot-control``, on the
 distribution's Python, which has no ``cyclonedds`` package. The README's ``robot-control launch``
 after sourcing runs in test_readme_examples_ros2.py; here, what surrounds it.
