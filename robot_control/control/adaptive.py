@@ -5,7 +5,7 @@ set bundled with the robot, e.g. the DDArm's ``huo_p`` = P1…P9). ``adaptation_
 diagonal of Huo's Γ⁻¹; a zero entry freezes that parameter at its initial value (Huo's split
 Y = [Y₁, Y₂] into known and adapted parameters). The update law is integrated by explicit Euler
 over the control period: p̂(t_k) = p̂(t_{k−1}) + (t_k − t_{k−1}) p̂̇(t_{k−1}). The arithmetic is
-compiled (control.kernels_adaptive); the offline loop runs the same kernels many periods a call.
+compiled (control.adaptive_kernels); the offline loop runs the same kernels many periods a call.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from robot_control.control import adaptive_kernels as KA
 from robot_control.control import compiled as C
-from robot_control.control import kernels_adaptive as KA
 from robot_control.control.base import Config, Controller, Reference, State
 from robot_control.control.basis import BasisRegressor
 from robot_control.control.errors import TrackingErrors

@@ -6,8 +6,8 @@ from typing import Any
 
 import numpy as np
 
+from robot_control.control import adaptive_kernels as KA
 from robot_control.control import compiled as C
-from robot_control.control import kernels_adaptive as KA
 from robot_control.control.acceleration import AccelerationEstimator
 from robot_control.control.adaptive import ESTIMATE_PARAMETERS, AdaptiveController
 from robot_control.control.base import Config, Reference, State

@@ -8,7 +8,7 @@ reference and the sensed wrench written into their task array — their models a
 exposes that formula here, selected by a kind code, so ``sim.simulate`` can run whole control
 periods in one compiled call. The PD family, computed torque and passivity repeat their
 ``compute`` operation for operation; the other laws' ``compute`` call the very kernels used here
-(control.kernels_adaptive, control.kernels_robust, control.kernels_task) on the same arrays.
+(control.adaptive_kernels, control.robust_kernels, control.task_kernels) on the same arrays.
 test_simulate_compiled checks that both routes give the same bits.
 """
 
@@ -21,10 +21,10 @@ import numpy as np
 from numba import errors, literally, njit, types
 from numba.extending import overload
 
-from robot_control.control import kernels_adaptive as KA
-from robot_control.control import kernels_robust as KR
-from robot_control.control import kernels_task as KT
+from robot_control.control import adaptive_kernels as KA
 from robot_control.control import law_kernels as L
+from robot_control.control import robust_kernels as KR
+from robot_control.control import task_kernels as KT
 from robot_control.control.law_kernels import (  # noqa: F401  (the layout, re-exported)
     E_E,
     E_ED,
@@ -52,7 +52,7 @@ RESOLVED_ACCELERATION, HYBRID_FORCE, IMPEDANCE = (KT.RESOLVED_ACCELERATION, KT.H
 class CompiledLaw:
     """A law's compiled form: kind, model data arrays, gains, per-joint and per-parameter state,
     regressor map, scratch, scalars (layout: control.law_kernels) and the task-space array
-    (control.kernels_task; unused by the joint-space laws).
+    (control.task_kernels; unused by the joint-space laws).
 
     ``data`` is the law's own model (its regressor, its kinematics), ``hat`` the model of its
     terms M̂, Ĉ, Ĝ.

@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from robot_control.control import compiled as C
-from robot_control.control import kernels_task as KT
+from robot_control.control import task_kernels as KT
 from robot_control.control.base import Config, Controller, Reference, State, refuse
 from robot_control.control.model_terms import LocalModelTerms
 from robot_control.control.parameters import KD_MAX, KP_MAX, ParamSpec
@@ -25,7 +25,7 @@ TASK_PARAMETERS = (
 class TaskSpaceController(Controller):
     """Common configuration of the task-space laws: the frame, the task and its kinematics.
 
-    The arithmetic is compiled (control.kernels_task): ``compute`` writes the Cartesian reference
+    The arithmetic is compiled (control.task_kernels): ``compute`` writes the Cartesian reference
     and the sensed wrench into the law's task array and calls the kernel of its ``KIND``; the
     offline loop runs the same kernel many periods a call.
     """
@@ -58,7 +58,7 @@ class TaskSpaceController(Controller):
         self._pack(cfg, A)
 
     def _pack(self, cfg: Config, A: Array) -> None:
-        """Copy the law's gains into its task array (control.kernels_task layout)."""
+        """Copy the law's gains into its task array (control.task_kernels layout)."""
         s = A[KT.TK_SCALAR]
         s[KT.TS_NULL] = cfg.null_damping
         m = cfg.space.m

@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from robot_control.control import compiled as C
-from robot_control.control import kernels_robust as KR
+from robot_control.control import robust_kernels as KR
 from robot_control.control.base import Config, Controller, Reference, State, refuse
 from robot_control.control.basis import BasisRegressor
 from robot_control.control.errors import TrackingErrors
@@ -47,7 +47,7 @@ class Robust(Controller):
     Φ ≥ ‖C̃q̇ + G̃‖: ``phi_bound`` plus, given parameter-error bounds a in ``parameter_basis``,
     ‖|Y_p(q, q̇, q̇, 0)| a‖ (Ex 3-6 with the trigonometric factors kept). Ĥ, Ĉ, Ĝ are the
     controller model's (see control.model_terms.estimated_model for a p̂ such as Ex 3-5's).
-    v is computed by a compiled kernel (control.kernels_robust), which the offline loop runs too.
+    v is computed by a compiled kernel (control.robust_kernels), which the offline loop runs too.
     """
 
     COMPENSATES_FRICTION = True

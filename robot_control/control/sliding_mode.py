@@ -5,7 +5,7 @@ boundary layer ε_i > 0 (Huo 3.10 III; ε_i = 0 keeps sgn). The book's bounds |Y
 taken pointwise, Ȳ = |Y_p| at the current state (the tightest bound the reaching condition
 allows; Ex 3-5 instead replaces every trigonometric factor by 1). All parameter vectors (p̂, a,
 p̄) are in ``parameter_basis``; p̂ defaults to the controller model's own parameters. The
-arithmetic is compiled (control.kernels_robust); the offline loop runs it many periods a call.
+arithmetic is compiled (control.robust_kernels); the offline loop runs it many periods a call.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from robot_control.control import compiled as C
-from robot_control.control import kernels_robust as KR
+from robot_control.control import robust_kernels as KR
 from robot_control.control.base import Config, Controller, Reference, State, refuse
 from robot_control.control.basis import BasisRegressor
 from robot_control.control.errors import TrackingErrors
