@@ -10,12 +10,13 @@ compiled (control.adaptive_kernels); the offline loop runs the same kernels many
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
 from robot_control.control import adaptive_kernels as KA
 from robot_control.control import compiled as C
+from robot_control.control import families as F
 from robot_control.control.base import Config, Controller, Reference, State
 from robot_control.control.basis import BasisRegressor
 from robot_control.control.errors import TrackingErrors
@@ -53,7 +54,6 @@ class AdaptiveController(Controller):
         return cfg
 
     #: the law's kind code in control.compiled
-    KIND: ClassVar[int] = 0
 
     def _commit(self, cfg, changed, first) -> None:
         if first or "parameter_basis" in changed:
@@ -113,6 +113,7 @@ class SlotineLi(AdaptiveController):
     """
 
     name = "adaptive"
+    FAMILY = F.ADAPTIVE
     GAINS = "reference"
     formula = "Huo C10 (3-79, 3-81), Slotine–Li"
     PARAMETERS = (LAMBDA, KD_R, *ESTIMATE_PARAMETERS)

@@ -8,6 +8,7 @@ import numpy as np
 
 from robot_control.control import adaptive_kernels as KA
 from robot_control.control import compiled as C
+from robot_control.control import families as F
 from robot_control.control.acceleration import AccelerationEstimator
 from robot_control.control.adaptive import ESTIMATE_PARAMETERS, AdaptiveController
 from robot_control.control.base import Config, Reference, State
@@ -30,6 +31,7 @@ class AdaptiveCraig(AdaptiveController):
     """
 
     name = "adaptive_craig"
+    FAMILY = F.ADAPTIVE
     GAINS = "acceleration"
     formula = "Huo C9 (3-72 … 3-76), Craig–Hsu–Sastry"
     PARAMETERS = (

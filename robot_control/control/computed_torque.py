@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from robot_control.control import compiled as C
+from robot_control.control import families as F
 from robot_control.control.base import Config, Controller, Reference, State, refuse
 from robot_control.control.errors import TrackingErrors
 from robot_control.control.gain_design import check_pole_pairs, lqr_gains, pole_placement_gains
@@ -27,6 +28,8 @@ class ComputedTorque(Controller):
 
     COMPENSATES_FRICTION = True
     name = "computed_torque"
+    FAMILY = F.MODEL
+    KIND = C.COMPUTED_TORQUE
     GAINS = "acceleration"
     formula = "Huo C4 (3-31), C6 (3-49…3-54), C7 (3-66)"
     USES_MODEL_TERMS = True
@@ -75,7 +78,7 @@ class ComputedTorque(Controller):
     def _compiled(self):
         if not isinstance(self.terms, LocalModelTerms):
             return None
-        return C.compiled_law(C.COMPUTED_TORQUE, self.terms.model, self.cfg.kp, self.cfg.kd)
+        return C.compiled_law(self.KIND, self.terms.model, self.cfg.kp, self.cfg.kd)
 
     def _diagnostics(self) -> dict[str, Any]:
         return {"kp": self.cfg.kp.tolist(), "kd": self.cfg.kd.tolist(),

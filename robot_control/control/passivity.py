@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from robot_control.control import compiled as C
+from robot_control.control import families as F
 from robot_control.control.base import Controller, Reference, State
 from robot_control.control.errors import TrackingErrors
 from robot_control.control.model_terms import LocalModelTerms
@@ -29,6 +30,8 @@ class Passivity(Controller):
 
     COMPENSATES_FRICTION = True
     name = "passivity"
+    FAMILY = F.MODEL
+    KIND = C.PASSIVITY
     GAINS = "reference"
     formula = "Huo C8 (3-67)"
     USES_MODEL_TERMS = True
@@ -47,7 +50,7 @@ class Passivity(Controller):
     def _compiled(self):
         if not isinstance(self.terms, LocalModelTerms):
             return None
-        return C.compiled_law(C.PASSIVITY, self.terms.model, kd=self.cfg.kd, lam=self.cfg.lam)
+        return C.compiled_law(self.KIND, self.terms.model, kd=self.cfg.kd, lam=self.cfg.lam)
 
     def _diagnostics(self) -> dict[str, Any]:
         return {"e": self.err.e.tolist(), "r": self.err.r.tolist()}

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from robot_control.control import compiled as C
+from robot_control.control import families as F
 from robot_control.control.base import Controller, Reference, State
 from robot_control.control.errors import TrackingErrors
 from robot_control.control.model_terms import LocalModelTerms
@@ -30,6 +31,8 @@ class PD(Controller):
     """
 
     name = "pd"
+    FAMILY = F.PD
+    KIND = C.PD
     GAINS = "torque"
     formula = "Huo C1 (3-3)"
     PARAMETERS = PD_GAINS
@@ -47,7 +50,7 @@ class PD(Controller):
         return self.pd_torque(state, reference)
 
     def _compiled(self):
-        return C.compiled_law(C.PD, self.model, self.cfg.kp, self.cfg.kd)
+        return C.compiled_law(self.KIND, self.model, self.cfg.kp, self.cfg.kd)
 
     def _diagnostics(self) -> dict[str, Any]:
         return {"e": self.err.e.tolist(), "ed": self.err.ed.tolist()}
@@ -58,6 +61,8 @@ class PDGravity(PD):
 
     COMPENSATES_FRICTION = True
     name = "pd_gravity"
+    FAMILY = F.PD_GRAVITY
+    KIND = C.PD_GRAVITY
     formula = "Huo C2"
     USES_MODEL_TERMS = True
 
@@ -67,7 +72,7 @@ class PDGravity(PD):
     def _compiled(self):
         if not isinstance(self.terms, LocalModelTerms):
             return None
-        return C.compiled_law(C.PD_GRAVITY, self.terms.model, self.cfg.kp, self.cfg.kd)
+        return C.compiled_law(self.KIND, self.terms.model, self.cfg.kp, self.cfg.kd)
 
 
 class PDFixedGravity(PD):
@@ -80,6 +85,8 @@ class PDFixedGravity(PD):
 
     COMPENSATES_FRICTION = True
     name = "pd_fixed_gravity"
+    FAMILY = F.PD_GRAVITY
+    KIND = C.PD_FIXED_GRAVITY
     formula = "Huo C3 (3-25)"
     USES_MODEL_TERMS = True
 
@@ -102,5 +109,4 @@ class PDFixedGravity(PD):
         return self.set_point_gravity(reference.q) + self.pd_torque(state, reference)
 
     def _compiled(self):
-        return C.compiled_law(C.PD_FIXED_GRAVITY, self._gravity_source.model, self.cfg.kp,
-                              self.cfg.kd)
+        return C.compiled_law(self.KIND, self._gravity_source.model, self.cfg.kp, self.cfg.kd)

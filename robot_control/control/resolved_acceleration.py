@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
 from robot_control.control import compiled as C
+from robot_control.control import families as F
 from robot_control.control import task_kernels as KT
 from robot_control.control.base import Config, Controller, Reference, State, refuse
 from robot_control.control.model_terms import LocalModelTerms
@@ -32,7 +33,6 @@ class TaskSpaceController(Controller):
 
     USES_MODEL_TERMS = True
     #: the law's kind code in control.compiled
-    KIND: ClassVar[int] = 0
 
     def task_dimension(self, values: dict[str, Any]) -> int | None:
         return len(TASKS[values["task"]])
@@ -111,6 +111,7 @@ class ResolvedAcceleration(TaskSpaceController):
     """
 
     name = "resolved_acceleration"
+    FAMILY = F.MODEL
     formula = "Huo C5 (3-40)"
     PARAMETERS = (
         *TASK_PARAMETERS,

@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from robot_control.control import compiled as C
+from robot_control.control import families as F
 from robot_control.control import robust_kernels as KR
 from robot_control.control.base import Config, Controller, Reference, State, refuse
 from robot_control.control.basis import BasisRegressor
@@ -52,6 +53,8 @@ class Robust(Controller):
 
     COMPENSATES_FRICTION = True
     name = "robust"
+    FAMILY = F.MODEL
+    KIND = C.ROBUST
     GAINS = "acceleration"
     formula = "Huo C12 (3-108 … 3-121), corrected sign of Δv"
     USES_MODEL_TERMS = True
@@ -95,7 +98,7 @@ class Robust(Controller):
     def _commit(self, cfg, changed, first) -> None:
         hat = self.terms.model if isinstance(self.terms, LocalModelTerms) else None
         reg = cfg.regressor
-        k = C.law_arrays(C.ROBUST, self.model, hat, None if reg is None else reg.regressor_map)
+        k = C.law_arrays(self.KIND, self.model, hat, None if reg is None else reg.regressor_map)
         k.gains[G_KP], k.gains[G_KD] = cfg.kp, cfg.kd
         if reg is not None:
             k.vectors[V_A] = cfg.a
@@ -109,7 +112,7 @@ class Robust(Controller):
         self.err = TrackingErrors.on(k.errors)
 
     def _reset(self, state) -> None:
-        C.reset(C.ROBUST, self._k.arrays)
+        C.reset(self.KIND, self._k.arrays)
 
     @property
     def rho(self) -> float:

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from robot_control.control import compiled as C
+from robot_control.control import families as F
 from robot_control.control import robust_kernels as KR
 from robot_control.control.base import Config, Controller, Reference, State, refuse
 from robot_control.control.basis import BasisRegressor
@@ -58,6 +59,9 @@ class SlidingMode(Controller):
 
     COMPENSATES_FRICTION = True
     name = "sliding_mode"
+    VARIANTS = (("vs1", {"scheme": "vs1"}, F.SLIDING), ("vs2", {"scheme": "vs2"}, F.SLIDING),
+                ("vs3", {"scheme": "vs3"}, F.MODEL_FREE))
+    KIND = C.SLIDING_MODE
     GAINS = "reference"
     formula = "Huo C11 (3-103, 3-105, 3-106, 3-107)"
     PARAMETERS = (
@@ -102,7 +106,7 @@ class SlidingMode(Controller):
 
     def _commit(self, cfg, changed, first) -> None:
         hat = None if cfg.terms_hat is None else cfg.terms_hat.model
-        k = C.law_arrays(C.SLIDING_MODE, self.model, hat, cfg.regressor.regressor_map)
+        k = C.law_arrays(self.KIND, self.model, hat, cfg.regressor.regressor_map)
         for row, value in ((G_LAMBDA, cfg.lam), (G_LAYER, cfg.boundary_layer), (G_KD, cfg.kd),
                            (G_ETA, cfg.eta)):
             k.gains[row] = value
@@ -118,7 +122,7 @@ class SlidingMode(Controller):
         return self._k.errors[E_GAIN]
 
     def _reset(self, state) -> None:
-        C.reset(C.SLIDING_MODE, self._k.arrays)
+        C.reset(self.KIND, self._k.arrays)
 
     def compute(self, t: float, state: State, reference: Reference) -> Array:
         k = self._k
