@@ -105,6 +105,12 @@ class AdaptiveController(Controller):
                 "e": self.err.e.tolist()}
 
 
+@C.implements(C.ADAPTIVE)
+def _slotine_li(kind, law, q, qd, qr, qdr, qddr, tau):
+    D, Dh, G, E, V, B, Z, Y, s, A = law
+    KA.slotine_li(D, Dh, G, E, V, B, Z, Y, s, q, qd, qr, qdr, qddr, tau)
+
+
 class SlotineLi(AdaptiveController):
     """τ = Y_p(q, q̇, q̇_r, q̈_r)p̂ + K_d r, p̂̇ = Γ⁻¹Y_pᵀr (Huo C10, 3-79, 3-81).
 

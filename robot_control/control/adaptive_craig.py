@@ -20,6 +20,12 @@ from robot_control.control.pd import PD_GAINS
 Array = np.ndarray
 
 
+@C.implements(C.ADAPTIVE_CRAIG)
+def _craig(kind, law, q, qd, qr, qdr, qddr, tau):
+    D, Dh, G, E, V, B, Z, Y, s, A = law
+    KA.craig(D, Dh, G, E, V, B, Z, Y, s, q, qd, qr, qdr, qddr, tau)
+
+
 class AdaptiveCraig(AdaptiveController):
     """τ = Ĥ(q̈_d + K_d ė + K_p e) + Ĉq̇ + Ĝ = Y_p(q, q̇, q̈*)p̂, p̂̇ = Γ⁻¹ΦᵀBᵀRx (Huo 3-72, 3-76).
 

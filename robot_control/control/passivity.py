@@ -8,10 +8,13 @@ import numpy as np
 
 from robot_control.control import compiled as C
 from robot_control.control import families as F
+from robot_control.control import law_kernels as L
 from robot_control.control.base import Controller, Reference, State
 from robot_control.control.errors import TrackingErrors
 from robot_control.control.model_terms import LocalModelTerms
 from robot_control.control.parameters import KD_MAX, LAMBDA_MAX, ParamSpec
+from robot_control.dynamics import kernels as K
+from robot_control.dynamics import regressor_kernels as RK
 
 Array = np.ndarray
 
@@ -20,6 +23,23 @@ LAMBDA = ParamSpec("lambda", "double_array", 5.0, "Λ of r = ė + Λe per joint,
                    strict=True, size="joint")
 KD_R = ParamSpec("kd", "double_array", 20.0, "gain K_d on r = ė + Λe per joint (bounded by the "
                  "bandwidth an arm can use)", lower=0.0, upper=KD_MAX, strict=True, size="joint")
+
+
+@K.entry_point
+def passivity(D, G, E, q, qd, qr, qdr, qddr, tau):
+    """τ = M q̈_r + C q̇_r + g + K_d r, q̇_r = q̇_d + Λe, q̈_r = q̈_d + Λė, r = ė + Λe (Huo 3-67):
+    ``compute`` operation for operation."""
+    kd = G[L.G_KD]
+    L.tracking_errors(q, qd, qr, qdr, qddr, G[L.G_LAMBDA], E, True)
+    r = E[L.E_R]
+    RK.slotine_li(D, D[0, K.GRAVITY : K.GRAVITY + 3], q, qd, E[L.E_QDR], E[L.E_QDDR], D, tau)
+    for i in range(q.shape[0]):
+        tau[i] = tau[i] + kd[i] * r[i]
+
+
+@C.implements(C.PASSIVITY)
+def _passivity(kind, law, q, qd, qr, qdr, qddr, tau):
+    passivity(law[0], law[2], law[3], q, qd, qr, qdr, qddr, tau)
 
 
 class Passivity(Controller):

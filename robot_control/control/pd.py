@@ -8,10 +8,12 @@ import numpy as np
 
 from robot_control.control import compiled as C
 from robot_control.control import families as F
+from robot_control.control import law_kernels as L
 from robot_control.control.base import Controller, Reference, State
 from robot_control.control.errors import TrackingErrors
 from robot_control.control.model_terms import LocalModelTerms
 from robot_control.control.parameters import KD_MAX, KP_MAX, ParamSpec
+from robot_control.dynamics import kernels as K
 
 Array = np.ndarray
 
@@ -22,6 +24,30 @@ PD_GAINS = (
     ParamSpec("kd", "double_array", 20.0, "velocity gain K_d per joint (bounded by the "
               "bandwidth an arm can use)", lower=0.0, upper=KD_MAX, strict=True, size="joint"),
 )
+
+
+@K.entry_point
+def pd_family(kind, D, G, E, q, qd, qr, qdr, qddr, tau):
+    """τ = [g(q) | g(q_d)] + K_d ė + K_p e (Huo C1, C2, C3), e = q_d − q: ``compute`` of the PD
+    family operation for operation."""
+    n = q.shape[0]
+    kp, kd = G[L.G_KP], G[L.G_KD]
+    L.tracking_errors(q, qd, qr, qdr, qddr, G[L.G_LAMBDA], E, False)
+    e, ed, tmp = E[L.E_E], E[L.E_ED], E[L.E_TMP]
+    for i in range(n):
+        tau[i] = kd[i] * ed[i] + kp[i] * e[i]
+    if kind == C.PD_GRAVITY:
+        K.gravity_kernel(D, q, tmp)
+    elif kind == C.PD_FIXED_GRAVITY:
+        K.gravity_kernel(D, qr, tmp)
+    if kind != C.PD:
+        for i in range(n):
+            tau[i] = tmp[i] + tau[i]
+
+
+@C.implements(C.PD, C.PD_GRAVITY, C.PD_FIXED_GRAVITY)
+def _pd_family(kind, law, q, qd, qr, qdr, qddr, tau):
+    pd_family(kind, law[0], law[2], law[3], q, qd, qr, qdr, qddr, tau)
 
 
 class PD(Controller):

@@ -10,6 +10,7 @@ from robot_control.control import compiled as C
 from robot_control.control import families as F
 from robot_control.control import task_kernels as KT
 from robot_control.control.base import Config, Controller, Reference, State, refuse
+from robot_control.control.law_kernels import S_DT
 from robot_control.control.model_terms import LocalModelTerms
 from robot_control.control.parameters import KD_MAX, KP_MAX, ParamSpec
 from robot_control.control.task_space import TASKS, TaskSpace
@@ -21,6 +22,12 @@ TASK_PARAMETERS = (
     ParamSpec("task", "string", "pose", "task coordinates: pose [p; orientation] or position",
               choices=tuple(TASKS)),
 )
+
+
+@C.implements(KT.RESOLVED_ACCELERATION, KT.HYBRID_FORCE, KT.IMPEDANCE)
+def _task_space(kind, law, q, qd, qr, qdr, qddr, tau):
+    D, Dh, G, E, V, B, Z, Y, s, A = law
+    KT.task_torque(kind, D, Dh, A, q, qd, qr, qdr, qddr, s[S_DT], tau)
 
 
 class TaskSpaceController(Controller):

@@ -32,8 +32,17 @@ from robot_control.control.law_kernels import (
 from robot_control.control.model_terms import LocalModelTerms
 from robot_control.control.parameters import ParamSpec
 from robot_control.control.pd import PD_GAINS
+from robot_control.dynamics import kernels as K
 
 Array = np.ndarray
+
+
+@C.implements(C.ROBUST)
+def _robust(kind, law, q, qd, qr, qdr, qddr, tau):
+    D, Dh, G, E, V, B, Z, Y, s, A = law
+    v = E[E_V]
+    KR.robust_acceleration(D, G, E, V, B, Z, Y, s, q, qd, qr, qdr, qddr, v)
+    K.inverse_dynamics_kernel(Dh, q, qd, v, None, tau)  # Ĥv + Ĉq̇ + Ĝ
 
 
 class Robust(Controller):

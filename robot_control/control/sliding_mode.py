@@ -40,6 +40,12 @@ Array = np.ndarray
 SCHEMES = {"vs1": KR.VS1, "vs2": KR.VS2, "vs3": KR.VS3}
 
 
+@C.implements(C.SLIDING_MODE)
+def _sliding_mode(kind, law, q, qd, qr, qdr, qddr, tau):
+    D, Dh, G, E, V, B, Z, Y, s, A = law
+    KR.sliding_mode(D, Dh, G, E, V, B, Z, Y, s, q, qd, qr, qdr, qddr, tau)
+
+
 class SlidingMode(Controller):
     """VS-1 (3-103), VS-2 (3-105/3-106) or VS-3 (3-107), selected by ``scheme``.
 
