@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
                      (D, Cs, q, qd, np.zeros(n))))
     if cartesian:
         A = spec.task
-        from robot_control.control import kernels_task as KT
+        from robot_control.control import task_kernels as KT
         frame = np.array(plant.model.frame_placement(sc.trajectory.frame
                                                      or plant.model.end_effector)[1], dtype=float)
         frame[3, 0] = plant.model.frame_placement(sc.trajectory.frame

@@ -27,7 +27,7 @@ from kernel_timing import per_call_us  # noqa: E402
 
 from robot_control.control.base import Reference  # noqa: E402
 from robot_control.control.compiled import task_inputs  # noqa: E402
-from robot_control.control.kernels_load_sharing import (  # noqa: E402
+from robot_control.control.load_sharing_kernels import (  # noqa: E402
     load_sharing_torque,
     object_motion,
 )

@@ -150,7 +150,7 @@ def test_a_live_lockstep_panda_holds_its_fingers_and_tracks(tmp_path):
     summary = json.loads(out.read_text())
     assert summary["velocity_stops"] == 0 and summary["commands_rejected"] == 0, log
     assert summary["tracking_samples"] > 0 and len(summary["max_error"]) == 7
-    assert max(summary["max_error"]) <= matrix.FAMILY_BOUNDS["model"], summary["max_error"]
+    assert max(summary["max_error"]) <= matrix.families()["model"].bound, summary["max_error"]
 
 
 @pytest.mark.slow
@@ -170,7 +170,7 @@ def test_the_friction_feedforward_runs_alike_compiled_and_stepwise(label):
     feed it forward (Craig's F(Θ, Θ̇)), the same bits in the compiled loop and the Python one."""
     from robot_control.sim.simulate import run
 
-    law, extra = next((r[1], r[2]) for r in matrix.JOINT_LAWS if r[0] == label)
+    law, extra = matrix.law_row(label).law, matrix.law_row(label).extra
     compiled = run(stack_scenario(arm("z1"), law, 500.0, 0.5, extra))
     stepwise = run(stack_scenario(arm("z1"), law, 500.0, 0.5, extra), compiled=False)
     assert np.array_equal(compiled.tau_command, stepwise.tau_command)

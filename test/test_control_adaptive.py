@@ -150,11 +150,11 @@ def test_huo_ex_3_4_slotine_li_in_the_p1_to_p9_basis(ddarm):
 
 @pytest.mark.parametrize("robot", ["ddarm", "puma560"])
 def test_estimated_model_packs_b_p_as_the_models_inertia(robot):
-    """kernels_adaptive.estimated_model: θ = B p written into a copy of the packed model. With the
+    """adaptive_kernels.estimated_model: θ = B p written into a copy of the packed model. With the
     standard basis and the model's own θ it reproduces the packed inertia (both forms, so every
     kernel agrees); with a wrong estimate Newton–Euler and M on it equal Y_p p and basis.mass_matrix."""
+    from robot_control.control.adaptive_kernels import estimated_model
     from robot_control.control.basis import BasisRegressor
-    from robot_control.control.kernels_adaptive import estimated_model
     from robot_control.dynamics import kernels as K
     from robot_control.dynamics.packing import kernel_data
 

@@ -24,7 +24,7 @@ from robot_control.sim import matrix
 from robot_control.sim.stack_scenario import stack_parameters, stack_scenario, sweep_points
 
 ROBOTS = matrix.stack_robots()
-LAWS = [row[0] for row in matrix.JOINT_LAWS]
+LAWS = [row.label for row in matrix.joint_laws()]
 #: the matrix runs the first segment of each demo motion (docs/law_matrix.md: the whole cycle)
 MATRIX_DURATION_S = 1.5
 
@@ -34,8 +34,8 @@ def test_the_matrix_covers_every_bundled_open_chain_robot_and_every_law_the_stac
             "rr_point_mass", "one_axis"} == set(ROBOTS)
     every = {"pd", "pd_gravity", "pd_fixed_gravity", "computed_torque", "passivity", "adaptive",
              "adaptive_craig", "sliding_mode", "robust", "resolved_acceleration", "impedance"}
-    assert every == {row[1] for row in matrix.JOINT_LAWS}
-    assert {"vs1", "vs2", "vs3"} == {row[2].get("scheme") for row in matrix.JOINT_LAWS} - {None}
+    assert every == {row.law for row in matrix.joint_laws()}
+    assert {"vs1", "vs2", "vs3"} == {row.extra.get("scheme") for row in matrix.joint_laws()} - {None}
 
 
 @pytest.mark.parametrize("robot", ROBOTS)
@@ -62,7 +62,7 @@ def test_every_robot_has_a_stack_file_with_a_pose_and_motion_inside_its_limits(r
     assert np.array_equal(np.array(sweep_points(q0, waypoints)[1:len(waypoints) + 1]), waypoints)
     assert np.array_equal(sc.trajectory.positions[1:len(waypoints) + 1], waypoints)
     sc.trajectory.validate(model.lower, model.upper, model.velocity_limit)
-    for law in {row[1] for row in matrix.JOINT_LAWS}:  # every law accepts the file's values
+    for law in {row.law for row in matrix.joint_laws()}:  # every law accepts the file's values
         create(law).configure(model, {k: v for k, v in
                                       stack_scenario(robot, law, 500.0).controller_params.items()})
 
@@ -138,8 +138,7 @@ def test_a_live_lockstep_stack_tracks_within_the_bound(robot, law, rate, tmp_pat
     assert not any("is not a file: skipped" in line for line in stack.lines), log
     assert summary["velocity_stops"] == 0 and summary["commands_rejected"] == 0, log
     assert summary["commands"] > 0 and summary["tracking_samples"] > 0
-    family = next(row[3] for row in matrix.JOINT_LAWS if row[0] == law)
-    assert max(summary["max_error"]) <= matrix.FAMILY_BOUNDS[family], summary["max_error"]
+    assert max(summary["max_error"]) <= matrix.law_row(law).bound, summary["max_error"]
 
 
 def test_the_published_table_has_every_cell_of_the_matrix():

@@ -13,7 +13,7 @@ from test_simulate_compiled import PERTURBED_PLANT, assert_same_run, doc
 from robot_control import dynamics as dyn
 from robot_control.control import Reference, State
 from robot_control.control import compiled as C
-from robot_control.control import kernels_task as KT
+from robot_control.control import task_kernels as KT
 from robot_control.control.task_space import TaskSpace
 from robot_control.dynamics.packing import kernel_data
 from robot_control.model import load_robot
@@ -285,7 +285,7 @@ def test_pseudo_inverse_times_is_numpys_pinv(shape):
 @pytest.mark.parametrize("shape", [(6, 6), (6, 7), (3, 3), (6, 4), (2, 5)])
 def test_jacobi_svd_reconstructs_the_matrix_with_numpys_singular_values(shape):
     """One-sided Jacobi: W = U Σ with orthogonal columns, V orthogonal, J = W Vᵀ; σ as LAPACK's."""
-    from robot_control.control.kernels_svd import jacobi_svd
+    from robot_control.control.svd_kernels import jacobi_svd
 
     rng = np.random.default_rng(5)
     m, n = shape

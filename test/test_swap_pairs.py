@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from robot_control.control.base import Reference, State
-from robot_control.sim.matrix import FAMILY_BOUNDS, JOINT_LAWS, OVERSPEED_FACTOR
+from robot_control.sim.matrix import OVERSPEED_FACTOR, joint_laws, law_row
 from robot_control.sim.plant import Plant
 from robot_control.sim.simulate import make_controller
 from robot_control.sim.stack_scenario import stack_scenario
@@ -23,14 +23,14 @@ ROBOT = "puma560"  # six joints from 3 kg·m² to 4e-5 kg·m²: the hardest of t
 RATE = 500.0
 T_SWAP = 0.3  # s of law A, mid-motion
 T_END = 1.0  # B has 0.7 s to settle within its bound
-LABELS = [row[0] for row in JOINT_LAWS]
+LABELS = [row.label for row in joint_laws()]
 
 
 def law_of(label: str):
     """The configured law of a matrix label on the robot's stack, and its scenario."""
-    _, name, extra, family = next(row for row in JOINT_LAWS if row[0] == label)
-    sc = stack_scenario(ROBOT, name, RATE, T_END, extra)
-    return make_controller(sc), sc, FAMILY_BOUNDS[family]
+    row = law_row(label)
+    sc = stack_scenario(ROBOT, row.law, RATE, T_END, row.extra)
+    return make_controller(sc), sc, row.bound
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 #: a real-time run's tracking bound floor, rad: on a loaded machine missed deadlines let the plant
 #: hold for a period now and then (issue 12's start-up bound); lockstep runs keep the law
-#: family's own bound (sim/matrix.py FAMILY_BOUNDS, docs/law_matrix.md)
+#: family's own bound (control/families.py, docs/law_matrix.md)
 REALTIME_ERROR_BOUND = 0.2
 #: command rejection is sustained when at least this many were rejected, and more than applied
 #: (a stranger's garbage or foreign commands, rejected while ours apply, are not: they are counted)
@@ -36,12 +36,12 @@ __all__ = ["DEGRADED_MISSED_RATIO", "degradation", "dropped_motion", "run_verdic
 
 def tracking_bound(controller: str | None, lockstep: bool) -> float | None:
     """The max |e| a run of ``controller`` must keep (None: a law outside the matrix)."""
-    from robot_control.sim.matrix import FAMILY_BOUNDS, JOINT_LAWS
+    from robot_control.sim.matrix import joint_laws
 
-    family = next((row[3] for row in JOINT_LAWS if row[1] == controller), None)
-    if family is None:
+    row = next((row for row in joint_laws() if row.law == controller), None)
+    if row is None:
         return None
-    bound = FAMILY_BOUNDS[family]
+    bound = row.bound
     return bound if lockstep else max(bound, REALTIME_ERROR_BOUND)
 
 

@@ -37,6 +37,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                  "make an SROS2 keystore with the package's policy; check enclaves"),
     "check": ("robot_control.cli.check",
               "what the package derives for a robot, and whether each law holds on it offline"),
+    "laws": ("robot_control.cli.laws",
+             "list the control laws (built in and plug-ins): family, compiled kernel, formula"),
     "gains": ("robot_control.cli.gains",
               "print the per-joint gains derived for a robot (or those its stack runs)"),
     "model": ("robot_control.cli.model", "export a robot model as URDF or MJCF (MuJoCo)"),

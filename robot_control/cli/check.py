@@ -45,10 +45,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"robot-control check: FAILED: {exc}", file=sys.stderr)
         return 1
     labels = args.law or list(matrix.MODEL_BASED)
-    unknown = [law for law in labels if law not in {row[0] for row in matrix.JOINT_LAWS}]
+    known = [row.label for row in matrix.joint_laws()]
+    unknown = [law for law in labels if law not in known]
     if unknown:
         print(f"robot-control check: unknown law(s) {', '.join(unknown)} (one of "
-              f"{', '.join(row[0] for row in matrix.JOINT_LAWS)})", file=sys.stderr)
+              f"{', '.join(known)})", file=sys.stderr)
         return 2
     first = stack_scenario(args.robot, "computed_torque", args.rate, arm_joints=args.arm_joints)
     q0 = first.q0
@@ -71,8 +72,8 @@ def run(args: argparse.Namespace) -> int:
         return 1
     failed = []
     for label in labels:
-        _, law, extra, _ = matrix.law_row(label)
-        sc = stack_scenario(args.robot, law, args.rate, overrides=extra,
+        row = matrix.law_row(label)
+        sc = stack_scenario(args.robot, row.law, args.rate, overrides=row.extra,
                             arm_joints=args.arm_joints)
         gains = sc.controller_params
         cell = matrix.scenario_cell(args.robot, label, args.rate, sc)

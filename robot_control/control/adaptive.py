@@ -5,17 +5,18 @@ set bundled with the robot, e.g. the DDArm's ``huo_p`` = P1…P9). ``adaptation_
 diagonal of Huo's Γ⁻¹; a zero entry freezes that parameter at its initial value (Huo's split
 Y = [Y₁, Y₂] into known and adapted parameters). The update law is integrated by explicit Euler
 over the control period: p̂(t_k) = p̂(t_{k−1}) + (t_k − t_{k−1}) p̂̇(t_{k−1}). The arithmetic is
-compiled (control.kernels_adaptive); the offline loop runs the same kernels many periods a call.
+compiled (control.adaptive_kernels); the offline loop runs the same kernels many periods a call.
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
+from robot_control.control import adaptive_kernels as KA
 from robot_control.control import compiled as C
-from robot_control.control import kernels_adaptive as KA
+from robot_control.control import families as F
 from robot_control.control.base import Config, Controller, Reference, State
 from robot_control.control.basis import BasisRegressor
 from robot_control.control.errors import TrackingErrors
@@ -53,7 +54,6 @@ class AdaptiveController(Controller):
         return cfg
 
     #: the law's kind code in control.compiled
-    KIND: ClassVar[int] = 0
 
     def _commit(self, cfg, changed, first) -> None:
         if first or "parameter_basis" in changed:
@@ -105,6 +105,12 @@ class AdaptiveController(Controller):
                 "e": self.err.e.tolist()}
 
 
+@C.implements(C.ADAPTIVE)
+def _slotine_li(kind, law, q, qd, qr, qdr, qddr, tau):
+    D, Dh, G, E, V, B, Z, Y, s, A = law
+    KA.slotine_li(D, Dh, G, E, V, B, Z, Y, s, q, qd, qr, qdr, qddr, tau)
+
+
 class SlotineLi(AdaptiveController):
     """τ = Y_p(q, q̇, q̇_r, q̈_r)p̂ + K_d r, p̂̇ = Γ⁻¹Y_pᵀr (Huo C10, 3-79, 3-81).
 
@@ -113,6 +119,7 @@ class SlotineLi(AdaptiveController):
     """
 
     name = "adaptive"
+    FAMILY = F.ADAPTIVE
     GAINS = "reference"
     formula = "Huo C10 (3-79, 3-81), Slotine–Li"
     PARAMETERS = (LAMBDA, KD_R, *ESTIMATE_PARAMETERS)

@@ -6,8 +6,9 @@ from typing import Any
 
 import numpy as np
 
+from robot_control.control import adaptive_kernels as KA
 from robot_control.control import compiled as C
-from robot_control.control import kernels_adaptive as KA
+from robot_control.control import families as F
 from robot_control.control.acceleration import AccelerationEstimator
 from robot_control.control.adaptive import ESTIMATE_PARAMETERS, AdaptiveController
 from robot_control.control.base import Config, Reference, State
@@ -17,6 +18,12 @@ from robot_control.control.parameters import ParamSpec
 from robot_control.control.pd import PD_GAINS
 
 Array = np.ndarray
+
+
+@C.implements(C.ADAPTIVE_CRAIG)
+def _craig(kind, law, q, qd, qr, qdr, qddr, tau):
+    D, Dh, G, E, V, B, Z, Y, s, A = law
+    KA.craig(D, Dh, G, E, V, B, Z, Y, s, q, qd, qr, qdr, qddr, tau)
 
 
 class AdaptiveCraig(AdaptiveController):
@@ -30,6 +37,7 @@ class AdaptiveCraig(AdaptiveController):
     """
 
     name = "adaptive_craig"
+    FAMILY = F.ADAPTIVE
     GAINS = "acceleration"
     formula = "Huo C9 (3-72 … 3-76), Craig–Hsu–Sastry"
     PARAMETERS = (

@@ -31,6 +31,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from robot_control.control.families import Family
 from robot_control.control.law_kernels import (
     G_STRIBECK,
     G_VISCOUS,
@@ -116,7 +117,10 @@ COMMON_PARAMETERS: tuple[ParamSpec, ...] = (
 class Controller(ABC):
     """Base of every control law: parameters, model terms, bumpless reset, time bookkeeping.
 
-    Subclasses set ``name``, ``formula`` and ``PARAMETERS`` and implement ``compute``; they may
+    A law is one class in one module: it declares its ``name`` (the registry's: a class defined in
+    a module of robot_control.control is built in; docs/laws.md), ``formula``, ``PARAMETERS``,
+    its ``FAMILY`` (or ``VARIANTS``) in the robot × law matrix and the ``KIND`` of its compiled
+    kernel, and implements ``compute`` (with ``_compiled`` beside it when it has a kernel). It may
     extend ``_prepare`` (derive gains from parameters, raising ParameterError), ``_commit`` (react
     to an accepted change), ``_reset`` and ``_diagnostics``.
     """
@@ -140,6 +144,14 @@ class Controller(ABC):
     #: (law_kernels.add_friction_feedforward); a description's friction left to the feedback of a
     #: light joint (a wrist of 10⁻³ kg·m² against 1 N·m of Coulomb friction) is an error of radians
     COMPENSATES_FRICTION: ClassVar[bool] = False
+    #: the family the robot × law matrix judges the law in (control/families.py); None: not in
+    #: the matrix (the law needs what the stack does not give it: a force reference, a cell)
+    FAMILY: ClassVar[Family | None] = None
+    #: a law judged per variant instead: (label suffix, parameters, family) of each matrix row
+    VARIANTS: ClassVar[tuple[tuple[str, dict, Family], ...]] = ()
+    #: the kind code of the law's compiled kernel (control/compiled.py ``law_update``, returned
+    #: by ``_compiled``); None: the law runs in Python only
+    KIND: ClassVar[int | None] = None
 
     def __init__(self) -> None:
         self.model = None
@@ -155,6 +167,14 @@ class Controller(ABC):
         self.recoveries = 0
         self.last_recovery = ""
         self._friction: Array | None = None
+
+    @classmethod
+    def matrix_rows(cls) -> list[tuple[str, dict, Family]]:
+        """(label, extra parameters, family) of each row of this law in the robot × law matrix."""
+        if cls.VARIANTS:
+            return [(f"{cls.name}.{suffix}", dict(params), family)
+                    for suffix, params, family in cls.VARIANTS]
+        return [] if cls.FAMILY is None else [(cls.name, {}, cls.FAMILY)]
 
     # ------------------------------------------------------------------ parameters
     @classmethod

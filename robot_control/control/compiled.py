@@ -5,26 +5,26 @@ passivity (C8), the adaptive laws (C9 Craig, C10 Slotine–Li), sliding mode (C1
 robust law (C12) and the task-space laws (C5 resolved acceleration, C13 hybrid force, C14
 impedance) compute τ from (q, q̇, q_d, q̇_d, q̈_d) — the task-space laws also from the Cartesian
 reference and the sensed wrench written into their task array — their models and their own state. Each
-exposes that formula here, selected by a kind code, so ``sim.simulate`` can run whole control
-periods in one compiled call. The PD family, computed torque and passivity repeat their
-``compute`` operation for operation; the other laws' ``compute`` call the very kernels used here
-(control.kernels_adaptive, control.kernels_robust, control.kernels_task) on the same arrays.
-test_simulate_compiled checks that both routes give the same bits.
+registers that formula here from its own module, beside its ``compute`` (:func:`implements`),
+selected by a kind code, so ``sim.simulate`` can run whole control periods in one compiled call.
+The PD family, computed torque and passivity repeat their ``compute`` operation for operation;
+the other laws' ``compute`` call the very kernels used here (control.adaptive_kernels,
+control.robust_kernels, control.task_kernels) on the same arrays. test_compiled_laws checks
+that both routes give the same bits for every law, test_simulate_compiled for whole runs.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 from numba import errors, literally, njit, types
 from numba.extending import overload
 
-from robot_control.control import kernels_adaptive as KA
-from robot_control.control import kernels_robust as KR
-from robot_control.control import kernels_task as KT
 from robot_control.control import law_kernels as L
+from robot_control.control import task_kernels as KT
 from robot_control.control.law_kernels import (  # noqa: F401  (the layout, re-exported)
     E_E,
     E_ED,
@@ -38,8 +38,6 @@ from robot_control.control.law_kernels import (  # noqa: F401  (the layout, re-e
     G_LAMBDA,
     GROWS,
 )
-from robot_control.dynamics import kernels as K
-from robot_control.dynamics import regressor_kernels as RK
 from robot_control.dynamics.packing import kernel_data
 
 PD, PD_GRAVITY, PD_FIXED_GRAVITY, COMPUTED_TORQUE, PASSIVITY = 1, 2, 3, 4, 5
@@ -52,7 +50,7 @@ RESOLVED_ACCELERATION, HYBRID_FORCE, IMPEDANCE = (KT.RESOLVED_ACCELERATION, KT.H
 class CompiledLaw:
     """A law's compiled form: kind, model data arrays, gains, per-joint and per-parameter state,
     regressor map, scratch, scalars (layout: control.law_kernels) and the task-space array
-    (control.kernels_task; unused by the joint-space laws).
+    (control.task_kernels; unused by the joint-space laws).
 
     ``data`` is the law's own model (its regressor, its kinematics), ``hat`` the model of its
     terms M̂, Ĉ, Ĝ.
@@ -136,49 +134,6 @@ def compiled_law(kind: int, model, kp=None, kd=None, lam=None) -> CompiledLaw:
     return law
 
 
-@K.entry_point
-def pd_family(kind, D, G, E, q, qd, qr, qdr, qddr, tau):
-    """τ = [g(q) | g(q_d)] + K_d ė + K_p e (Huo C1, C2, C3), e = q_d − q."""
-    n = q.shape[0]
-    kp, kd = G[G_KP], G[G_KD]
-    L.tracking_errors(q, qd, qr, qdr, qddr, G[G_LAMBDA], E, False)
-    e, ed, tmp = E[E_E], E[E_ED], E[E_TMP]
-    for i in range(n):
-        tau[i] = kd[i] * ed[i] + kp[i] * e[i]
-    if kind == PD_GRAVITY:
-        K.gravity_kernel(D, q, tmp)
-    elif kind == PD_FIXED_GRAVITY:
-        K.gravity_kernel(D, qr, tmp)
-    if kind != PD:
-        for i in range(n):
-            tau[i] = tmp[i] + tau[i]
-
-
-@K.entry_point
-def computed_torque(D, G, E, q, qd, qr, qdr, qddr, tau):
-    """τ = M(q̈_d + K_d ė + K_p e) + C q̇ + g (Huo 3-31) in one inverse-dynamics call."""
-    n = q.shape[0]
-    kp, kd = G[G_KP], G[G_KD]
-    L.tracking_errors(q, qd, qr, qdr, qddr, G[G_LAMBDA], E, False)
-    e, ed, tmp = E[E_E], E[E_ED], E[E_TMP]
-    for i in range(n):
-        tmp[i] = kd[i] * ed[i]
-        tmp[i] = tmp[i] + kp[i] * e[i]
-        tmp[i] = tmp[i] + qddr[i]
-    K.inverse_dynamics_kernel(D, q, qd, tmp, None, tau)
-
-
-@K.entry_point
-def passivity(D, G, E, q, qd, qr, qdr, qddr, tau):
-    """τ = M q̈_r + C q̇_r + g + K_d r, q̇_r = q̇_d + Λe, q̈_r = q̈_d + Λė, r = ė + Λe (Huo 3-67)."""
-    kd = G[G_KD]
-    L.tracking_errors(q, qd, qr, qdr, qddr, G[G_LAMBDA], E, True)
-    r = E[E_R]
-    RK.slotine_li(D, D[0, K.GRAVITY : K.GRAVITY + 3], q, qd, E[E_QDR], E[E_QDDR], D, tau)
-    for i in range(q.shape[0]):
-        tau[i] = tau[i] + kd[i] * r[i]
-
-
 def law_torque(kind, law, q, qd, qr, qdr, qddr, tau):
     """τ of the law ``kind`` (its arrays ``law`` = CompiledLaw.arrays, Δt in s[S_DT]).
 
@@ -188,58 +143,31 @@ def law_torque(kind, law, q, qd, qr, qdr, qddr, tau):
     raise TypeError("law_torque runs inside compiled code; call law_update from Python")
 
 
-def _adaptive(kind, law, q, qd, qr, qdr, qddr, tau):
-    D, Dh, G, E, V, B, Z, Y, s, A = law
-    KA.slotine_li(D, Dh, G, E, V, B, Z, Y, s, q, qd, qr, qdr, qddr, tau)
+#: the implementation of each kind (``law_torque``'s body): each law module registers its own,
+#: beside the law's ``compute`` (:func:`implements`)
+_IMPLEMENTATIONS: dict[int, Callable] = {}
 
 
-def _adaptive_craig(kind, law, q, qd, qr, qdr, qddr, tau):
-    D, Dh, G, E, V, B, Z, Y, s, A = law
-    KA.craig(D, Dh, G, E, V, B, Z, Y, s, q, qd, qr, qdr, qddr, tau)
-
-
-def _sliding_mode(kind, law, q, qd, qr, qdr, qddr, tau):
-    D, Dh, G, E, V, B, Z, Y, s, A = law
-    KR.sliding_mode(D, Dh, G, E, V, B, Z, Y, s, q, qd, qr, qdr, qddr, tau)
-
-
-def _robust(kind, law, q, qd, qr, qdr, qddr, tau):
-    D, Dh, G, E, V, B, Z, Y, s, A = law
-    v = E[L.E_V]
-    KR.robust_acceleration(D, G, E, V, B, Z, Y, s, q, qd, qr, qdr, qddr, v)
-    K.inverse_dynamics_kernel(Dh, q, qd, v, None, tau)  # Ĥv + Ĉq̇ + Ĝ
-
-
-def _task_space(kind, law, q, qd, qr, qdr, qddr, tau):
-    D, Dh, G, E, V, B, Z, Y, s, A = law
-    KT.task_torque(kind, D, Dh, A, q, qd, qr, qdr, qddr, s[L.S_DT], tau)
-
-
-def _pd_family(kind, law, q, qd, qr, qdr, qddr, tau):
-    pd_family(kind, law[0], law[2], law[3], q, qd, qr, qdr, qddr, tau)
-
-
-def _computed_torque(kind, law, q, qd, qr, qdr, qddr, tau):
-    computed_torque(law[0], law[2], law[3], q, qd, qr, qdr, qddr, tau)
-
-
-def _passivity(kind, law, q, qd, qr, qdr, qddr, tau):
-    passivity(law[0], law[2], law[3], q, qd, qr, qdr, qddr, tau)
-
-
-#: the implementation of each kind
-_IMPLEMENTATIONS = {PD: _pd_family, PD_GRAVITY: _pd_family, PD_FIXED_GRAVITY: _pd_family,
-                    COMPUTED_TORQUE: _computed_torque, PASSIVITY: _passivity,
-                    ADAPTIVE: _adaptive, ADAPTIVE_CRAIG: _adaptive_craig,
-                    SLIDING_MODE: _sliding_mode, ROBUST: _robust,
-                    RESOLVED_ACCELERATION: _task_space, HYBRID_FORCE: _task_space,
-                    IMPEDANCE: _task_space}
+def implements(*kinds: int) -> Callable:
+    """Register the decorated ``f(kind, law, q, qd, qr, qdr, qddr, tau)`` as ``law_torque`` of
+    ``kinds`` (a kind has one implementation)."""
+    def register(fn: Callable) -> Callable:
+        for kind in kinds:
+            if kind in _IMPLEMENTATIONS:
+                raise ValueError(f"law kind {kind} has an implementation already: "
+                                 f"{_IMPLEMENTATIONS[kind].__module__}")
+            _IMPLEMENTATIONS[kind] = fn
+        return fn
+    return register
 
 
 @overload(law_torque, jit_options={"cache": True})
 def _law_torque(kind, law, q, qd, qr, qdr, qddr, tau):
     if not isinstance(kind, types.IntegerLiteral):
         raise errors.TypingError("law_torque needs a literal kind (numba.literally)")
+    if kind.literal_value not in _IMPLEMENTATIONS:
+        raise errors.TypingError(f"no law implements kind {kind.literal_value} (its module "
+                                 "registers it: compiled.implements)")
     return _IMPLEMENTATIONS[kind.literal_value]
 
 

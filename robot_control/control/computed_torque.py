@@ -7,14 +7,37 @@ from typing import Any
 import numpy as np
 
 from robot_control.control import compiled as C
+from robot_control.control import families as F
+from robot_control.control import law_kernels as L
 from robot_control.control.base import Config, Controller, Reference, State, refuse
 from robot_control.control.errors import TrackingErrors
 from robot_control.control.gain_design import check_pole_pairs, lqr_gains, pole_placement_gains
 from robot_control.control.model_terms import LocalModelTerms
 from robot_control.control.parameters import ParamSpec
 from robot_control.control.pd import PD_GAINS
+from robot_control.dynamics import kernels as K
 
 Array = np.ndarray
+
+
+@K.entry_point
+def computed_torque(D, G, E, q, qd, qr, qdr, qddr, tau):
+    """τ = M(q̈_d + K_d ė + K_p e) + C q̇ + g (Huo 3-31) in one inverse-dynamics call: ``compute``
+    operation for operation."""
+    n = q.shape[0]
+    kp, kd = G[L.G_KP], G[L.G_KD]
+    L.tracking_errors(q, qd, qr, qdr, qddr, G[L.G_LAMBDA], E, False)
+    e, ed, tmp = E[L.E_E], E[L.E_ED], E[L.E_TMP]
+    for i in range(n):
+        tmp[i] = kd[i] * ed[i]
+        tmp[i] = tmp[i] + kp[i] * e[i]
+        tmp[i] = tmp[i] + qddr[i]
+    K.inverse_dynamics_kernel(D, q, qd, tmp, None, tau)
+
+
+@C.implements(C.COMPUTED_TORQUE)
+def _computed_torque(kind, law, q, qd, qr, qdr, qddr, tau):
+    computed_torque(law[0], law[2], law[3], q, qd, qr, qdr, qddr, tau)
 
 
 class ComputedTorque(Controller):
@@ -27,6 +50,8 @@ class ComputedTorque(Controller):
 
     COMPENSATES_FRICTION = True
     name = "computed_torque"
+    FAMILY = F.MODEL
+    KIND = C.COMPUTED_TORQUE
     GAINS = "acceleration"
     formula = "Huo C4 (3-31), C6 (3-49…3-54), C7 (3-66)"
     USES_MODEL_TERMS = True
@@ -75,7 +100,7 @@ class ComputedTorque(Controller):
     def _compiled(self):
         if not isinstance(self.terms, LocalModelTerms):
             return None
-        return C.compiled_law(C.COMPUTED_TORQUE, self.terms.model, self.cfg.kp, self.cfg.kd)
+        return C.compiled_law(self.KIND, self.terms.model, self.cfg.kp, self.cfg.kd)
 
     def _diagnostics(self) -> dict[str, Any]:
         return {"kp": self.cfg.kp.tolist(), "kd": self.cfg.kd.tolist(),

@@ -12,7 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from robot_control.control import kernels_task as KT
+from robot_control.control import families as F
+from robot_control.control import task_kernels as KT
 from robot_control.control.base import Config, State, refuse
 from robot_control.control.parameters import KD_MAX, KP_MAX, ParamSpec
 from robot_control.control.resolved_acceleration import TASK_PARAMETERS, TaskSpaceController
@@ -144,6 +145,7 @@ class Impedance(TaskSpaceController):
     """
 
     name = "impedance"
+    FAMILY = F.MODEL
     formula = "Huo C14 (3.12 VI)"
     PARAMETERS = (
         *TASK_PARAMETERS[:1],

@@ -7,8 +7,8 @@ compliant frame, H_c = ΣH_cⁱ, N_c = ΣN_cⁱ (3-157). The hybrid law of C13 (
 arm i supplies u_cⁱ = H_cⁱ[ẍ_cᵈ + K_v(ẋ_cᵈ − ẋ_c) + K_p(x_cᵈ − x_c)] + N_cⁱ + f_cᵈ'ⁱ, and the
 desired contact force is divided by minimising FᵀWF: f_cᵈ'ⁱ = W_i⁻¹(ΣW_j⁻¹)⁻¹f_cᵈ (3-161).
 
-Each arm's u_cⁱ is C13's torque (kernels_task's hybrid pieces, in compiled code:
-control.kernels_load_sharing) on the arm's augmented model
+Each arm's u_cⁱ is C13's torque (task_kernels's hybrid pieces, in compiled code:
+control.load_sharing_kernels) on the arm's augmented model
 (robot_control.model.cell.augmented_arm_model) with task frame E, so the law reuses C13 as is.
 All arms use one estimate of the object's pose and twist, the mean of what each arm's forward
 kinematics says (Huo's remark ③: measurement errors would otherwise make the arms disagree).
@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from robot_control.control import kernels_load_sharing as LS
-from robot_control.control import kernels_task as KT
+from robot_control.control import load_sharing_kernels as LS
+from robot_control.control import task_kernels as KT
 from robot_control.control.base import Config, ConfigurationError, Controller, Reference, State, refuse
 from robot_control.control.compiled import task_inputs, vector
 from robot_control.control.force import PLANE_PARAMETERS, unit_normal
@@ -134,7 +134,7 @@ class LoadSharing(Controller):
         cfg.force_fractions = np.array([f[0] for f in force_split([[[x]] for x in w], 1.0)])
         cfg.arm_models = [augmented_arm_model(cell, i, s) for i, s in enumerate(shares)]
         cfg.normal = unit_normal(values["plane_normal"])
-        # the compiled law's arrays (control.kernels_load_sharing)
+        # the compiled law's arrays (control.load_sharing_kernels)
         cfg.data = tuple(kernel_data(mi).D for mi in cfg.arm_models)
         cfg.tasks = tuple(LS.task_array(mi, "contact") for mi in cfg.arm_models)
         cfg.object = LS.task_array(cfg.arm_models[0], "contact")

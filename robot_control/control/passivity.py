@@ -7,10 +7,14 @@ from typing import Any
 import numpy as np
 
 from robot_control.control import compiled as C
+from robot_control.control import families as F
+from robot_control.control import law_kernels as L
 from robot_control.control.base import Controller, Reference, State
 from robot_control.control.errors import TrackingErrors
 from robot_control.control.model_terms import LocalModelTerms
 from robot_control.control.parameters import KD_MAX, LAMBDA_MAX, ParamSpec
+from robot_control.dynamics import kernels as K
+from robot_control.dynamics import regressor_kernels as RK
 
 Array = np.ndarray
 
@@ -21,6 +25,23 @@ KD_R = ParamSpec("kd", "double_array", 20.0, "gain K_d on r = ė + Λe per joint
                  "bandwidth an arm can use)", lower=0.0, upper=KD_MAX, strict=True, size="joint")
 
 
+@K.entry_point
+def passivity(D, G, E, q, qd, qr, qdr, qddr, tau):
+    """τ = M q̈_r + C q̇_r + g + K_d r, q̇_r = q̇_d + Λe, q̈_r = q̈_d + Λė, r = ė + Λe (Huo 3-67):
+    ``compute`` operation for operation."""
+    kd = G[L.G_KD]
+    L.tracking_errors(q, qd, qr, qdr, qddr, G[L.G_LAMBDA], E, True)
+    r = E[L.E_R]
+    RK.slotine_li(D, D[0, K.GRAVITY : K.GRAVITY + 3], q, qd, E[L.E_QDR], E[L.E_QDDR], D, tau)
+    for i in range(q.shape[0]):
+        tau[i] = tau[i] + kd[i] * r[i]
+
+
+@C.implements(C.PASSIVITY)
+def _passivity(kind, law, q, qd, qr, qdr, qddr, tau):
+    passivity(law[0], law[2], law[3], q, qd, qr, qdr, qddr, tau)
+
+
 class Passivity(Controller):
     """τ = M(q)q̈_r + C(q, q̇)q̇_r + g(q) + K_d r with q̇_r = q̇_d + Λe, r = ė + Λe (Huo C8, 3-67).
 
@@ -29,6 +50,8 @@ class Passivity(Controller):
 
     COMPENSATES_FRICTION = True
     name = "passivity"
+    FAMILY = F.MODEL
+    KIND = C.PASSIVITY
     GAINS = "reference"
     formula = "Huo C8 (3-67)"
     USES_MODEL_TERMS = True
@@ -47,7 +70,7 @@ class Passivity(Controller):
     def _compiled(self):
         if not isinstance(self.terms, LocalModelTerms):
             return None
-        return C.compiled_law(C.PASSIVITY, self.terms.model, kd=self.cfg.kd, lam=self.cfg.lam)
+        return C.compiled_law(self.KIND, self.terms.model, kd=self.cfg.kd, lam=self.cfg.lam)
 
     def _diagnostics(self) -> dict[str, Any]:
         return {"e": self.err.e.tolist(), "r": self.err.r.tolist()}

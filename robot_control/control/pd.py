@@ -7,10 +7,13 @@ from typing import Any
 import numpy as np
 
 from robot_control.control import compiled as C
+from robot_control.control import families as F
+from robot_control.control import law_kernels as L
 from robot_control.control.base import Controller, Reference, State
 from robot_control.control.errors import TrackingErrors
 from robot_control.control.model_terms import LocalModelTerms
 from robot_control.control.parameters import KD_MAX, KP_MAX, ParamSpec
+from robot_control.dynamics import kernels as K
 
 Array = np.ndarray
 
@@ -23,6 +26,30 @@ PD_GAINS = (
 )
 
 
+@K.entry_point
+def pd_family(kind, D, G, E, q, qd, qr, qdr, qddr, tau):
+    """τ = [g(q) | g(q_d)] + K_d ė + K_p e (Huo C1, C2, C3), e = q_d − q: ``compute`` of the PD
+    family operation for operation."""
+    n = q.shape[0]
+    kp, kd = G[L.G_KP], G[L.G_KD]
+    L.tracking_errors(q, qd, qr, qdr, qddr, G[L.G_LAMBDA], E, False)
+    e, ed, tmp = E[L.E_E], E[L.E_ED], E[L.E_TMP]
+    for i in range(n):
+        tau[i] = kd[i] * ed[i] + kp[i] * e[i]
+    if kind == C.PD_GRAVITY:
+        K.gravity_kernel(D, q, tmp)
+    elif kind == C.PD_FIXED_GRAVITY:
+        K.gravity_kernel(D, qr, tmp)
+    if kind != C.PD:
+        for i in range(n):
+            tau[i] = tmp[i] + tau[i]
+
+
+@C.implements(C.PD, C.PD_GRAVITY, C.PD_FIXED_GRAVITY)
+def _pd_family(kind, law, q, qd, qr, qdr, qddr, tau):
+    pd_family(kind, law[0], law[2], law[3], q, qd, qr, qdr, qddr, tau)
+
+
 class PD(Controller):
     """Independent joint PD, τ = K_d ė + K_p e (Huo C1, 3-3).
 
@@ -30,6 +57,8 @@ class PD(Controller):
     """
 
     name = "pd"
+    FAMILY = F.PD
+    KIND = C.PD
     GAINS = "torque"
     formula = "Huo C1 (3-3)"
     PARAMETERS = PD_GAINS
@@ -47,7 +76,7 @@ class PD(Controller):
         return self.pd_torque(state, reference)
 
     def _compiled(self):
-        return C.compiled_law(C.PD, self.model, self.cfg.kp, self.cfg.kd)
+        return C.compiled_law(self.KIND, self.model, self.cfg.kp, self.cfg.kd)
 
     def _diagnostics(self) -> dict[str, Any]:
         return {"e": self.err.e.tolist(), "ed": self.err.ed.tolist()}
@@ -58,6 +87,8 @@ class PDGravity(PD):
 
     COMPENSATES_FRICTION = True
     name = "pd_gravity"
+    FAMILY = F.PD_GRAVITY
+    KIND = C.PD_GRAVITY
     formula = "Huo C2"
     USES_MODEL_TERMS = True
 
@@ -67,7 +98,7 @@ class PDGravity(PD):
     def _compiled(self):
         if not isinstance(self.terms, LocalModelTerms):
             return None
-        return C.compiled_law(C.PD_GRAVITY, self.terms.model, self.cfg.kp, self.cfg.kd)
+        return C.compiled_law(self.KIND, self.terms.model, self.cfg.kp, self.cfg.kd)
 
 
 class PDFixedGravity(PD):
@@ -80,6 +111,8 @@ class PDFixedGravity(PD):
 
     COMPENSATES_FRICTION = True
     name = "pd_fixed_gravity"
+    FAMILY = F.PD_GRAVITY
+    KIND = C.PD_FIXED_GRAVITY
     formula = "Huo C3 (3-25)"
     USES_MODEL_TERMS = True
 
@@ -102,5 +135,4 @@ class PDFixedGravity(PD):
         return self.set_point_gravity(reference.q) + self.pd_torque(state, reference)
 
     def _compiled(self):
-        return C.compiled_law(C.PD_FIXED_GRAVITY, self._gravity_source.model, self.cfg.kp,
-                              self.cfg.kd)
+        return C.compiled_law(self.KIND, self._gravity_source.model, self.cfg.kp, self.cfg.kd)

@@ -1,9 +1,12 @@
 """Control laws by name: the built-in ones, ``register``-ed ones, and third-party entry points.
 
-Another package adds a law by declaring, in its packaging metadata,
-``[project.entry-points."robot_control.controllers"] my_law = "my_pkg.laws:MyLaw"`` (setup.py:
-``entry_points={"robot_control.controllers": ["my_law = my_pkg.laws:MyLaw"]}``); the class must
-subclass :class:`robot_control.control.base.Controller`. Precedence when names collide:
+A law is built in by being a :class:`~robot_control.control.base.Controller` subclass with a
+``name``, defined in a module of this package (robot_control.control): adding a law is adding
+its file (docs/laws.md "Add a law"). setup.py advertises the same laws as entry points
+(test_control_registry checks the two agree). Another package adds a law by declaring, in its
+packaging metadata, ``[project.entry-points."robot_control.controllers"] my_law =
+"my_pkg.laws:MyLaw"`` (setup.py: ``entry_points={"robot_control.controllers": ["my_law =
+my_pkg.laws:MyLaw"]}``); the class must subclass Controller. Precedence when names collide:
 ``register`` > built-in > entry point. Entry points are rescanned on every lookup miss, so a
 package installed while a process runs is found without a restart.
 """
@@ -11,28 +14,40 @@ package installed while a process runs is found without a restart.
 from __future__ import annotations
 
 import importlib
+import pkgutil
+from functools import cache
 from importlib.metadata import entry_points
 
 from robot_control.control.base import Controller
 
 GROUP = "robot_control.controllers"
+#: the package whose modules define the built-in laws
+PACKAGE = "robot_control.control"
 
-#: built-in laws as "module:Class" (imported on first use)
-BUILTIN: dict[str, str] = {
-    "pd": "robot_control.control.pd:PD",
-    "pd_gravity": "robot_control.control.pd:PDGravity",
-    "pd_fixed_gravity": "robot_control.control.pd:PDFixedGravity",
-    "computed_torque": "robot_control.control.computed_torque:ComputedTorque",
-    "resolved_acceleration": "robot_control.control.resolved_acceleration:ResolvedAcceleration",
-    "passivity": "robot_control.control.passivity:Passivity",
-    "adaptive": "robot_control.control.adaptive:SlotineLi",
-    "adaptive_craig": "robot_control.control.adaptive_craig:AdaptiveCraig",
-    "sliding_mode": "robot_control.control.sliding_mode:SlidingMode",
-    "robust": "robot_control.control.robust:Robust",
-    "hybrid_force": "robot_control.control.force:HybridForce",
-    "impedance": "robot_control.control.force:Impedance",
-    "load_sharing": "robot_control.control.load_sharing:LoadSharing",
-}
+
+@cache
+def builtin() -> dict[str, type[Controller]]:
+    """The built-in laws by name, sorted: every Controller subclass with a ``name`` of its own
+    defined in a module of PACKAGE (each module imported once)."""
+    package = importlib.import_module(PACKAGE)
+    found: dict[str, type[Controller]] = {}
+    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
+        module = importlib.import_module(f"{PACKAGE}.{info.name}")
+        for cls in vars(module).values():
+            if not (isinstance(cls, type) and issubclass(cls, Controller)
+                    and cls.__module__ == module.__name__ and vars(cls).get("name")):
+                continue
+            if cls.name in found:
+                raise TypeError(f"two built-in laws named '{cls.name}': "
+                                f"{target(found[cls.name])} and {target(cls)}")
+            found[cls.name] = cls
+    return dict(sorted(found.items()))
+
+
+def target(cls: type) -> str:
+    """``module:Class`` of a law class (what an entry point names)."""
+    return f"{cls.__module__}:{cls.__qualname__}"
+
 
 _registered: dict[str, type[Controller]] = {}
 
@@ -64,26 +79,21 @@ def _entry_points() -> dict[str, object]:
 
 def available() -> list[str]:
     """Every name ``create`` accepts, sorted."""
-    return sorted(set(_registered) | set(BUILTIN) | set(_entry_points()))
+    return sorted(set(_registered) | set(builtin()) | set(_entry_points()))
 
 
 def is_available(name: str) -> bool:
     """``create`` accepts ``name`` (the installed plug-ins, a metadata scan, only looked up for a
     name that is neither built in nor registered)."""
-    return name in _registered or name in BUILTIN or name in _entry_points()
-
-
-def _import(target: str) -> type:
-    module, _, attr = target.partition(":")
-    return getattr(importlib.import_module(module), attr)
+    return name in _registered or name in builtin() or name in _entry_points()
 
 
 def controller_class(name: str) -> type[Controller]:
     """The class registered under ``name``."""
     if name in _registered:
         return _registered[name]
-    if name in BUILTIN:
-        return _import(BUILTIN[name])
+    if name in builtin():
+        return builtin()[name]
     ep = _entry_points().get(name)
     if ep is None:
         raise UnknownControllerError(

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
 from robot_control.control import compiled as C
-from robot_control.control import kernels_task as KT
+from robot_control.control import families as F
+from robot_control.control import task_kernels as KT
 from robot_control.control.base import Config, Controller, Reference, State, refuse
+from robot_control.control.law_kernels import S_DT
 from robot_control.control.model_terms import LocalModelTerms
 from robot_control.control.parameters import KD_MAX, KP_MAX, ParamSpec
 from robot_control.control.task_space import TASKS, TaskSpace
@@ -22,17 +24,22 @@ TASK_PARAMETERS = (
 )
 
 
+@C.implements(KT.RESOLVED_ACCELERATION, KT.HYBRID_FORCE, KT.IMPEDANCE)
+def _task_space(kind, law, q, qd, qr, qdr, qddr, tau):
+    D, Dh, G, E, V, B, Z, Y, s, A = law
+    KT.task_torque(kind, D, Dh, A, q, qd, qr, qdr, qddr, s[S_DT], tau)
+
+
 class TaskSpaceController(Controller):
     """Common configuration of the task-space laws: the frame, the task and its kinematics.
 
-    The arithmetic is compiled (control.kernels_task): ``compute`` writes the Cartesian reference
+    The arithmetic is compiled (control.task_kernels): ``compute`` writes the Cartesian reference
     and the sensed wrench into the law's task array and calls the kernel of its ``KIND``; the
     offline loop runs the same kernel many periods a call.
     """
 
     USES_MODEL_TERMS = True
     #: the law's kind code in control.compiled
-    KIND: ClassVar[int] = 0
 
     def task_dimension(self, values: dict[str, Any]) -> int | None:
         return len(TASKS[values["task"]])
@@ -58,7 +65,7 @@ class TaskSpaceController(Controller):
         self._pack(cfg, A)
 
     def _pack(self, cfg: Config, A: Array) -> None:
-        """Copy the law's gains into its task array (control.kernels_task layout)."""
+        """Copy the law's gains into its task array (control.task_kernels layout)."""
         s = A[KT.TK_SCALAR]
         s[KT.TS_NULL] = cfg.null_damping
         m = cfg.space.m
@@ -111,6 +118,7 @@ class ResolvedAcceleration(TaskSpaceController):
     """
 
     name = "resolved_acceleration"
+    FAMILY = F.MODEL
     formula = "Huo C5 (3-40)"
     PARAMETERS = (
         *TASK_PARAMETERS,

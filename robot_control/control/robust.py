@@ -7,7 +7,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from robot_control.control import compiled as C
-from robot_control.control import kernels_robust as KR
+from robot_control.control import families as F
+from robot_control.control import robust_kernels as KR
 from robot_control.control.base import Config, Controller, Reference, State, refuse
 from robot_control.control.basis import BasisRegressor
 from robot_control.control.errors import TrackingErrors
@@ -31,8 +32,17 @@ from robot_control.control.law_kernels import (
 from robot_control.control.model_terms import LocalModelTerms
 from robot_control.control.parameters import ParamSpec
 from robot_control.control.pd import PD_GAINS
+from robot_control.dynamics import kernels as K
 
 Array = np.ndarray
+
+
+@C.implements(C.ROBUST)
+def _robust(kind, law, q, qd, qr, qdr, qddr, tau):
+    D, Dh, G, E, V, B, Z, Y, s, A = law
+    v = E[E_V]
+    KR.robust_acceleration(D, G, E, V, B, Z, Y, s, q, qd, qr, qdr, qddr, v)
+    K.inverse_dynamics_kernel(Dh, q, qd, v, None, tau)  # Ĥv + Ĉq̇ + Ĝ
 
 
 class Robust(Controller):
@@ -47,11 +57,13 @@ class Robust(Controller):
     Φ ≥ ‖C̃q̇ + G̃‖: ``phi_bound`` plus, given parameter-error bounds a in ``parameter_basis``,
     ‖|Y_p(q, q̇, q̇, 0)| a‖ (Ex 3-6 with the trigonometric factors kept). Ĥ, Ĉ, Ĝ are the
     controller model's (see control.model_terms.estimated_model for a p̂ such as Ex 3-5's).
-    v is computed by a compiled kernel (control.kernels_robust), which the offline loop runs too.
+    v is computed by a compiled kernel (control.robust_kernels), which the offline loop runs too.
     """
 
     COMPENSATES_FRICTION = True
     name = "robust"
+    FAMILY = F.MODEL
+    KIND = C.ROBUST
     GAINS = "acceleration"
     formula = "Huo C12 (3-108 … 3-121), corrected sign of Δv"
     USES_MODEL_TERMS = True
@@ -95,7 +107,7 @@ class Robust(Controller):
     def _commit(self, cfg, changed, first) -> None:
         hat = self.terms.model if isinstance(self.terms, LocalModelTerms) else None
         reg = cfg.regressor
-        k = C.law_arrays(C.ROBUST, self.model, hat, None if reg is None else reg.regressor_map)
+        k = C.law_arrays(self.KIND, self.model, hat, None if reg is None else reg.regressor_map)
         k.gains[G_KP], k.gains[G_KD] = cfg.kp, cfg.kd
         if reg is not None:
             k.vectors[V_A] = cfg.a
@@ -109,7 +121,7 @@ class Robust(Controller):
         self.err = TrackingErrors.on(k.errors)
 
     def _reset(self, state) -> None:
-        C.reset(C.ROBUST, self._k.arrays)
+        C.reset(self.KIND, self._k.arrays)
 
     @property
     def rho(self) -> float:

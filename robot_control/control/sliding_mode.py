@@ -5,7 +5,7 @@ boundary layer ε_i > 0 (Huo 3.10 III; ε_i = 0 keeps sgn). The book's bounds |Y
 taken pointwise, Ȳ = |Y_p| at the current state (the tightest bound the reaching condition
 allows; Ex 3-5 instead replaces every trigonometric factor by 1). All parameter vectors (p̂, a,
 p̄) are in ``parameter_basis``; p̂ defaults to the controller model's own parameters. The
-arithmetic is compiled (control.kernels_robust); the offline loop runs it many periods a call.
+arithmetic is compiled (control.robust_kernels); the offline loop runs it many periods a call.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 
 from robot_control.control import compiled as C
-from robot_control.control import kernels_robust as KR
+from robot_control.control import families as F
+from robot_control.control import robust_kernels as KR
 from robot_control.control.base import Config, Controller, Reference, State, refuse
 from robot_control.control.basis import BasisRegressor
 from robot_control.control.errors import TrackingErrors
@@ -39,6 +40,12 @@ Array = np.ndarray
 SCHEMES = {"vs1": KR.VS1, "vs2": KR.VS2, "vs3": KR.VS3}
 
 
+@C.implements(C.SLIDING_MODE)
+def _sliding_mode(kind, law, q, qd, qr, qdr, qddr, tau):
+    D, Dh, G, E, V, B, Z, Y, s, A = law
+    KR.sliding_mode(D, Dh, G, E, V, B, Z, Y, s, q, qd, qr, qdr, qddr, tau)
+
+
 class SlidingMode(Controller):
     """VS-1 (3-103), VS-2 (3-105/3-106) or VS-3 (3-107), selected by ``scheme``.
 
@@ -58,6 +65,9 @@ class SlidingMode(Controller):
 
     COMPENSATES_FRICTION = True
     name = "sliding_mode"
+    VARIANTS = (("vs1", {"scheme": "vs1"}, F.SLIDING), ("vs2", {"scheme": "vs2"}, F.SLIDING),
+                ("vs3", {"scheme": "vs3"}, F.MODEL_FREE))
+    KIND = C.SLIDING_MODE
     GAINS = "reference"
     formula = "Huo C11 (3-103, 3-105, 3-106, 3-107)"
     PARAMETERS = (
@@ -102,7 +112,7 @@ class SlidingMode(Controller):
 
     def _commit(self, cfg, changed, first) -> None:
         hat = None if cfg.terms_hat is None else cfg.terms_hat.model
-        k = C.law_arrays(C.SLIDING_MODE, self.model, hat, cfg.regressor.regressor_map)
+        k = C.law_arrays(self.KIND, self.model, hat, cfg.regressor.regressor_map)
         for row, value in ((G_LAMBDA, cfg.lam), (G_LAYER, cfg.boundary_layer), (G_KD, cfg.kd),
                            (G_ETA, cfg.eta)):
             k.gains[row] = value
@@ -118,7 +128,7 @@ class SlidingMode(Controller):
         return self._k.errors[E_GAIN]
 
     def _reset(self, state) -> None:
-        C.reset(C.SLIDING_MODE, self._k.arrays)
+        C.reset(self.KIND, self._k.arrays)
 
     def compute(self, t: float, state: State, reference: Reference) -> Array:
         k = self._k

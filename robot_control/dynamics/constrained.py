@@ -37,9 +37,9 @@ from robot_control.dynamics.hybrid import (
     unit_response,
 )
 from robot_control.dynamics.kernels import entry_point
-from robot_control.dynamics.kernels_spatial import matrix_view
 from robot_control.dynamics.packing import array, kernel_data, vector, wrenches
 from robot_control.dynamics.rigid_body import inverse_dynamics
+from robot_control.dynamics.spatial_kernels import matrix_view
 
 Array = np.ndarray
 

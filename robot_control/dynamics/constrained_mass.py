@@ -5,7 +5,7 @@
 
 ``constrained.constrained_pass`` gets M⁻¹Aᵀ from m no-bias articulated-body passes, each a full
 sweep over the tree. When m is comparable to n (the two-arm cell: n = 18, m = 13) it is cheaper
-to form M once by composite bodies in base coordinates (kernels_world), factor it as LᵀDL along
+to form M once by composite bodies in base coordinates (world_kernels), factor it as LᵀDL along
 the tree (only ancestor entries fill in) and solve per row with O(depth) work: with
 Y = L⁻ᵀAᵀ and u = L⁻ᵀ(τ − b),
 
@@ -23,7 +23,7 @@ import numpy as np
 from numba import njit
 
 from robot_control.dynamics import kernels as K
-from robot_control.dynamics import kernels_world as KW
+from robot_control.dynamics import world_kernels as KW
 from robot_control.dynamics.constrained import _gains, cholesky_solve
 from robot_control.dynamics.contact import (
     G_A,
@@ -40,7 +40,7 @@ from robot_control.dynamics.packing import array, kernel_data, wrenches
 Array = np.ndarray
 
 # Columns of a body row of the workspace, past the contact kernels' (body_motion's world
-# placement, screw, twist and bias acceleration) and kernels_world's composite inertia: the
+# placement, screw, twist and bias acceleration) and world_kernels's composite inertia: the
 # composite bias wrench in base coordinates, then the body's scratch.
 X_F = max(GWORK, KW.O_TMP + 12)
 X_TMP = X_F + 6
@@ -72,11 +72,11 @@ def row_views(S, m, n):
 @K.entry_point
 def composite_mass(P, G, M):
     """M(q) (lower triangle, ancestor entries only) by composite bodies in base coordinates
-    (RBDA §6.2, kernels_world), from ``body_motion``'s placements and screws in G."""
+    (RBDA §6.2, world_kernels), from ``body_motion``'s placements and screws in G."""
     n = P.shape[0]
     for i in range(n):
         KW.world_inertia(P, i, G)
-    KW.composite_columns(P, G, G[0, X_TMP : X_TMP + 6], M, False)  # G_S is kernels_world's O_S
+    KW.composite_columns(P, G, G[0, X_TMP : X_TMP + 6], M, False)  # G_S is world_kernels's O_S
 
 
 @K.entry_point

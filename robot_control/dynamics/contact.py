@@ -31,7 +31,7 @@ import numpy as np
 from numba import njit
 
 from robot_control.dynamics import kernels as K
-from robot_control.dynamics import kernels_world as KW
+from robot_control.dynamics import world_kernels as KW
 from robot_control.dynamics.packing import array, kernel_data, vector
 from robot_control.model.resources import share_path
 from robot_control.safe_yaml import load_file
@@ -47,13 +47,13 @@ _ROW_SETS = {"6d": ROW_NAMES, "full": ROW_NAMES, "3d": ROW_NAMES[3:], "position"
 C_A, C_B, C_RA, C_PA, C_RB, C_PB, C_SIG = 0, 1, 2, 11, 14, 23, 26
 CROW = 32
 # Columns of a body row of the constraint workspace: world R, p and world screw Ad_{T_0i} S_i
-# where kernels_world's world_pose / world_screw put them; body twist V; body acceleration
+# where world_kernels's world_pose / world_screw put them; body twist V; body acceleration
 # at q̈ = 0 without gravity.
 G_R, G_P, G_S = KW.O_R, KW.O_P, KW.O_S
 G_V, G_A = G_S + 6, G_S + 12
 GWORK = G_A + 6
 #: row 0 only, columns G_TMP … G_TMP + 66: scratch of the kernels below (the world columns start
-#: past the packed model row of kernels_world's layout, so those in front are free: no allocation)
+#: past the packed model row of world_kernels's layout, so those in front are free: no allocation)
 G_TMP = 0
 
 _CACHE = True

@@ -22,7 +22,7 @@ from numba.core.errors import TypingError
 from robot_control.dynamics import derivatives_kernels as DK
 from robot_control.dynamics import derivatives_world as DW
 from robot_control.dynamics import kernels as K
-from robot_control.dynamics import kernels_world as KW
+from robot_control.dynamics import world_kernels as KW
 from robot_control.dynamics.hybrid import HWORK, ZWORK, prescribed_mask
 from robot_control.dynamics.packing import array, kernel_data, not_vectors, wrenches
 

@@ -3,7 +3,7 @@
 forward dynamics.
 
 Everything is expressed in the base frame at the base origin: J_i is joint i's screw there
-(kernels_world.world_screw), v_i and a_i the body's twist and spatial acceleration (the base
+(world_kernels.world_screw), v_i and a_i the body's twist and spatial acceleration (the base
 accelerates by (0, −g)), Y_i its inertia and Yc_i the composite inertia of its subtree. Turning
 joint k carries its whole subtree rigidly, so a world quantity X of a body there varies by
 J_k × X (or J_k ×* X for a wrench) plus a genuine part that is the same for every body of the
@@ -12,7 +12,7 @@ subtree up to one term linear in its own twist. With λ = λ(k) the paper's join
     ∂v/∂q_k = v_λ × J_k,   ∂a/∂q_k = a_λ × J_k + v_λ × ∂v/∂q_k,   ∂a/∂q̇_k = v_k × J_k + ∂v/∂q_k,
 
 and a body's wrench f = Y a + v ×* Y v varies by Y ∂a + Ẏ ∂v with Ẏ = v ×* Y − Y v× − (Y v)×̄,
-which is twice the Coriolis factor B(Y, v) of kernels_world (Ẏ only reads the angular part of a
+which is twice the Coriolis factor B(Y, v) of world_kernels (Ẏ only reads the angular part of a
 motion). Composites add in base coordinates, so with Fc_i the subtree's wrench, for i ⪰ k:
 
     ∂τ_i/∂q_k = J_iᵀ(Yc_i ∂a/∂q_k + Ẏc_i ∂v/∂q_k),   ∂τ_i/∂q̇_k = J_iᵀ(Yc_i ∂a/∂q̇_k + Ẏc_i J_k),
@@ -46,7 +46,7 @@ from robot_control.dynamics.kernels import (
     dot6,
     entry_point,
 )
-from robot_control.dynamics.kernels_world import (
+from robot_control.dynamics.world_kernels import (
     O_P,
     O_R,
     O_S,
@@ -62,7 +62,7 @@ from robot_control.dynamics.kernels_world import (
     world_screw,
 )
 
-# Workspace columns after kernels_world's (which end at ROW_PACKED + 67): acceleration a_i, the
+# Workspace columns after world_kernels's (which end at ROW_PACKED + 67): acceleration a_i, the
 # subtree's wrench Fc_i, and joint i's columns ∂v/∂q_i, ∂a/∂q_i, ∂a/∂q̇_i.
 O_A, O_F, O_DVQ, O_DAQ, O_DAV = (ROW_PACKED + c for c in (67, 73, 79, 85, 91))
 

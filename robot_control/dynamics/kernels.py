@@ -5,16 +5,16 @@ body i holds its parent λ(i), joint type, screw S_i, fixed offset M_i and spati
 I_i. Each kernel recomputes the joint placements T_{λ(i),i}(q) = M_i exp([S_i] q_i), so a
 call is self-contained; the only state is the caller's preallocated workspace.
 
-The data-array layout and the inlined spatial helpers live in ``kernels_spatial.py``; the
-articulated-body algorithm, in base coordinates, in ``kernels_aba.py`` (re-exported here).
+The data-array layout and the inlined spatial helpers live in ``spatial_kernels.py``; the
+articulated-body algorithm, in base coordinates, in ``aba_kernels.py`` (re-exported here).
 """
 
 from __future__ import annotations
 
 from numba import njit
 
-from robot_control.dynamics.kernels_aba import aba  # noqa: F401 (re-exported as K.aba)
-from robot_control.dynamics.kernels_spatial import (  # noqa: F401 (re-exported as K.*)
+from robot_control.dynamics.aba_kernels import aba  # noqa: F401 (re-exported as K.aba)
+from robot_control.dynamics.spatial_kernels import (  # noqa: F401 (re-exported as K.*)
     AXIS,
     FIRST_MOMENT,
     GRAVITY,
@@ -57,7 +57,7 @@ from robot_control.dynamics.kernels_spatial import (  # noqa: F401 (re-exported 
     rigid_inertia_times,
     rotate_block,
 )
-from robot_control.dynamics.kernels_world import crba_world
+from robot_control.dynamics.world_kernels import crba_world
 
 _CACHE = True
 

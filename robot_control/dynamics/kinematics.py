@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from robot_control.dynamics import kernels as K
-from robot_control.dynamics import kernels_world as KW
+from robot_control.dynamics import world_kernels as KW
 from robot_control.dynamics.packing import array, kernel_data, vector
 from robot_control.dynamics.rigid_body import coriolis_matrix, gravity_torques, mass_matrix
 from robot_control.spatial import Ad, screw_exp

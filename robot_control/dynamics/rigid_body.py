@@ -12,7 +12,7 @@ from numba.core.errors import TypingError
 from scipy.linalg import cho_factor, cho_solve
 
 from robot_control.dynamics import kernels as K
-from robot_control.dynamics import kernels_world as KW
+from robot_control.dynamics import world_kernels as KW
 from robot_control.dynamics.packing import array, kernel_data, not_vectors, wrenches
 
 Array = np.ndarray

@@ -115,7 +115,7 @@ class CellControllerNode:
 
     def on_activate(self, previous) -> CallbackReturn:
         """Take over bumplessly; lockstep: the scenario's path, real time: a path from here."""
-        self.laws.takeover = "activate"
+        self.laws.activate()
         self.path = cell_path(self.scenario, self.start) if self.lockstep else None
         self.t0 = 0.0
         return CallbackReturn.SUCCESS

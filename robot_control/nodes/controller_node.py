@@ -163,8 +163,7 @@ class ControllerNode(LoopTimerHooks):
             node.create_subscription("std_msgs/msg/Float64MultiArray", "dynamics/terms",
                                      self._on_terms)
         self.force_reference = sc.force_reference if sc is not None else None
-        self.laws.situation = lambda: (None if self.last_state is None else self.last_state.q,
-                                       self.force_reference)
+        self.laws.force_reference = self.force_reference
         self.wrench = np.zeros(6)
         self.pending: tuple[int, np.ndarray, np.ndarray] | None = None
         self.references: dict[int, Reference] = {}  # lockstep: by stamp
@@ -202,7 +201,7 @@ class ControllerNode(LoopTimerHooks):
 
     def on_activate(self, previous) -> CallbackReturn:
         """Take over bumplessly from the torque the plant applies now (see the module doc)."""
-        self.laws.takeover = "activate"
+        self.laws.activate()
         self.anchor, self.anchor_pending = None, not self.lockstep
         # real time: the motion received (re-anchored at the measured state), else hold the
         # measured position until one comes
@@ -377,6 +376,8 @@ class ControllerNode(LoopTimerHooks):
             self.force_reference = check_wrench(read_wrench(msg))
         except Rejected as exc:
             self.drops.drop("/force_reference", str(exc))
+            return
+        self.laws.force_reference = self.force_reference
 
     def _on_terms(self, msg) -> None:
         try:
@@ -434,7 +435,7 @@ class ControllerNode(LoopTimerHooks):
             # the loop stalled (a swap compiling, a starved process): the plant has held on its
             # own meanwhile while the motion went on, so take over as after an activation
             self.anchor_pending = True
-            self.laws.takeover = self.laws.takeover or "activate"
+            self.laws.stalled()
         if tracking and (self.anchor_pending or self.anchor is not None):
             ref = self._anchored(t, ref, q, qd)
         if not self.laws.checked and (why := self.laws.first_state_refusal(q)) is not None:

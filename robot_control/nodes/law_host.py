@@ -4,10 +4,11 @@ Shared by the ``controller`` and ``cell_controller`` nodes. The ``controller`` p
 the law by registry name among the laws the node offers; each law's parameters are declared
 namespaced by its name (``computed_torque.kp``). Every change is validated by the law itself
 before it applies, so a refused value comes back with the law's reason and leaves the running law
-untouched. A swap makes (and compiles) the new law on a worker thread while the running law keeps
-the loop, and it takes over at the next tick after it is ready; the new law, like a law
-after an activation or a gain change, starts from the torque the plant applies (see
-:meth:`LawHost.update`). A swap to a law that cannot hold the robot from what the stack gives it
+untouched. A swap's law is made once, by the validation that accepts it, then compiled on a
+worker thread while the running law keeps the loop, and it takes over at the next tick after it
+is ready (nodes/law_swap.py: the one owner of the current law, its states and transitions); the
+new law, like a law after an activation or a gain change, starts from the torque the plant
+applies (see :meth:`LawHost.update`). A swap to a law that cannot hold the robot from what the stack gives it
 (a force law without a force reference, a task that leaves joints uncontrolled at the measured
 pose: control/requirements.py) is refused with that reason; the law a node starts with is
 checked at its first state, and the node faults with the reason instead of letting the arm drift.
@@ -24,9 +25,7 @@ status ERROR while they last.
 from __future__ import annotations
 
 import pickle
-import threading
 import time
-from collections.abc import Callable
 
 import numpy as np
 
@@ -40,6 +39,7 @@ from robot_control.control.tuning import derived_law_parameters
 from robot_control.dynamics.compile_cache import CACHE_DIR, is_compiled
 from robot_control.nodes.health import ERROR, OK, WARN
 from robot_control.nodes.law_compiler import compile_law, kernel_name, start_background
+from robot_control.nodes.law_swap import LawSwap, Takeover
 from robot_control.nodes.saturation import Saturation
 from robot_control.nodes.validation import IMPLAUSIBLE_FACTOR, Plausible
 
@@ -72,15 +72,15 @@ class LawHost:
         self.terms = terms  # ExternalModelTerms fed from the bus, or None: the law's own model
         self.lockstep = lockstep
         self.rate = rate  # None: the laws' generic defaults (a scenario's run), else derived
-        self.name = node.declare_parameter(
+        name = node.declare_parameter(
             "controller", default_law, "control law by registry name: " + ", ".join(laws),
             additional_constraints="one of: " + ", ".join(laws))
         self.specs: dict[str, dict] = {}
         for law in laws:
             self._declare_law(law, overrides if law == default_law else {})
-        if self.name not in self.specs:
-            raise ParameterError(f"unknown controller '{self.name}'; available: "
-                                 + ", ".join(laws))
+        if name not in self.specs:
+            raise ParameterError(f"unknown controller '{name}'; available: " + ", ".join(laws))
+        self.swap = LawSwap(self.log, name, self._warm_up)
         self.precompile = node.declare_parameter(
             "precompile_laws", True, "configure loads every law offered that the compile cache "
             "holds, so a swap is instant, and compiles the others in a background process; "
@@ -92,17 +92,14 @@ class LawHost:
             floating_point_range=(0.0, 3600.0), read_only=True)
         self.warmed: set[str] = set()  # laws whose update is compiled in this process
         self.compiler = None  # the background process compiling the other laws (law_compiler)
-        self.law = None  # made by configure()
-        self.takeover: str | None = None  # "activate", "swap" or "gains": see _take_over
         self.last_tau = np.zeros(self.n)
         self.updates = 0
         self.recoveries = 0
-        #: () -> (measured q or None, force reference or None): what a new law would start from
-        self.situation: Callable[[], tuple] = lambda: (None, None)
-        self.checked = False  # the configured law was checked against the first state
-        self.pending: str | None = None  # a law being made for a swap (_prepare)
-        self._swap_seq = 0
-        self._incoming: tuple | None = None  # (seq, law, name) ready to take over
+        #: what a new law would start from (control/requirements.py): the last measured q, and the
+        #: desired wrench the node was given (it sets this attribute)
+        self.measured_q: np.ndarray | None = None
+        self.force_reference: np.ndarray | None = None
+        self._made: tuple[dict, dict] | None = None  # (changes, laws made) of the last validation
         # the plant refuses a command beyond this (validation.Plausible): count the ones sent,
         # so the status says so rather than "running" while the plant holds
         self.plant_refuses = Plausible.of(model).effort
@@ -157,16 +154,43 @@ class LawHost:
         instance.configure(self.model, params, self.terms)
         return instance
 
+    @property
+    def law(self):
+        """The current law (None before configure)."""
+        return self.swap.law
+
+    @property
+    def name(self) -> str:
+        """The current law's name."""
+        return self.swap.name
+
+    @property
+    def selected(self) -> str:
+        """The law the ``controller`` parameter names: the one running or the one being made."""
+        return self.swap.selected
+
+    @property
+    def checked(self) -> bool:
+        """The current law was checked against the first state."""
+        return self.swap.checked
+
+    def activate(self) -> None:
+        """An activation: the law takes over from the torque the plant applies now."""
+        self.swap.activate()
+
+    def stalled(self) -> None:
+        """The loop stood still (the plant held meanwhile): take over as after an activation."""
+        self.swap.stalled()
+
     def configure(self) -> None:
         """Make the selected law from the parameters and compile its update (CONFIGURE_ERRORS
         if the law refuses them); with ``precompile_laws`` load the other laws the cache holds
         too, so that a swap (a parameter callback, in the loop's thread) never waits for a
         compiler, and compile the rest in a background process (nodes/law_compiler.py)."""
-        self.name = self.selected
-        self.law = self._make_law(self.name, self._law_params(self.name))
-        self.checked = False
-        self.pending, self._incoming = None, None
-        self._warm_up(self.law, self.name)
+        name = self.selected
+        law = self._make_law(name, self._law_params(name))
+        self.swap.install(law, name)
+        self._warm_up(law, name)
         if not self.lockstep:
             self.saturation.warm_up()
         if not self.precompile or self.terms is not None:
@@ -201,8 +225,8 @@ class LawHost:
                           "it is done compiles on the swap's worker thread")
 
     def clear(self) -> None:
-        self.law = None
-        self.name, self.pending, self._incoming = self.selected, None, None
+        """Cleanup: no law (configure makes the selected one again)."""
+        self.swap.clear()
 
     def _warm_up(self, law, name: str) -> None:
         """One throw-away update: loading compiled kernels must not stall the first real tick."""
@@ -226,75 +250,50 @@ class LawHost:
                 made[name] = self._make_law(name, self._law_params(name, changes))
             except CONFIGURE_ERRORS as exc:
                 return f"{name}: {exc}"
+        self._made = (changes, made)  # the swap takes the law made here (_changed)
         if self.law is not None and (law != self.selected or any(k.startswith(law + ".")
                                                                  for k in changes)):
-            return refusal(made[law], *self.situation())  # the law that would drive next
+            # the law that would drive next
+            return refusal(made[law], self.measured_q, self.force_reference)
         return None
 
     def first_state_refusal(self, q: np.ndarray) -> str | None:
         """Once per configuration, at the first state: why the configured law cannot drive
         from it (control/requirements.py), or None."""
-        self.checked = True
-        return refusal(self.law, q, self.situation()[1])
+        self.swap.checked = True
+        return refusal(self.law, q, self.force_reference)
 
     def _changed(self, new: dict, old: dict) -> None:
+        made, self._made = self._made, None
         law = new.get("controller", self.selected)
         if self.law is None:  # unconfigured: configure makes the law from the parameters
-            self.name = law
+            self.swap.select(law)
             return
-        if law != self.selected or (self.pending and any(k.startswith(law + ".") for k in new)):
-            self._prepare(law)  # a swap (or the pending one's gains changed): make it anew
+        if law != self.selected or (self.swap.next_name and any(k.startswith(law + ".")
+                                                                for k in new)):
+            # a swap (or new parameters of the law being made): to the law the validation of
+            # these very changes made (else, a change no validation saw, made now); back to
+            # the running law cancels the swap
+            fresh = None
+            if law != self.name:
+                fresh = made[1].get(law) if made is not None and made[0] is new else None
+                fresh = fresh or self._make_law(law, self._law_params(law))
+            self.swap.swap(fresh, law)
             return
         gains = {k[len(law) + 1:]: v for k, v in new.items() if k.startswith(law + ".")}
         if gains:  # the running law keeps its state (estimates, filters)
             self.law.set_parameters(gains)
-            self.takeover = self.takeover or "gains"
+            self.swap.gains()
             self.log.info(f"{law}: parameters updated {sorted(gains)}")
-
-    @property
-    def selected(self) -> str:
-        """The law the ``controller`` parameter names: the one running or the one being made."""
-        return self.pending or self.name
-
-    def _prepare(self, law: str) -> None:
-        """Make and compile ``law`` on a worker thread while the running law keeps the loop
-        (a swap must not stall it: the plant would hold); the next tick after it is ready swaps
-        (:meth:`update`). A newer swap supersedes one still being made; back to the running
-        law cancels it."""
-        self._swap_seq += 1
-        self.pending = None if law == self.name else law
-        if self.pending is None:
-            return
-        seq, params = self._swap_seq, self._law_params(law)
-
-        def make() -> None:
-            try:
-                fresh = self._make_law(law, params)
-                self._warm_up(fresh, law)  # compile before it takes over, not in its first tick
-            except CONFIGURE_ERRORS as exc:  # validated a moment ago: only a racing change
-                self.log.error(f"swap to {law} abandoned: {exc}")
-                return
-            self._incoming = (seq, fresh, law)
-
-        threading.Thread(target=make, name=f"swap to {law}", daemon=True).start()
-
-    def _install_incoming(self) -> None:
-        """Swap in the law a worker made, if it is the latest one asked for."""
-        incoming, self._incoming = self._incoming, None
-        if incoming is None or incoming[0] != self._swap_seq or self.pending != incoming[2]:
-            return
-        self.log.info(f"controller swapped: {self.name} → {incoming[2]}")
-        self.law, self.name, self.takeover, self.pending = incoming[1], incoming[2], "swap", None
 
     # ---------------------------------------------------------------- running
     def update(self, t: float, state: State, ref: Reference,
                measured_tau: np.ndarray | None) -> np.ndarray | None:
         """The law's torque for this state (after a pending take-over); None if the law failed
         (logged, throttled). ``measured_tau``: the torque the plant reports applying."""
-        if self._incoming is not None:
-            self._install_incoming()
-        if self.takeover is not None:
-            self._take_over(state, measured_tau)
+        takeover = self.swap.tick()
+        if takeover is not None:
+            self._take_over(takeover, state, measured_tau)
         # lockstep reproduces the offline simulation, where the plant alone saturates
         integrators = [] if self.lockstep else self.law.integrators()
         before = [x.copy() for x in integrators]
@@ -311,25 +310,25 @@ class LawHost:
                 x[...] = x0  # anti-windup: no integration on a tick the actuators cannot follow
             tau = saturated
         self.last_tau = tau
+        self.measured_q = state.q
         self.updates += 1
         if not np.all(np.abs(tau) <= self.plant_refuses):
             self.refused += 1
             self.last_refused = time.monotonic()
         return tau
 
-    def _take_over(self, state: State, measured_tau: np.ndarray | None) -> None:
+    def _take_over(self, kind: Takeover, state: State, measured_tau: np.ndarray | None) -> None:
         """Make the law's first torque (after an activation, a swap, a gain change) the one the
         plant is applying now (the effort of this joint state), decaying into the law's own.
 
         In lockstep a first activation leaves the law as configured (the offline simulation's
         start), and a swap or gain change continues from this node's last command."""
-        kind, self.takeover = self.takeover, None
         if self.lockstep:
-            tau = None if kind == "activate" else self.last_tau
+            tau = None if kind is Takeover.ACTIVATE else self.last_tau
         else:
             tau = measured_tau if measured_tau is not None else \
                 (self.last_tau if self.updates else None)
-        if kind == "gains":
+        if kind is Takeover.GAINS:
             if tau is not None:
                 self.law.continue_from(tau)
         else:
@@ -351,6 +350,8 @@ class LawHost:
         """The node's /diagnostics status: the law, its updates and recoveries and, while it
         runs, its own scalar figures."""
         d = {"law": self.name, "updates": self.updates, "recoveries": self.recoveries}
+        if self.swap.failed:
+            d["swap_failed"] = self.swap.failed
         if not self.running:
             return OK, self.node.lifecycle_state.label, d
         try:

@@ -16,8 +16,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from robot_control.control import kernels_task as KT
-from robot_control.control.kernels_load_sharing import load_sharing_torque
+from robot_control.control import task_kernels as KT
+from robot_control.control.load_sharing_kernels import load_sharing_torque
 from robot_control.dynamics import kernels as K
 from robot_control.dynamics.constrained_mass import (
     BWORK,
@@ -249,7 +249,7 @@ def run_cell_periods(k0, k1, steps, tick_ns, substeps, c, state, noise, sigma, l
 
     ``state`` rows: q, q̇, q̈ of the closed chain; ``noise`` the standard-normal draws (position,
     then velocity, for those with σ > 0); ``law`` = (Ds, As, O, starts, fractions) of
-    kernels_load_sharing; ``work`` rows: measured q, q̇, τ, applied τ, saturation flags, zeros.
+    load_sharing_kernels; ``work`` rows: measured q, q̇, τ, applied τ, saturation flags, zeros.
     """
     Ds, As, O, starts, fractions = law
     q, qd, qdd = state[0], state[1], state[2]

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from robot_control.control import kernels_task as KT
+from robot_control.control import task_kernels as KT
 from robot_control.control.base import NonFiniteOutput, Reference, State
 from robot_control.control.compiled import task_inputs, vector
 from robot_control.control.load_sharing import LoadSharing

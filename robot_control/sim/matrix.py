@@ -9,7 +9,10 @@ stop or a rejected command, and the tracking error stayed within its law family'
   plant's "plant state diverged" fault);
 - safety stop: a joint speed passed ``overspeed_factor`` (1.2) × its limit;
 - rejected: a commanded torque passed IMPLAUSIBLE_FACTOR × its effort limit (the plant drops it);
-- beyond bound: max |e| over the run above FAMILY_BOUNDS[family].
+- beyond bound: max |e| over the run above its law family's bound (control/families.py).
+
+The laws and their families come from the law classes (Controller.FAMILY, VARIANTS): a law
+added to the registry is added to the matrix by itself.
 
 ``python -m robot_control.sim.matrix --update docs/law_matrix.md`` rewrites the table there.
 """
@@ -19,43 +22,50 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
+from robot_control.control.families import Family
 from robot_control.model.robot_model import IMPLAUSIBLE_FACTOR
 
 #: the plant node's default overspeed trip, × the velocity limit (nodes/plant_node.py)
 OVERSPEED_FACTOR = 1.2
 RATES = (500.0, 1000.0)
 
-#: (label, registry name, extra parameters, family) of every law of the matrix
-JOINT_LAWS: tuple[tuple[str, str, dict, str], ...] = (
-    ("pd", "pd", {}, "pd"),
-    ("pd_gravity", "pd_gravity", {}, "pd_gravity"),
-    ("pd_fixed_gravity", "pd_fixed_gravity", {}, "pd_gravity"),
-    ("computed_torque", "computed_torque", {}, "model"),
-    ("passivity", "passivity", {}, "model"),
-    ("robust", "robust", {}, "model"),
-    ("sliding_mode.vs1", "sliding_mode", {"scheme": "vs1"}, "sliding"),
-    ("sliding_mode.vs2", "sliding_mode", {"scheme": "vs2"}, "sliding"),
-    ("sliding_mode.vs3", "sliding_mode", {"scheme": "vs3"}, "model_free"),
-    ("adaptive", "adaptive", {}, "adaptive"),
-    ("adaptive_craig", "adaptive_craig", {}, "adaptive"),
-    # task-space laws: their Cartesian reference from the joint one (forward kinematics), the
-    # stack's pose task and zero desired force (impedance in free space: task computed torque)
-    ("resolved_acceleration", "resolved_acceleration", {}, "model"),
-    ("impedance", "impedance", {}, "model"),
-)
+class MatrixLaw(NamedTuple):
+    """One law of the matrix: its label, registry name, extra parameters and family."""
 
-#: max |e| (rad or m) a law family must keep over the robot's demo motion. pd has no gravity
-#: compensation: its error is K_p⁻¹G(q) (Huo Ex 3-1's DDArm gains: 0.38 rad); the PD family with
-#: gravity leaves M q̈_d + C q̇ to the PD (e ≈ q̈_d/ω²); the model-based laws with the nominal
-#: model track to 1e-3 or better; sliding modes keep |s| within the boundary layer, e ≤ ε/Λ
-#: (the DDArm's Ex 3-5 estimate and layer: 0.03 rad); vs3 has no model at all, a wider layer;
-#: the adaptive bound covers the DDArm's deliberately wrong initial estimate of Huo's Ex 3-4
-#: (0.36 rad while the estimate converges).
-FAMILY_BOUNDS = {"pd": 0.4, "pd_gravity": 0.1, "model": 0.01, "sliding": 0.05,
-                 "model_free": 0.15, "adaptive": 0.4}
+    label: str
+    law: str
+    extra: dict
+    family: Family
+
+    @property
+    def bound(self) -> float:
+        """max |e| (rad or m) the law must keep over the robot's demo motion."""
+        return self.family.bound
+
+
+def joint_laws() -> list[MatrixLaw]:
+    """Every law of the matrix, from the laws' own declarations (Controller.FAMILY, VARIANTS),
+    in registry order: the built-in laws, registered ones and installed plug-ins that load."""
+    from robot_control.control.registry import available, controller_class
+
+    rows = []
+    for name in available():
+        try:
+            cls = controller_class(name)
+        except (ImportError, TypeError):  # a broken plug-in says why where it is used
+            continue
+        rows += [MatrixLaw(label, name, extra, family)
+                 for label, extra, family in cls.matrix_rows()]
+    return rows
+
+
+def families() -> dict[str, Family]:
+    """The families of the matrix's laws by name."""
+    return {row.family.name: row.family for row in joint_laws()}
 
 
 @dataclass
@@ -91,26 +101,31 @@ def judge(max_error: float, speed_ratio: float, torque_ratio: float, bound: floa
     return ""
 
 
-def law_row(label: str) -> tuple[str, str, dict, str]:
-    """The JOINT_LAWS row of ``label``: (label, registry name, extra parameters, family)."""
-    return next(row for row in JOINT_LAWS if row[0] == label)
+def law_row(label: str) -> MatrixLaw:
+    """The matrix's law labelled ``label`` (KeyError naming the labels there are)."""
+    rows = joint_laws()
+    row = next((row for row in rows if row.label == label), None)
+    if row is None:
+        raise KeyError(f"no law '{label}' in the matrix (one of "
+                       f"{', '.join(r.label for r in rows)})")
+    return row
 
 
 def run_cell(robot: str, label: str, rate: float, duration: float | None = None,
              arm_joints: list[str] | None = None) -> Cell:
-    """Simulate the stack's run of the law ``label`` (a JOINT_LAWS label) on ``robot``."""
+    """Simulate the stack's run of the law ``label`` (a matrix label) on ``robot``."""
     from robot_control.sim.stack_scenario import stack_scenario
 
-    _, law, extra, _ = law_row(label)
+    row = law_row(label)
     return scenario_cell(robot, label, rate,
-                         stack_scenario(robot, law, rate, duration, extra, arm_joints))
+                         stack_scenario(robot, row.law, rate, duration, row.extra, arm_joints))
 
 
 def scenario_cell(robot: str, label: str, rate: float, sc) -> Cell:
     """Run ``sc`` (the stack's run of ``label`` on ``robot``) and judge it."""
     from robot_control.sim.simulate import run
 
-    bound = FAMILY_BOUNDS[law_row(label)[3]]
+    bound = law_row(label).bound
     model = sc.robot
     try:
         with np.errstate(all="ignore"):
@@ -203,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
                              "pip install example-robot-data")
         default_robots, default_laws = list(EXAMPLE_ARMS), list(MODEL_BASED)
     else:
-        default_robots, default_laws = stack_robots(), [row[0] for row in JOINT_LAWS]
+        default_robots, default_laws = stack_robots(), [row.label for row in joint_laws()]
     robots = args.robots.split(",") if args.robots else default_robots
     laws = args.laws.split(",") if args.laws else default_laws
     cells = []

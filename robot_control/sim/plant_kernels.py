@@ -6,7 +6,7 @@ physics sub-step of a zero-order hold — disturbance, friction, joint-limit sto
 push, forward dynamics (ABA, or M + J_m and a Cholesky solve with actuator inertia) and the
 integrator — without returning to Python. The arithmetic follows plant.py's
 equations term by term (Huo 2.6, Schilling 6-3-3, Huo 2-107). The holds are entry points compiled
-without numba's reference counting (dynamics.kernels_spatial.entry_point): nothing they call allocates.
+without numba's reference counting (dynamics.spatial_kernels.entry_point): nothing they call allocates.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import numpy as np
 from numba import errors, njit, types
 from numba.extending import overload
 
+from robot_control.dynamics import aba_kernels as KA
 from robot_control.dynamics import kernels as K
-from robot_control.dynamics import kernels_aba as KA
-from robot_control.dynamics import kernels_world as KW
+from robot_control.dynamics import world_kernels as KW
 from robot_control.dynamics.cholesky import cholesky_in_place, solve_factored
 from robot_control.sim.mujoco_kernels import hold_mujoco
 
@@ -129,7 +129,7 @@ def contact_torque(D, C, q, qd, total):
 @njit(cache=True)
 def surface_forward_dynamics(D, C, q, qd, tau, out):
     """q̈ by the ABA with the surface's push on the contact body as an external wrench (RBDA
-    Table 7.1's f^x, base coordinates, kernels_aba): after the velocity pass the contact point's
+    Table 7.1's f^x, base coordinates, aba_kernels): after the velocity pass the contact point's
     position o = T_{0,b} r and velocity v + ω × o come from the body's world pose and twist (at the
     base origin), and the force f (``surface_force``, base axes) acting at o enters its bias
     wrench as −(o × f, f); the same q̈ as J_vᵀf added to τ (``contact_torque``) up to rounding.

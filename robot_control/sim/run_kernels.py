@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from numba import literally, njit, typeof, types
 
-from robot_control.control import kernels_task as KT
+from robot_control.control import task_kernels as KT
 from robot_control.control.compiled import law_update
-from robot_control.dynamics import kernels_world as KW
+from robot_control.dynamics import world_kernels as KW
 from robot_control.sim import plant_kernels as PK
 from robot_control.trajectory.cartesian import path_sample_into
 from robot_control.trajectory.sampling import sample_into, series_sample_into

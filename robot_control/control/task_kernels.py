@@ -7,7 +7,7 @@ the task frame, the reference and sensed wrench the caller writes in, gains, out
 Task vectors are linear first (3 rows for a position task, 6 for a pose task), picked from the
 (ω; v) rows of the geometric Jacobian (control.task_space). Sums run in index order (no BLAS).
 Nothing here allocates: ``task_acceleration`` and ``task_torque`` are entry points compiled without
-numba's reference counting (dynamics.kernels_spatial.entry_point), and so is all they call.
+numba's reference counting (dynamics.spatial_kernels.entry_point), and so is all they call.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ import numpy as np
 from numba import njit
 
 from robot_control.control import law_kernels as L
-from robot_control.control.kernels_svd import svd_pseudo_inverse_times
+from robot_control.control.svd_kernels import svd_pseudo_inverse_times
 from robot_control.dynamics import kernels as K
-from robot_control.dynamics import kernels_world as KW
 from robot_control.dynamics import regressor_kernels as RK
+from robot_control.dynamics import world_kernels as KW
 
 #: law kind codes (control.compiled)
 RESOLVED_ACCELERATION, HYBRID_FORCE, IMPEDANCE = 10, 11, 12

@@ -1,5 +1,5 @@
 """Compiled singular value decomposition of a small matrix without allocating (one-sided Jacobi),
-for the pseudo-inverse of a rank-deficient task Jacobian (control.kernels_task).
+for the pseudo-inverse of a rank-deficient task Jacobian (control.task_kernels).
 
 One-sided Jacobi (Hestenes 1958; Demmel & Veselić 1992) rotates pairs of columns of W = J until
 every pair is orthogonal; then W = U Σ and the accumulated rotations are V, with J = U Σ Vᵀ. It

@@ -1,10 +1,10 @@
 """Forward dynamics by the articulated-body algorithm in base coordinates (Featherstone RBDA §7.3).
 
 Every quantity — screws S_i, twists V_i, articulated inertias I^A_i and bias wrenches p^A_i — is
-expressed in the base frame at the base origin (kernels_world's poses, screws and rigid inertias),
+expressed in the base frame at the base origin (world_kernels's poses, screws and rigid inertias),
 as Pinocchio's ABA does. A body's articulated inertia then adds to its parent's as it is: the
 backward pass has no 6×6 congruence transform per joint (the body-frame form's dearest step), and
-the rigid inertias move to the base in their 10-number form (a rotation, kernels_world).
+the rigid inertias move to the base in their 10-number form (a rotation, world_kernels).
 
 The three passes are inlined into their callers: ``aba`` here, and the plant's surface pass
 (sim.plant_kernels), which adds the surface's push to the contact body's bias wrench between the
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from robot_control.dynamics.kernels_spatial import (
+from robot_control.dynamics.spatial_kernels import (
     PARENT,
     ROW_PACKED,
     W_QDD,
@@ -26,7 +26,7 @@ from robot_control.dynamics.kernels_spatial import (
     check_length,
     dot6,
 )
-from robot_control.dynamics.kernels_world import (
+from robot_control.dynamics.world_kernels import (
     O_B,
     O_H,
     O_J,
@@ -40,7 +40,7 @@ from robot_control.dynamics.kernels_world import (
     world_body,
 )
 
-# Workspace columns besides kernels_world's pose O_R/O_P, screw O_S, twist O_V and rigid inertia
+# Workspace columns besides world_kernels's pose O_R/O_P, screw O_S, twist O_V and rigid inertia
 # O_M/O_H/O_J: bias acceleration c_i (in O_SD), the body's acceleration (in O_B, which the ABA
 # does not otherwise use), articulated inertia I^A (6×6 row-major), bias wrench p^A, U = I^A S and
 # (D, u). They end before W_QDD, where a derivative pass reads the q̈ this ABA wrote.

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from robot_control.dynamics.kernels_spatial import (
+from robot_control.dynamics.spatial_kernels import (
     AXIS,
     FIRST_MOMENT,
     MASS,

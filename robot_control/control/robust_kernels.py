@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from robot_control.control import law_kernels as L
-from robot_control.control.kernels_adaptive import basis_regressor
+from robot_control.control.adaptive_kernels import basis_regressor
 from robot_control.dynamics import kernels as K
 from robot_control.dynamics import regressor_kernels as RK
 

@@ -3,7 +3,7 @@
 ``LoadSharing.compute`` calls ``load_sharing_torque`` once per control period and the cell's
 offline loop (sim.cell_run_kernels) calls it for many periods in one compiled call, so both give
 the same bits. The arrays: per arm i the data array ``Ds[i]`` of its augmented model (kinematics
-and terms) and a task array ``As[i]`` (control.kernels_task layout: frame E on its last link, a
+and terms) and a task array ``As[i]`` (control.task_kernels layout: frame E on its last link, a
 pose task); the object's task array ``O`` holds what the arms share — the reference and desired
 wrench (as ``compiled.task_inputs`` writes them), gains K_p, K_d, the plane normal, the averaged
 pose and twist of E, the error and the commanded acceleration a_p (its QR rows, which no solve
@@ -16,8 +16,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from robot_control.control import kernels_task as KT
-from robot_control.control.kernels_svd import jacobi_svd
+from robot_control.control import task_kernels as KT
+from robot_control.control.svd_kernels import jacobi_svd
 from robot_control.dynamics import kernels as K
 
 #: task rows of a pose task: linear, then angular rows of the (ω; v) Jacobian
@@ -25,7 +25,7 @@ POSE_ROWS = (3, 4, 5, 0, 1, 2)
 
 
 def task_array(model, frame: str) -> np.ndarray:
-    """A zeroed kernels_task array for a pose task of ``frame`` on ``model`` (frame, body, rows)."""
+    """A zeroed task_kernels array for a pose task of ``frame`` on ``model`` (frame, body, rows)."""
     A = np.zeros(KT.task_shape(model.nq))
     body, X = model.frame_placement(frame)
     A[KT.TK_FRAME : KT.TK_FRAME + 4, :4] = X
@@ -38,7 +38,7 @@ def task_array(model, frame: str) -> np.ndarray:
 @njit(cache=True)
 def average_pose(As, T, work):
     """T: mean position of the arms' T_E, rotation nearest the sum S of theirs (Huo 3.13 ③):
-    U diag(1, 1, sgn det UVᵀ) Vᵀ of S = UΣVᵀ (one-sided Jacobi, control.kernels_svd), U's columns
+    U diag(1, 1, sgn det UVᵀ) Vᵀ of S = UΣVᵀ (one-sided Jacobi, control.svd_kernels), U's columns
     w_i / σ_i for the two largest σ_i and the third their cross product, as V's. ``work``: 2 × 9
     scratch (W = UΣ and V, row-major)."""
     m = len(As)
