@@ -1,0 +1,110 @@
+"""The window layout of the rqt perspective (bringup/rqt_perspective.py), made by Qt itself:
+rqt restores its window from ``QMainWindow.saveState()`` bytes (a binary format private to Qt),
+so the layout is built once in an off-screen QMainWindow with dock widgets of the names rqt gives
+its plugins' docks, and its geometry and state are saved from there. The same for the splitters
+inside the console (message table over filters) and reconfigure (node list beside parameters).
+
+Needs Qt's Python binding as rqt uses it (python_qt_binding: PyQt5 on Jazzy); imported on call.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+#: the screen the window is laid out for
+SCREEN = (1920, 1080)
+#: the console's height (bottom, full width), reconfigure's width (top right), in pixels
+CONSOLE_HEIGHT = 330
+RECONFIGURE_WIDTH = 600
+#: the reconfigure dock's node list beside the parameter editor, pixels
+NODE_LIST_WIDTH = 170
+
+
+@dataclass(frozen=True)
+class WindowLayout:
+    """What rqt restores its window and two plugins' splitters from (Qt-serialised bytes)."""
+    geometry: bytes
+    state: bytes
+    console_splitter: bytes  # message table above, filters below (collapsed)
+    reconfigure_splitter: bytes  # node list left, parameter editor right
+
+
+def _application():
+    """The QApplication of this process, created on Qt's off-screen platform if there is none."""
+    from python_qt_binding.QtWidgets import QApplication
+
+    return QApplication.instance() or QApplication(["robot_control_rqt", "-platform", "offscreen"])
+
+
+def plot_grid(count: int) -> list[list[int]]:
+    """The plots' indices by column: two columns (one for a single plot), filled row by row."""
+    columns = 1 if count < 2 else 2
+    rows = math.ceil(count / columns)
+    return [[r * columns + c for r in range(rows) if r * columns + c < count]
+            for c in range(columns)]
+
+
+def window_layout(plots: list[str], reconfigure: str, console: str,
+                  screen: tuple[int, int] = SCREEN) -> WindowLayout:
+    """The window at the screen's size: the plot docks (object names, in order) in a grid at the
+    top left, reconfigure at the top right, the console across the bottom."""
+    from python_qt_binding.QtCore import Qt
+    from python_qt_binding.QtWidgets import QDockWidget, QMainWindow, QSplitter, QWidget
+
+    app = _application()
+    window = QMainWindow()
+    window.setDockNestingEnabled(True)  # as rqt's main window: docks split inside an area
+
+    def dock(name: str) -> QDockWidget:
+        widget = QDockWidget(name, window)
+        widget.setObjectName(name)
+        widget.setWidget(QWidget())
+        return widget
+
+    plot_docks = [dock(name) for name in plots]
+    columns = [[plot_docks[i] for i in column] for column in plot_grid(len(plots))]
+    window.addDockWidget(Qt.LeftDockWidgetArea, columns[0][0])
+    for column in columns[1:]:
+        window.splitDockWidget(columns[0][0], column[0], Qt.Horizontal)
+    for column in columns:
+        for above, below in zip(column, column[1:], strict=False):
+            window.splitDockWidget(above, below, Qt.Vertical)
+    reconfigure_dock, console_dock = dock(reconfigure), dock(console)
+    window.addDockWidget(Qt.RightDockWidgetArea, reconfigure_dock)
+    window.addDockWidget(Qt.BottomDockWidgetArea, console_dock)  # spans the width: Qt's corners
+
+    width, height = screen
+    window.setGeometry(0, 0, width, height)
+    window.show()
+    app.processEvents()
+    plots_width = width - RECONFIGURE_WIDTH
+    window.resizeDocks([console_dock], [CONSOLE_HEIGHT], Qt.Vertical)
+    window.resizeDocks([reconfigure_dock], [RECONFIGURE_WIDTH], Qt.Horizontal)
+    window.resizeDocks([c[0] for c in columns], [plots_width // len(columns)] * len(columns),
+                       Qt.Horizontal)
+    top_height = height - CONSOLE_HEIGHT
+    for column in columns:
+        window.resizeDocks(column, [top_height // len(column)] * len(column), Qt.Vertical)
+    app.processEvents()
+    layout = WindowLayout(
+        geometry=bytes(window.saveGeometry()), state=bytes(window.saveState()),
+        console_splitter=_splitter_state(QSplitter, Qt.Vertical, [CONSOLE_HEIGHT, 0]),
+        reconfigure_splitter=_splitter_state(
+            QSplitter, Qt.Horizontal, [NODE_LIST_WIDTH, RECONFIGURE_WIDTH - NODE_LIST_WIDTH]))
+    window.close()
+    window.deleteLater()
+    return layout
+
+
+def _splitter_state(splitter_class, orientation, sizes: list[int]) -> bytes:
+    """``QSplitter.saveState()`` of a splitter with these pane sizes (0: collapsed)."""
+    from python_qt_binding.QtWidgets import QWidget
+
+    splitter = splitter_class(orientation)
+    for _ in sizes:
+        splitter.addWidget(QWidget())
+    splitter.setSizes(sizes)
+    state = bytes(splitter.saveState())
+    splitter.deleteLater()
+    return state
