@@ -10,13 +10,20 @@ Needs Qt's Python binding as rqt uses it (python_qt_binding: PyQt5 on Jazzy); im
 from __future__ import annotations
 
 import math
+import struct
 from dataclasses import dataclass
 
 #: the screen the window is laid out for
 SCREEN = (1920, 1080)
-#: the console's height (bottom, full width), reconfigure's width (top right), in pixels
-CONSOLE_HEIGHT = 330
-RECONFIGURE_WIDTH = 600
+#: the title bar Qt leaves above a restored window (QWidget::restoreGeometry moves a window whose
+#: top is higher down to this), pixels: the window fills the screen below it
+TITLE_BAR = 20
+#: the console's height (under the plots; about its least: its filter panes keep their minimum
+#: height even when its splitter hides them), reconfigure's width (right, full height), pixels
+CONSOLE_HEIGHT = 400
+RECONFIGURE_WIDTH = 560
+#: most plots in two columns; more in three (a plot of q over 10 s wants width)
+TWO_COLUMNS_UP_TO = 6
 #: the reconfigure dock's node list beside the parameter editor, pixels
 NODE_LIST_WIDTH = 170
 
@@ -38,8 +45,9 @@ def _application():
 
 
 def plot_grid(count: int) -> list[list[int]]:
-    """The plots' indices by column: two columns (one for a single plot), filled row by row."""
-    columns = 1 if count < 2 else 2
+    """The plots' indices by column, filled row by row: one column for one plot, two for up to
+    TWO_COLUMNS_UP_TO, else three."""
+    columns = 1 if count < 2 else 2 if count <= TWO_COLUMNS_UP_TO else 3
     rows = math.ceil(count / columns)
     return [[r * columns + c for r in range(rows) if r * columns + c < count]
             for c in range(columns)]
@@ -48,13 +56,17 @@ def plot_grid(count: int) -> list[list[int]]:
 def window_layout(plots: list[str], reconfigure: str, console: str,
                   screen: tuple[int, int] = SCREEN) -> WindowLayout:
     """The window at the screen's size: the plot docks (object names, in order) in a grid at the
-    top left, reconfigure at the top right, the console across the bottom."""
+    top left, the console under them, reconfigure down the right side."""
     from python_qt_binding.QtCore import Qt
     from python_qt_binding.QtWidgets import QDockWidget, QMainWindow, QSplitter, QWidget
 
     app = _application()
     window = QMainWindow()
     window.setDockNestingEnabled(True)  # as rqt's main window: docks split inside an area
+    # the right area takes both right corners (saved with the state): reconfigure's long list of
+    # parameters gets the full height, the console the plots' width
+    window.setCorner(Qt.TopRightCorner, Qt.RightDockWidgetArea)
+    window.setCorner(Qt.BottomRightCorner, Qt.RightDockWidgetArea)
 
     def dock(name: str) -> QDockWidget:
         widget = QDockWidget(name, window)
@@ -72,9 +84,9 @@ def window_layout(plots: list[str], reconfigure: str, console: str,
             window.splitDockWidget(above, below, Qt.Vertical)
     reconfigure_dock, console_dock = dock(reconfigure), dock(console)
     window.addDockWidget(Qt.RightDockWidgetArea, reconfigure_dock)
-    window.addDockWidget(Qt.BottomDockWidgetArea, console_dock)  # spans the width: Qt's corners
+    window.addDockWidget(Qt.BottomDockWidgetArea, console_dock)
 
-    width, height = screen
+    width, height = screen[0], screen[1] - TITLE_BAR
     window.setGeometry(0, 0, width, height)
     window.show()
     app.processEvents()
@@ -88,13 +100,22 @@ def window_layout(plots: list[str], reconfigure: str, console: str,
         window.resizeDocks(column, [top_height // len(column)] * len(column), Qt.Vertical)
     app.processEvents()
     layout = WindowLayout(
-        geometry=bytes(window.saveGeometry()), state=bytes(window.saveState()),
+        geometry=window_geometry(*screen), state=bytes(window.saveState()),
         console_splitter=_splitter_state(QSplitter, Qt.Vertical, [CONSOLE_HEIGHT, 0]),
         reconfigure_splitter=_splitter_state(
             QSplitter, Qt.Horizontal, [NODE_LIST_WIDTH, RECONFIGURE_WIDTH - NODE_LIST_WIDTH]))
     window.close()
     window.deleteLater()
     return layout
+
+
+def window_geometry(width: int, height: int) -> bytes:
+    """``QWidget.saveGeometry()`` bytes (format 2.0, read by Qt 5 and 6) of a window whose frame
+    fills a width×height screen, a title bar above its client area. Written here, not saved from
+    the off-screen window: Qt refuses a geometry saved on a screen of another width."""
+    # QRect as Qt streams it: left, top, right, bottom
+    frame, client = (0, 0, width - 1, height - 1), (0, TITLE_BAR, width - 1, height - 1)
+    return struct.pack(">IHH4i4iiBBi", 0x1D9D0CB, 2, 0, *frame, *client, 0, False, False, width)
 
 
 def _splitter_state(splitter_class, orientation, sizes: list[int]) -> bytes:

@@ -22,8 +22,9 @@ from dataclasses import dataclass
 from robot_control.bringup.rqt_layout import WindowLayout
 
 PLOT, RECONFIGURE, CONSOLE = "rqt_plot/Plot", "rqt_reconfigure/Param", "rqt_console/Console"
-#: object names of the plugins' main widgets: rqt names each dock <plugin>__<serial>__<widget>
-WIDGETS = {PLOT: "PlotWidget", RECONFIGURE: "_plugincontainer_top_widget",
+#: object names of the plugins' main widgets once loaded (rqt_plot's is its .ui file's, set after
+#: its own): rqt names each dock <plugin>__<serial>__<widget>
+WIDGETS = {PLOT: "DataPlotWidget", RECONFIGURE: "_plugincontainer_top_widget",
            CONSOLE: "ConsoleWidget"}
 #: rqt_plot's plot types (data_plot.DataPlot.plot_types); it falls back to an installed one
 MATPLOT = 1

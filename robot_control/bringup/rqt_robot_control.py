@@ -143,8 +143,8 @@ def main(argv: list[str] | None = None) -> int:
     except TimeoutError as exc:
         print(f"rqt_robot_control: {exc}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        return 130
+    except KeyboardInterrupt:  # Ctrl-C of the launch before the stack was up: as its nodes do
+        return 0
     path = write_perspective(args.output or default_output(args.namespace), names, urdf,
                              args.namespace)
     print(f"rqt_robot_control: {len(names)} joints ({', '.join(names)}): {path}", flush=True)
