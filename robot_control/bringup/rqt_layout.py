@@ -63,6 +63,7 @@ def window_layout(plots: list[str], reconfigure: str, console: str,
     app = _application()
     window = QMainWindow()
     window.setDockNestingEnabled(True)  # as rqt's main window: docks split inside an area
+    window.menuBar().addMenu("&File")  # rqt's has a menu bar: the docks get what it leaves
     # the right area takes both right corners (saved with the state): reconfigure's long list of
     # parameters gets the full height, the console the plots' width
     window.setCorner(Qt.TopRightCorner, Qt.RightDockWidgetArea)

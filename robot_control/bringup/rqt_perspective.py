@@ -30,6 +30,9 @@ WIDGETS = {PLOT: "DataPlotWidget", RECONFIGURE: "_plugincontainer_top_widget",
 MATPLOT = 1
 #: seconds of history each plot shows while it scrolls
 PLOT_WINDOW_S = 10.0
+#: each plot's first y range: rqt_plot only widens it to the data (around 0, never shrinking),
+#: so it starts narrow, else a 1 mrad error would sit flat in matplotlib's default 0…1
+Y_START = [-1e-3, 1e-3]
 #: a joint type's unit (URDF joint types; others, e.g. a D-H robot's, are revolute)
 UNITS = {"prismatic": "m"}
 
@@ -98,7 +101,7 @@ def perspective(plots: list[PlotDock], namespace: str, layout: WindowLayout) -> 
     for serial, plot in enumerate(plots, start=1):
         instances[f"plugin__{instance_id(PLOT, serial)}"] = _instance(
             PLOT, plot.title, {"topics": plot.topics, "autoscroll": True, "plot_type": MATPLOT,
-                               "x_limits": [0.0, PLOT_WINDOW_S]})
+                               "x_limits": [0.0, PLOT_WINDOW_S], "y_limits": Y_START})
     instances[f"plugin__{instance_id(CONSOLE, 1)}"] = _instance(
         CONSOLE, f"Console: log messages of every node (/rosout){' in ' + ns if ns else ''}", {
             "settings_exist": True, "table_splitter": layout.console_splitter,
