@@ -18,14 +18,15 @@ SCREEN = (1920, 1080)
 #: the title bar Qt leaves above a restored window (QWidget::restoreGeometry moves a window whose
 #: top is higher down to this), pixels: the window fills the screen below it
 TITLE_BAR = 20
-#: the console's height (under the plots; about its least: its filter panes keep their minimum
-#: height even when its splitter hides them), reconfigure's width (right, full height), pixels
-CONSOLE_HEIGHT = 400
-RECONFIGURE_WIDTH = 560
+#: the right column's width (reconfigure over the console) and the console's height (about its
+#: least: its filter panes keep their minimum height even when its splitter hides them), pixels
+RIGHT_WIDTH = 680
+CONSOLE_HEIGHT = 420
 #: most plots in two columns; more in three (a plot of q over 10 s wants width)
 TWO_COLUMNS_UP_TO = 6
-#: the reconfigure dock's node list beside the parameter editor, pixels
-NODE_LIST_WIDTH = 170
+#: the reconfigure dock's node list beside the parameter editor (name, value and range of each
+#: parameter: about 550 px), pixels
+NODE_LIST_WIDTH = 130
 
 
 @dataclass(frozen=True)
@@ -55,8 +56,9 @@ def plot_grid(count: int) -> list[list[int]]:
 
 def window_layout(plots: list[str], reconfigure: str, console: str,
                   screen: tuple[int, int] = SCREEN) -> WindowLayout:
-    """The window at the screen's size: the plot docks (object names, in order) in a grid at the
-    top left, the console under them, reconfigure down the right side."""
+    """The window at the screen's size: the plot docks (object names, in order) in a grid over its
+    full height, reconfigure and under it the console on the right: the plots get the most room
+    (rqt_plot's legend covers the top left of its axes, the less the taller they are)."""
     from python_qt_binding.QtCore import Qt
     from python_qt_binding.QtWidgets import QDockWidget, QMainWindow, QSplitter, QWidget
 
@@ -64,10 +66,6 @@ def window_layout(plots: list[str], reconfigure: str, console: str,
     window = QMainWindow()
     window.setDockNestingEnabled(True)  # as rqt's main window: docks split inside an area
     window.menuBar().addMenu("&File")  # rqt's has a menu bar: the docks get what it leaves
-    # the right area takes both right corners (saved with the state): reconfigure's long list of
-    # parameters gets the full height, the console the plots' width
-    window.setCorner(Qt.TopRightCorner, Qt.RightDockWidgetArea)
-    window.setCorner(Qt.BottomRightCorner, Qt.RightDockWidgetArea)
 
     def dock(name: str) -> QDockWidget:
         widget = QDockWidget(name, window)
@@ -85,26 +83,26 @@ def window_layout(plots: list[str], reconfigure: str, console: str,
             window.splitDockWidget(above, below, Qt.Vertical)
     reconfigure_dock, console_dock = dock(reconfigure), dock(console)
     window.addDockWidget(Qt.RightDockWidgetArea, reconfigure_dock)
-    window.addDockWidget(Qt.BottomDockWidgetArea, console_dock)
+    window.splitDockWidget(reconfigure_dock, console_dock, Qt.Vertical)
 
     width, height = screen[0], screen[1] - TITLE_BAR
     window.setGeometry(0, 0, width, height)
     window.show()
     app.processEvents()
-    plots_width = width - RECONFIGURE_WIDTH
-    window.resizeDocks([console_dock], [CONSOLE_HEIGHT], Qt.Vertical)
-    window.resizeDocks([reconfigure_dock], [RECONFIGURE_WIDTH], Qt.Horizontal)
+    window.resizeDocks([reconfigure_dock], [RIGHT_WIDTH], Qt.Horizontal)
+    window.resizeDocks([reconfigure_dock, console_dock], [height - CONSOLE_HEIGHT, CONSOLE_HEIGHT],
+                       Qt.Vertical)
+    plots_width = width - RIGHT_WIDTH
     window.resizeDocks([c[0] for c in columns], [plots_width // len(columns)] * len(columns),
                        Qt.Horizontal)
-    top_height = height - CONSOLE_HEIGHT
     for column in columns:
-        window.resizeDocks(column, [top_height // len(column)] * len(column), Qt.Vertical)
+        window.resizeDocks(column, [height // len(column)] * len(column), Qt.Vertical)
     app.processEvents()
     layout = WindowLayout(
         geometry=window_geometry(*screen), state=bytes(window.saveState()),
         console_splitter=_splitter_state(QSplitter, Qt.Vertical, [CONSOLE_HEIGHT, 0]),
         reconfigure_splitter=_splitter_state(
-            QSplitter, Qt.Horizontal, [NODE_LIST_WIDTH, RECONFIGURE_WIDTH - NODE_LIST_WIDTH]))
+            QSplitter, Qt.Horizontal, [NODE_LIST_WIDTH, RIGHT_WIDTH - NODE_LIST_WIDTH]))
     window.close()
     window.deleteLater()
     return layout
