@@ -147,4 +147,4 @@ def test_rqt_true_opens_plots_of_every_joint_that_move_the_console_and_reconfigu
     # reconfigure's parameter editor (right of its node list): the controller's parameters
     editor = second[150:CONSOLE_TOP - 150, RIGHT_LEFT + NODE_LIST_WIDTH + 20:WIDTH - 10]
     print(f"dark pixels in reconfigure's editor: {int(_dark(editor).sum())}")
-    assert _dark(editor).sum() > 3000, int(_dark(editor).sum())
+    assert _dark(editor).sum() > 1500, int(_dark(editor).sum())  # empty: none
