@@ -44,10 +44,14 @@ class PlotDock:
     topics: list[str]
 
 
+def prefix(namespace: str) -> str:
+    """A stack's namespace as the start of its names: '' for none, else '/ns'."""
+    return "/" + namespace.strip("/") if namespace.strip("/") else ""
+
+
 def state_topic(namespace: str) -> str:
     """The controller's JointTrajectoryControllerState topic in a stack's namespace."""
-    ns = "/" + namespace.strip("/") if namespace.strip("/") else ""
-    return f"{ns}/controller/controller_state"
+    return f"{prefix(namespace)}/controller/controller_state"
 
 
 def joint_units(names: list[str], joint_types: dict[str, str]) -> list[str]:
@@ -96,7 +100,7 @@ def _instance(plugin: str, title: str, settings: dict[str, object]) -> dict:
 
 def perspective(plots: list[PlotDock], namespace: str, layout: WindowLayout) -> dict:
     """The perspective: the plots, reconfigure on the controller, the console, the window."""
-    ns = "/" + namespace.strip("/") if namespace.strip("/") else ""
+    ns = prefix(namespace)
     instances = {}
     for serial, plot in enumerate(plots, start=1):
         instances[f"plugin__{instance_id(PLOT, serial)}"] = _instance(

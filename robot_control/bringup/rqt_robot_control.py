@@ -25,6 +25,7 @@ from robot_control.bringup.rqt_perspective import (
     joint_units,
     perspective,
     plot_docks,
+    prefix,
     state_topic,
 )
 from robot_control.model.resources import user_cache_dir
@@ -35,11 +36,6 @@ from robot_control.model.urdf import parse_urdf
 WAIT_S = 600.0
 #: how long robot_description may lag behind the controller's first state (it comes first)
 DESCRIPTION_S = 3.0
-
-
-def _namespaced(namespace: str, name: str) -> str:
-    ns = namespace.strip("/")
-    return f"/{ns}/{name}" if ns else f"/{name}"
 
 
 def wait_for_stack(namespace: str, timeout: float, ros_args: list[str]
@@ -61,7 +57,7 @@ def wait_for_stack(namespace: str, timeout: float, ros_args: list[str]
                                  qos_profile_sensor_data)
         latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
                              reliability=ReliabilityPolicy.RELIABLE)
-        node.create_subscription(String, _namespaced(namespace, "robot_description"),
+        node.create_subscription(String, f"{prefix(namespace)}/robot_description",
                                  lambda m: got.setdefault("urdf", m.data), latched)
         _spin_until(node, lambda: "names" in got, timeout)
         if "names" not in got:
