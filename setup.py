@@ -21,7 +21,7 @@ setup(
         ("share/ament_index/resource_index/packages", ["resource/" + package_name]),
         ("share/" + package_name, ["package.xml"]),
         ("share/" + package_name + "/launch", glob("launch/*")),
-        ("share/" + package_name + "/config", glob("config/*.yaml") + glob("config/*.perspective")),
+        ("share/" + package_name + "/config", glob("config/*.yaml")),
         ("share/" + package_name + "/config/robots", glob("config/robots/*.yaml")),
         ("share/" + package_name + "/config/scenarios", glob("config/scenarios/*.yaml")),
         ("share/" + package_name + "/config/cells", glob("config/cells/*.yaml")),
@@ -85,6 +85,7 @@ setup(
             "cell_plant = robot_control.nodes.cell_plant_node:main",
             "cell_controller = robot_control.nodes.cell_controller_node:main",
             "robot_control_container = robot_control.nodes.container:main",
+            "rqt_robot_control = robot_control.bringup.rqt_robot_control:main",
         ],
         # the built-in laws, declared the way a third-party package adds its own
         "robot_control.controllers": [

@@ -26,6 +26,7 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E
 
 from robot_control.bus.backend import create_node
 from robot_control.bus.node import ParameterError  # noqa: E402
+from robot_control.bus.parameters import STRING_ARRAY  # noqa: E402
 
 pytestmark = pytest.mark.ros2
 CALL_TIMEOUT_S = 15.0
@@ -141,6 +142,7 @@ def test_ros2_parameter_services_pass_the_store_and_return_reasons(make_node, pe
     node.declare_parameter("mode", "a", additional_constraints="a | b")
     node.declare_parameter("count", 3, read_only=True)
     node.declare_parameter("empty", [])
+    node.declare_parameter("fixed_empty", [], read_only=True, ptype=STRING_ARRAY)
     node.add_parameter_validator(lambda ch: f"mode must be 'a' or 'b', not '{ch['mode']}'"
                                  if ch.get("mode", "a") not in ("a", "b") else None)
     heard = []
@@ -166,7 +168,15 @@ def test_ros2_parameter_services_pass_the_store_and_return_reasons(make_node, pe
         assert described[0].floating_point_range[0].to_value == 10.0
         assert described[1].additional_constraints == "a | b"
         names = result(client.list_parameters([], 0)).result.names
-        assert {"gain", "mode", "count", "empty", "use_sim_time"} <= set(names)
+        assert {"gain", "mode", "count", "empty", "fixed_empty", "use_sim_time"} <= set(names)
+        # rqt_reconfigure asks for every listed name at once: one unset name empties the answer
+        values = result(client.get_parameters(names)).values
+        assert len(values) == len(names), names
+        fixed = values[names.index("fixed_empty")]
+        assert (fixed.type, list(fixed.string_array_value)) == (
+            ParameterType.PARAMETER_STRING_ARRAY, [])
+        assert not result(client.set_parameters([Parameter(
+            "fixed_empty", Parameter.Type.STRING_ARRAY, ["x"])])).results[0].successful
 
 
 def test_qos_profiles_and_a_latched_late_joiner(make_node, peer):

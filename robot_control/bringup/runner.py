@@ -46,6 +46,8 @@ EXECUTABLES = {
     "cell_controller": "robot_control.nodes.cell_controller_node",
     "robot_control_container": "robot_control.nodes.container",
 }
+#: executables of this package that need ROS 2 itself, and why
+ROS_ONLY = {"rqt_robot_control": "it opens rqt, which needs ROS 2 (use ros2 launch)"}
 #: executables whose /controller/state says the control loop is closed
 CONTROLLERS = ("controller", "cell_controller")
 #: executables that compose several nodes into one process (their arguments name the nodes)
@@ -516,6 +518,8 @@ def node_module(node: NodeLaunch) -> str:
     if node.package != PACKAGE:
         raise LaunchError(f"node {node.label}: robot-control launch starts {PACKAGE} nodes only, "
                           f"not package '{node.package}'")
+    if node.executable in ROS_ONLY:
+        raise LaunchError(f"node {node.label}: {ROS_ONLY[node.executable]}")
     if node.executable not in EXECUTABLES:
         raise LaunchError(f"node {node.label}: unknown executable '{node.executable}' "
                           f"(known: {', '.join(EXECUTABLES)})")

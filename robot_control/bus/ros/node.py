@@ -21,6 +21,7 @@ Importing this module imports rclpy; nothing else in robot_control.bus does.
 from __future__ import annotations
 
 import array
+import copy
 import functools
 import importlib
 import threading
@@ -375,13 +376,19 @@ class RclpyNode(Node):
             raise ParameterError(f"parameter '{name}' needs a typed default value")
         # Declaring calls the on-set callback: keep the store's validators and listeners out of
         # it (the store already holds this value). rclpy cannot infer a type from [], so an
-        # empty list is declared by type and then set.
+        # empty list is declared by type, writable, then set, then made read-only if it is:
+        # left unset, GetParameters of every listed name (rqt_reconfigure) would come back empty
         self._initialising = name
         try:
-            self._node.declare_parameter(name, ptype if value == [] else value, descriptor,
-                                         ignore_override=True)
             if value == []:
+                writable = copy.copy(descriptor)  # rclpy keeps the object it is given
+                writable.read_only = False
+                self._node.declare_parameter(name, ptype, writable, ignore_override=True)
                 self._node.set_parameters([Parameter(name, ptype, [])])
+                if read_only:
+                    self._node.set_descriptor(name, descriptor)
+            else:
+                self._node.declare_parameter(name, value, descriptor, ignore_override=True)
         finally:
             self._initialising = None
         return value
