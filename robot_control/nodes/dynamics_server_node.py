@@ -21,9 +21,10 @@ import numpy as np
 from robot_control import dynamics as dyn
 from robot_control.bus.lifecycle import CallbackReturn
 from robot_control.model.urdf_export import robot_description
-from robot_control.nodes.common import declare_common, run_node, warm_up
+from robot_control.nodes.common import run_node, warm_up
 from robot_control.nodes.convert import Messages, stamp_ns
 from robot_control.nodes.health import OK, NodeHealth
+from robot_control.nodes.node_parameters import declare_common
 from robot_control.nodes.validation import DropLog, JointVectors, Rejected
 
 #: how often the node looks whether anyone subscribes to /dynamics/terms, s
@@ -37,7 +38,7 @@ class DynamicsServerNode:
         self.node = node
         self.log = node.get_logger()
         common = declare_common(node)
-        self.model = common["model"]
+        self.model = common.model
         self.n = self.model.nq
         self.joints = JointVectors(self.model)
         self.drops = DropLog(self.log)
