@@ -40,7 +40,14 @@ from robot_control.nodes.common import (
 from robot_control.nodes.convert import Messages, read_wrench, seconds, stamp_ns
 from robot_control.nodes.health import NodeHealth
 from robot_control.nodes.law_host import CONFIGURE_ERRORS, LawHost
-from robot_control.nodes.node_parameters import declare_cell_common, declare_frame_prefix
+from robot_control.nodes.node_parameters import (
+    AutostartParams,
+    CellScenarioParams,
+    FrameParams,
+    TimingParams,
+    declare_cell_common,
+    declare_frame_prefix,
+)
 from robot_control.nodes.validation import DropLog, JointVectors, Rejected, check_wrench
 from robot_control.sim.cell_simulate import cell_path, cell_reference, initial_contact_pose
 
@@ -56,6 +63,9 @@ def cell_laws() -> list[str]:
 
 class CellControllerNode:
     """Feeds the cell's joint states and the path of E to a cell law; publishes its torques."""
+
+    #: its parameter tables, in declaration order (docs/parameters.md)
+    PARAMETER_TABLES = (CellScenarioParams, TimingParams, FrameParams, AutostartParams)
 
     def __init__(self, node) -> None:
         self.node = node

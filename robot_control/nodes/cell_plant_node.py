@@ -46,9 +46,24 @@ from robot_control.bus.param_table import declare
 from robot_control.model.cell import arms_model, augmented_arm_model, share_vector
 from robot_control.nodes.common import run_node, warm_up
 from robot_control.nodes.convert import period_ns, seconds
-from robot_control.nodes.node_parameters import declare_cell_common, declare_engine
+from robot_control.nodes.drive_safety import DriveSafety
+from robot_control.nodes.node_parameters import (
+    AutostartParams,
+    CellScenarioParams,
+    EngineParams,
+    FrameParams,
+    TimingParams,
+    declare_cell_common,
+    declare_engine,
+)
 from robot_control.nodes.plant_node import PlantNode
-from robot_control.nodes.plant_parameters import CellLockstepStart, CellPlantParams
+from robot_control.nodes.plant_parameters import (
+    CellLockstepStart,
+    CellPlantParams,
+    CommandSourceParams,
+)
+from robot_control.nodes.realtime import RealtimeParams
+from robot_control.nodes.tf_publisher import TfParams
 from robot_control.sim.cell import CellPlantBase
 from robot_control.sim.cell_simulate import pressing_forces
 from robot_control.sim.engine import make_cell_plant
@@ -92,6 +107,11 @@ class ForceFigures:
 
 class CellPlantNode(PlantNode):
     """Wires a cell plant (sim/cell.py, or sim/mujoco_cell.py with ``engine: mujoco``) to the bus."""
+
+    #: its parameter tables, in declaration order (docs/parameters.md)
+    PARAMETER_TABLES = (CellScenarioParams, TimingParams, CellPlantParams, EngineParams, DriveSafety,
+                        RealtimeParams, FrameParams, TfParams, CellLockstepStart, CommandSourceParams,
+                        AutostartParams)
 
     COMMAND_SOURCE = "cell_controller"
     LOCKSTEP_START = CellLockstepStart

@@ -68,8 +68,8 @@ from robot_control.nodes.convert import (
 from robot_control.nodes.health import NodeHealth
 from robot_control.nodes.law_host import CONFIGURE_ERRORS, LawHost
 from robot_control.nodes.motion_feasibility import check_feasible
-from robot_control.nodes.node_parameters import declare_common
-from robot_control.nodes.realtime import LoopDiscipline
+from robot_control.nodes.node_parameters import AutostartParams, RobotParams, TimingParams, declare_common
+from robot_control.nodes.realtime import LoopDiscipline, RealtimeParams
 from robot_control.nodes.validation import (
     MAX_MOTION_POINTS,
     DropLog,
@@ -96,6 +96,9 @@ RESUME_AFTER_S = 0.05
 
 class ControllerNode(LoopTimerHooks):
     """Holds the active law and feeds it states, references, wrenches and model terms."""
+
+    #: its parameter tables, in declaration order (docs/parameters.md)
+    PARAMETER_TABLES = (RobotParams, TimingParams, ControllerParams, RealtimeParams, AutostartParams)
 
     def __init__(self, node) -> None:
         self.node = node

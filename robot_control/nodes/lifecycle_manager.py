@@ -86,6 +86,9 @@ class BringUpError(RuntimeError):
 class LifecycleManager:
     """Drives the managed nodes' transitions from a worker thread (calls block)."""
 
+    #: its parameter tables, in declaration order (docs/parameters.md)
+    PARAMETER_TABLES = (ManagedNodes, LifecycleManagerParams)
+
     def __init__(self, node) -> None:
         self.node = node
         self.log = node.get_logger()

@@ -51,6 +51,11 @@ from robot_control.nodes.convert import Messages, period_ns, seconds, stamp_ns
 from robot_control.nodes.drive_safety import DriveSafety
 from robot_control.nodes.health import OK, WARN, NodeHealth
 from robot_control.nodes.node_parameters import (
+    AutostartParams,
+    EngineParams,
+    FrameParams,
+    RobotParams,
+    TimingParams,
     declare_common,
     declare_engine,
     declare_frame_prefix,
@@ -61,8 +66,8 @@ from robot_control.nodes.plant_parameters import (
     PlantStart,
     PlantStep,
 )
-from robot_control.nodes.realtime import LoopDiscipline
-from robot_control.nodes.tf_publisher import TfPublisher
+from robot_control.nodes.realtime import LoopDiscipline, RealtimeParams
+from robot_control.nodes.tf_publisher import TfParams, TfPublisher
 from robot_control.nodes.validation import (
     DropLog,
     JointVectors,
@@ -91,6 +96,11 @@ class PlantNode:
     simulated mechanism overrides (nodes/cell_plant_node.py): ``_declare_plant``, ``_new_plant``,
     ``_driven_state``, ``_hold_torque``, ``_step``, ``_publish_extras``, ``_on_new_plant``.
     """
+
+    #: its parameter tables, in declaration order (docs/parameters.md)
+    PARAMETER_TABLES = (RobotParams, TimingParams, PlantStart, PlantStep, EngineParams, DriveSafety,
+                        RealtimeParams, FrameParams, TfParams, PlantLockstepStart, CommandSourceParams,
+                        AutostartParams)
 
     #: the node whose commands it obeys by default (parameter ``command_source``)
     COMMAND_SOURCE = "controller"

@@ -46,9 +46,9 @@ from robot_control.nodes.common import (
 )
 from robot_control.nodes.convert import TRAJECTORY_TOPIC, Messages, seconds, stamp_ns
 from robot_control.nodes.health import OK, NodeHealth
-from robot_control.nodes.node_parameters import declare_common
+from robot_control.nodes.node_parameters import AutostartParams, RobotParams, TimingParams, declare_common
 from robot_control.nodes.trajectory_actions import TrajectoryActions
-from robot_control.nodes.trajectory_parameters import TrajectoryParams
+from robot_control.nodes.trajectory_parameters import FeasibilityParams, JtcParams, TrajectoryParams
 from robot_control.nodes.validation import (
     DropLog,
     JointVectors,
@@ -64,6 +64,10 @@ HOUSEKEEPING_PERIOD_S = 0.1
 
 class TrajectoryNode(LoopTimerHooks):
     """Owns the active motion: sends it as knots when it starts, samples it for monitoring."""
+
+    #: its parameter tables, in declaration order (docs/parameters.md)
+    PARAMETER_TABLES = (RobotParams, TimingParams, TrajectoryParams, JtcParams, FeasibilityParams,
+                        AutostartParams)
 
     def __init__(self, node) -> None:
         self.node = node
