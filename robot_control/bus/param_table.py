@@ -46,6 +46,8 @@ ANNOTATION_TYPES = {
 #: the element type of a per-joint row's values
 _ELEMENT = {INTEGER_ARRAY: INTEGER, DOUBLE_ARRAY: DOUBLE, STRING_ARRAY: STRING}
 JOINT = "{joint}"
+#: what a row's ``size`` may say
+SIZES = ("", "joint", "joint or empty")
 
 
 class _Given:
@@ -84,6 +86,8 @@ def param(default: Any, description: str, *, name: str = "", read_only: bool = F
     """A table field: one parameter (see the module docstring)."""
     if default is GIVEN and not default_doc:
         raise ValueError(f"parameter {name or description!r}: a GIVEN default needs default_doc")
+    if size not in SIZES:
+        raise ValueError(f"parameter {name or description!r}: size must be one of {SIZES}")
     row = Row(name, default, description, read_only, None if range is None else tuple(range),
               None if choices is None else tuple(choices),
               constraints or (" | ".join(choices) if choices else ""), check, default_doc,
