@@ -1,6 +1,6 @@
-"""Pieces every node shares: latency
-statistics, compiling kernels before a node runs, and ``run_node``: the four nodes are managed
-(lifecycle) nodes whose logic objects provide the transition hooks."""
+"""Pieces every node shares: latency statistics, compiling kernels before a node runs, and
+``run_node``: the four nodes are managed (lifecycle) nodes whose logic objects provide the
+transition hooks. Their shared parameters: nodes/node_parameters.py."""
 
 from __future__ import annotations
 
