@@ -82,8 +82,9 @@ def stack_env(tag: str) -> dict[str, str]:
 
 def check_deadlines_and_outcome(summary: dict, final_line: str) -> None:
     """The missed-deadline figures agree with each other, and the run's outcome follows them: more
-    than DEGRADED_MISSED_RATIO of the deadlines missed (or a torque saturated, or motion dropped) is ``degraded``,
-    anything else ``ok`` — this machine's load decides which, the rule does not change."""
+    than DEGRADED_MISSED_RATIO of the deadlines missed (or a torque saturated, or motion dropped)
+    is ``degraded``, anything else ``ok`` — this machine's load decides which, the rule does not
+    change."""
     from robot_control.bringup.verdict import DEGRADED_MISSED_RATIO, dropped_motion
 
     base, missed = summary["plant"]["commanded_deadlines"], summary["missed_deadlines"]

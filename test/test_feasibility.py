@@ -6,7 +6,6 @@ a motion exactly feasible, and a FollowJointTrajectory goal refused or time-scal
 import subprocess
 import sys
 import time
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -17,6 +16,7 @@ from robot_control.dynamics import inverse_dynamics
 from robot_control.model import load_robot
 from robot_control.nodes.follow_joint_trajectory import ABORTED, SUCCEEDED, TrajectoryFollower
 from robot_control.nodes.motion_feasibility import MotionCheck, check_feasible
+from robot_control.nodes.trajectory_parameters import FeasibilityParams
 from robot_control.nodes.validation import Rejected
 from robot_control.sim.scenario import load_scenario
 from robot_control.trajectory import Hold, JointTrajectory
@@ -168,11 +168,10 @@ def test_a_scenario_whose_motion_needs_too_much_torque_is_loaded_with_a_one_line
 def follower(policy: str):
     ends = []
     ctl = Controller(Q0)
-    params = {"infeasible_motion": policy, "acceleration_limits": []}
     f = TrajectoryFollower(rules(), Tolerances(np.zeros((3, 6)), np.full((3, 6), 0.01), 1.0),
                            ctl, lambda gid, status, code, text: ends.append((status, code, text)),
                            Log(), feedback_rate=20.0)
-    f.motion_check = MotionCheck(SimpleNamespace(get_parameter=params.get), PUMA, f.log)
+    f.motion_check = MotionCheck(FeasibilityParams(infeasible_motion=policy), PUMA, f.log)
     return f, ctl, ends
 
 
@@ -215,9 +214,8 @@ def test_the_controller_refuses_an_infeasible_motion_and_takes_one_scaled_to_its
 
 @pytest.mark.parametrize("policy", ["refuse", "scale"])
 def test_the_generators_own_motion_is_held_or_slowed_when_infeasible(policy):
-    params = {"infeasible_motion": policy, "acceleration_limits": []}
     log = Log()
-    check = MotionCheck(SimpleNamespace(get_parameter=params.get), PUMA, log)
+    check = MotionCheck(FeasibilityParams(infeasible_motion=policy), PUMA, log)
     sweep = JointTrajectory.through([Q0, Q0 + 0.3, Q0], [0.05, 0.05])  # the shortest segments
     assert check.own_motion(JointTrajectory.through([Q0, Q0 + 0.3, Q0], [1.5, 1.5]), Q0) \
         is not None and log.lines == []
@@ -248,8 +246,7 @@ def test_scale_from_a_moving_reference_keeps_it_continuous_and_feasible():
 
 def test_acceleration_limits_from_the_node_refuse_a_goal_that_needs_more():
     f, ctl, ends = follower("refuse")
-    f.motion_check.node = SimpleNamespace(get_parameter={
-        "infeasible_motion": "refuse", "acceleration_limits": [0.3] * 6}.get)
+    f.motion_check.settings = FeasibilityParams("refuse", (0.3,) * 6)
     assert not f.submit("g", goal([(2.0, list(Q0 + 0.3))]), T0)  # peak 10/√3·0.3/4 = 0.43 rad/s²
     assert ends[0][1] == INVALID_GOAL and "acceleration limit 0.3 rad/s²" in ends[0][2]
 

@@ -66,10 +66,13 @@ def test_safety_parameters_are_read_only_while_the_plant_is_active():
                             ("command_timeout", 5.0), ("hold_damping", 0.0)):
             with pytest.raises(ParameterError, match="read-only while it is active"):
                 node.set_parameters({name: value})
-        assert plant.safe == "hold" and plant.overspeed == 1.2
+        assert plant.safety.safe_behaviour == "hold" and plant.safety.overspeed_factor == 1.2
         assert node.trigger_transition("deactivate").name == "SUCCESS"
+        with pytest.raises(ParameterError, match="safe_behaviour must be one of hold, zero_torque"):
+            node.set_parameters({"safe_behaviour": "coast"})
         node.set_parameters({"safe_behaviour": "zero_torque", "overspeed_factor": 1.5})
-        assert plant.safe == "zero_torque" and plant.overspeed == 1.5
+        assert plant.safety.safe_behaviour == "zero_torque"
+        assert plant.safety.overspeed_factor == plant.guard.factor == 1.5
     finally:
         shut(node)
 

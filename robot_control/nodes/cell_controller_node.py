@@ -34,14 +34,20 @@ from robot_control.model.cell import arms_model
 from robot_control.nodes.common import (
     ErrorStatistics,
     configure_failure,
-    declare_cell_common,
-    declare_frame_prefix,
     run_node,
     warm_up,
 )
 from robot_control.nodes.convert import Messages, read_wrench, seconds, stamp_ns
 from robot_control.nodes.health import NodeHealth
 from robot_control.nodes.law_host import CONFIGURE_ERRORS, LawHost
+from robot_control.nodes.node_parameters import (
+    AutostartParams,
+    CellScenarioParams,
+    FrameParams,
+    TimingParams,
+    declare_cell_common,
+    declare_frame_prefix,
+)
 from robot_control.nodes.validation import DropLog, JointVectors, Rejected, check_wrench
 from robot_control.sim.cell_simulate import cell_path, cell_reference, initial_contact_pose
 
@@ -58,16 +64,19 @@ def cell_laws() -> list[str]:
 class CellControllerNode:
     """Feeds the cell's joint states and the path of E to a cell law; publishes its torques."""
 
+    #: its parameter tables, in declaration order (docs/parameters.md)
+    PARAMETER_TABLES = (CellScenarioParams, TimingParams, FrameParams, AutostartParams)
+
     def __init__(self, node) -> None:
         self.node = node
         self.log = node.get_logger()
         common = declare_cell_common(node)
-        sc = self.scenario = common["scenario_obj"]
+        sc = self.scenario = common.scenario
         self.model = arms_model(sc.cell)
         self.names = self.model.joint_names
         self.joints = JointVectors(self.model)
         self.drops = DropLog(self.log)
-        self.lockstep = bool(common["lockstep"])
+        self.lockstep = common.timing.lockstep
         self.laws = LawHost(node, self.model, cell_laws(), sc.controller_type,
                             dict(sc.controller_params), lockstep=self.lockstep)
         self.force_reference = sc.force_reference

@@ -42,10 +42,28 @@ import numpy as np
 
 from robot_control import dynamics as dyn
 from robot_control.bus import ParameterError
+from robot_control.bus.param_table import declare
 from robot_control.model.cell import arms_model, augmented_arm_model, share_vector
-from robot_control.nodes.common import declare_cell_common, declare_engine, run_node, warm_up
+from robot_control.nodes.common import run_node, warm_up
 from robot_control.nodes.convert import period_ns, seconds
+from robot_control.nodes.drive_safety import DriveSafety
+from robot_control.nodes.node_parameters import (
+    AutostartParams,
+    CellScenarioParams,
+    EngineParams,
+    FrameParams,
+    TimingParams,
+    declare_cell_common,
+    declare_engine,
+)
 from robot_control.nodes.plant_node import PlantNode
+from robot_control.nodes.plant_parameters import (
+    CellLockstepStart,
+    CellPlantParams,
+    CommandSourceParams,
+)
+from robot_control.nodes.realtime import RealtimeParams
+from robot_control.nodes.tf_publisher import TfParams
 from robot_control.sim.cell import CellPlantBase
 from robot_control.sim.cell_simulate import pressing_forces
 from robot_control.sim.engine import make_cell_plant
@@ -90,27 +108,28 @@ class ForceFigures:
 class CellPlantNode(PlantNode):
     """Wires a cell plant (sim/cell.py, or sim/mujoco_cell.py with ``engine: mujoco``) to the bus."""
 
+    #: its parameter tables, in declaration order (docs/parameters.md)
+    PARAMETER_TABLES = (CellScenarioParams, TimingParams, CellPlantParams, EngineParams, DriveSafety,
+                        RealtimeParams, FrameParams, TfParams, CellLockstepStart, CommandSourceParams,
+                        AutostartParams)
+
     COMMAND_SOURCE = "cell_controller"
-    LOCKSTEP_READERS = (1, "the cell controller")
+    LOCKSTEP_START = CellLockstepStart
 
     def _declare_plant(self, node) -> None:
         common = declare_cell_common(node)
-        sc = self.scenario = common["scenario_obj"]
+        sc = self.scenario = common.scenario
         self.cell = sc.cell
         self.model = arms_model(sc.cell)
-        self.lockstep = bool(common["lockstep"])
-        self.period_ns = period_ns(common["rate"])
-        self.dt = node.declare_parameter("physics_dt", sc.physics_dt, "integration step, s",
-                                         floating_point_range=(1e-6, 0.1), read_only=True)
+        self.lockstep = common.timing.lockstep
+        self.period_ns = period_ns(common.timing.rate)
+        own = declare(node, CellPlantParams, physics_dt=sc.physics_dt, load_shares=[
+            float(s) for s in sc.controller_params.get("load_shares", [])])
+        self.dt, shares = own.physics_dt, own.load_shares
         steps = seconds(self.period_ns) / self.dt
         if round(steps) < 1 or abs(steps - round(steps)) > 1e-6:
             raise ParameterError(f"physics_dt {self.dt:g} s must divide the control period "
                                  f"{seconds(self.period_ns):g} s into whole steps")
-        shares = node.declare_parameter(
-            "load_shares", [float(s) for s in sc.controller_params.get("load_shares", [])],
-            "M_iᴼ/Mᴼ per arm: the share of the object each arm carries in the hold and is "
-            "credited with when its pressing force is reported (empty: equal shares)",
-            read_only=True)
         try:
             self.shares = share_vector(shares, self.cell.m)
         except ValueError as exc:
@@ -146,7 +165,7 @@ class CellPlantNode(PlantNode):
         tau = np.empty(self.n_arms)
         for model, s in zip(self.hold_models, self.slices):
             tau[s] = dyn.inverse_dynamics(model, q[s], np.zeros_like(qd[s]),
-                                          -self.hold_damping * qd[s])
+                                          -self.safety.hold_damping * qd[s])
         return tau
 
     def _predicted_velocity(self, tau: np.ndarray, steps: int) -> None:

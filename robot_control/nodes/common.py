@@ -1,6 +1,6 @@
-"""Pieces every node shares: loading the robot / scenario named by parameters, latency
-statistics, compiling kernels before a node runs, and ``run_node``: the four nodes are managed
-(lifecycle) nodes whose logic objects provide the transition hooks."""
+"""Pieces every node shares: latency statistics, compiling kernels before a node runs, and
+``run_node``: the four nodes are managed (lifecycle) nodes whose logic objects provide the
+transition hooks. Their shared parameters: nodes/node_parameters.py."""
 
 from __future__ import annotations
 
@@ -12,106 +12,8 @@ from collections.abc import Callable
 import numpy as np
 
 from robot_control.bus.lifecycle import HOOK_NAMES, CallbackReturn
-from robot_control.bus.parameters import STRING_ARRAY
-from robot_control.model.arm import load_arm
-
-
-def declare_common(node, default_robot: str = "ddarm") -> dict:
-    """Declare ``robot``, ``scenario``, ``rate`` and ``lockstep`` and return their values.
-
-    A scenario file supplies the robot, rate and the rest of the experiment, so that a bus run
-    and an offline ``robot-control simulate`` of the same file do the same thing.
-    """
-    values = {
-        "robot": node.declare_parameter("robot", default_robot,
-                                        "bundled robot name or path to a .urdf / D-H .yaml",
-                                        read_only=True),
-        "scenario": node.declare_parameter("scenario", "",
-                                           "scenario file (or bundled name) to take the robot, "
-                                           "rates, trajectory and law from; '' for none",
-                                           read_only=True),
-    }
-    values["arm_joints"] = node.declare_parameter(
-        "arm_joints", [], "the joints the laws drive, in the description's order; empty: "
-        "every movable joint but grippers and fingers (model/arm.py), which are held",
-        read_only=True, ptype=STRING_ARRAY)
-    scenario = load_scenario_param(values["scenario"])
-    values.update(_declare_timing(node, scenario.rate if scenario is not None else 1000.0))
-    values["scenario_obj"] = scenario
-    values["model"] = (scenario.robot if scenario is not None
-                       else load_arm(values["robot"], list(values["arm_joints"])))
-    held = getattr(values["model"], "held_joints", {})
-    if held:
-        node.get_logger().info("tool joints held (not driven by the arm's law): " + ", ".join(
-            f"{k} at {v:.4g}" for k, v in held.items()))
-    return values
-
-
-def declare_engine(node, plant_cfg: dict) -> dict:
-    """The plant's read-only ``engine`` parameter ('' = the scenario's plant.engine, else
-    internal); the ``plant:`` mapping with it set."""
-    from robot_control.bus import ParameterError
-    from robot_control.sim.engine import with_engine
-    from robot_control.sim.plant_config import ENGINES
-
-    default = str(plant_cfg.get("engine", "internal"))
-    engine = node.declare_parameter(
-        "engine", default, "the plant's physics engine: internal (the package's dynamics) or "
-        "mujoco ('' = the scenario's)", additional_constraints="internal | mujoco",
-        read_only=True) or default
-    if engine not in ENGINES:
-        raise ParameterError(f"engine must be one of {ENGINES}, got '{engine}'")
-    return with_engine(plant_cfg, engine)
-
-
-def _declare_timing(node, default_rate: float) -> dict:
-    """Declare ``rate`` and ``lockstep``."""
-    return {
-        "rate": node.declare_parameter("rate", default_rate, "control rate, Hz",
-                                       floating_point_range=(1.0, 10000.0), read_only=True),
-        "lockstep": node.declare_parameter(
-            "lockstep", False, "deterministic mode: the plant steps only when the command for "
-            "the current state has arrived and publishes /clock", read_only=True),
-    }
-
-
-def declare_frame_prefix(node) -> str:
-    """Declare ``frame_prefix`` (prepended to the frame_ids the node stamps, and to its /tf frames,
-    as robot_state_publisher's parameter of that name) and return it; default: the node's
-    namespace as a prefix (``/arm1`` → ``arm1/``, the root namespace → none)."""
-    namespace = node.namespace.strip("/")
-    return node.declare_parameter(
-        "frame_prefix", f"{namespace}/" if namespace else "", "prepended to every frame_id "
-        "and /tf frame this node stamps (default: its namespace, 'arm1/')", read_only=True)
-
-
-#: the cell nodes' scenario unless told otherwise
-DEFAULT_CELL_SCENARIO = "huo_3_13_load_sharing"
-
-
-def declare_cell_common(node) -> dict:
-    """Declare a cell node's ``scenario`` (a cell scenario: the cell, the object's start, the
-    table, the path of E, the law and its gains), ``rate`` and ``lockstep``; return their values
-    and the loaded scenario (``scenario_obj``), so a bus run and an offline run of the same file
-    do the same thing."""
-    from robot_control.sim.cell_simulate import load_cell_scenario
-
-    values = {"scenario": node.declare_parameter(
-        "scenario", DEFAULT_CELL_SCENARIO, "cell scenario file or bundled name (config/"
-        "scenarios/): the cell, where the object starts, the table, the path of E, the law",
-        read_only=True)}
-    values["scenario_obj"] = scenario = load_cell_scenario(values["scenario"])
-    values.update(_declare_timing(node, scenario.rate))
-    return values
-
-
-def load_scenario_param(name: str):
-    """The Scenario a ``scenario`` parameter names, or None when it is empty."""
-    if not name:
-        return None
-    from robot_control.sim.scenario import load_scenario
-
-    return load_scenario(name)
+from robot_control.bus.param_table import declare
+from robot_control.nodes.node_parameters import AutostartParams
 
 
 class LatencyStats:
@@ -258,10 +160,7 @@ class LoopTimerHooks:
 
 def autostart(node) -> bool:
     """Configure and activate now if the ``autostart`` parameter says so; False if it failed."""
-    if not node.declare_parameter(
-            "autostart", False, "configure and activate at start, for a node run on its own "
-            "(a launch file leaves it to the lifecycle_manager, which brings the stack up in "
-            "order)", read_only=True):
+    if not declare(node, AutostartParams).autostart:
         return True
     return all(node.trigger_transition(t) == CallbackReturn.SUCCESS
                for t in ("configure", "activate"))

@@ -42,9 +42,9 @@ import sys
 
 import numpy as np
 
-from robot_control.bus import ParameterError
 from robot_control.bus.cdr_prefix import CdrMotion
 from robot_control.bus.lifecycle import CallbackReturn
+from robot_control.bus.param_table import declare
 from robot_control.control.base import Reference, State
 from robot_control.control.model_terms import ExternalModelTerms
 from robot_control.control.registry import available
@@ -52,10 +52,10 @@ from robot_control.nodes.common import (
     ErrorStatistics,
     LoopTimerHooks,
     configure_failure,
-    declare_common,
     run_node,
     warm_up,
 )
+from robot_control.nodes.controller_parameters import ControllerParams
 from robot_control.nodes.convert import (
     TRAJECTORY_TOPIC,
     Messages,
@@ -68,7 +68,8 @@ from robot_control.nodes.convert import (
 from robot_control.nodes.health import NodeHealth
 from robot_control.nodes.law_host import CONFIGURE_ERRORS, LawHost
 from robot_control.nodes.motion_feasibility import check_feasible
-from robot_control.nodes.realtime import LoopDiscipline
+from robot_control.nodes.node_parameters import AutostartParams, RobotParams, TimingParams, declare_common
+from robot_control.nodes.realtime import LoopDiscipline, RealtimeParams
 from robot_control.nodes.validation import (
     MAX_MOTION_POINTS,
     DropLog,
@@ -83,8 +84,6 @@ from robot_control.trajectory import Hold, JointTrajectory, Quintic, feasibility
 from robot_control.trajectory.jtc_goal import START_TOLERANCE
 from robot_control.trajectory.schedule import TrajectorySchedule
 
-SOURCES = ("local", "server")
-TRIGGERS = ("state", "timer")
 #: a motion starting later than this after its receipt is taken in the slack after the next
 #: command rather than at once (checking it takes about a millisecond of Python), s
 AHEAD_S = 0.01
@@ -98,54 +97,40 @@ RESUME_AFTER_S = 0.05
 class ControllerNode(LoopTimerHooks):
     """Holds the active law and feeds it states, references, wrenches and model terms."""
 
+    #: its parameter tables, in declaration order (docs/parameters.md)
+    PARAMETER_TABLES = (RobotParams, TimingParams, ControllerParams, RealtimeParams, AutostartParams)
+
     def __init__(self, node) -> None:
         self.node = node
         self.log = node.get_logger()
         common = declare_common(node)
-        sc = common["scenario_obj"]
-        self.model = sc.controller_model if sc is not None else common["model"]
-        self.robot = common["model"]  # the arm itself: what a motion must be feasible on
+        sc = common.scenario
+        self.model = sc.controller_model if sc is not None else common.model
+        self.robot = common.model  # the arm itself: what a motion must be feasible on
         self.n = self.model.nq
         self.names = self.model.joint_names
         self.joints = JointVectors(self.model)
         self.drops = DropLog(self.log)
-        self.lockstep = bool(common["lockstep"])
+        self.lockstep = common.timing.lockstep
         default_law = sc.controller_type if sc is not None else "computed_torque"
         scenario_params = dict(sc.controller_params) if sc is not None else {}
-        self.source = node.declare_parameter(
-            "dynamics_source", "local", "model terms from this node's model ('local') or from "
-            "/dynamics/terms ('server')", read_only=True, additional_constraints="local | server")
-        self.trigger = node.declare_parameter(
-            "trigger", "state", "compute on each joint state ('state') or on a timer at rate "
-            "('timer')", read_only=True, additional_constraints="state | timer")
-        if self.source not in SOURCES or self.trigger not in TRIGGERS:
-            raise ParameterError(f"dynamics_source must be one of {SOURCES} and trigger one of "
-                                 f"{TRIGGERS}")
+        self.settings = declare(node, ControllerParams, on_change=self._settings_changed)
+        self.source, self.trigger = self.settings.dynamics_source, self.settings.trigger
         self.terms = ExternalModelTerms(self.n, with_coriolis_matrix=True) \
             if self.source == "server" else None
         # without a scenario (whose laws take their own defaults, as offline) the gains not in
         # a params file are derived from the model (control/tuning.py)
         self.laws = LawHost(node, self.model, available(), default_law, scenario_params,
-                            self.terms, self.lockstep, None if sc is not None else common["rate"])
-        self.blend_time = node.declare_parameter(
-            "reference_blend_time", 1.0, "on activation (real time) the tracked reference starts "
-            "at the measured state and joins the published one over this time, s",
-            floating_point_range=(1e-3, 60.0))
+                            self.terms, self.lockstep, None if sc is not None else common.timing.rate)
         self.loop = LoopDiscipline(node)
         self.m = Messages(node)
         self.pub_cmd = node.create_lifecycle_publisher("sensor_msgs/msg/JointState",
                                                        "joint_command")
         self.pub_state = node.create_lifecycle_publisher("sensor_msgs/msg/JointState",
                                                          "controller/state")
-        self.monitor_rate = node.declare_parameter(
-            "monitor_rate", 100.0, "real time: rate of /controller/state (for rqt, bags), Hz; "
-            "0: none", floating_point_range=(0.0, 10000.0), read_only=True)
         self.pub_jtc_state = node.create_lifecycle_publisher(
             "control_msgs/msg/JointTrajectoryControllerState", "~/controller_state")
-        rate = node.declare_parameter(
-            "state_publish_rate", 100.0, "real time: rate of ~/controller_state (JTC's message: "
-            "reference, feedback, error, output), Hz; 0: none",
-            floating_point_range=(0.0, 10000.0), read_only=True)
+        rate = self.settings.state_publish_rate
         self.jtc_period_ns = period_ns(rate) if rate > 0 else 0
         self.next_jtc_ns = 0
         node.create_subscription("sensor_msgs/msg/JointState", "joint_states", self._on_state)
@@ -171,7 +156,8 @@ class ControllerNode(LoopTimerHooks):
         self.ahead: list[tuple[int, object]] = []  # (start, message) of motions not yet taken
         self.hold_reference: Reference | None = None  # until there is one: hold
         self.errors = ErrorStatistics()  # while tracking the generator's reference
-        self.monitor_period_ns = period_ns(self.monitor_rate) if self.monitor_rate > 0 else 0
+        monitor_rate = self.settings.monitor_rate
+        self.monitor_period_ns = period_ns(monitor_rate) if monitor_rate > 0 else 0
         self.next_monitor_ns = 0
         self.terms_stamp = -1
         self.answer_from = 0  # real time: stamp of the activation; earlier states go unanswered
@@ -179,9 +165,13 @@ class ControllerNode(LoopTimerHooks):
         self.measured_tau: np.ndarray | None = None  # the plant's applied τ (JointState effort)
         self.anchor: Quintic | None = None  # reference offset decaying after an activation
         self.anchor_pending = False
-        self.rate = common["rate"]
+        self.rate = common.timing.rate
         self.timer = None
         self.health = NodeHealth(node, "controller", self._status, self.drops)
+
+    def _settings_changed(self, settings: ControllerParams) -> None:
+        """An accepted change of the node's settings (``reference_blend_time``)."""
+        self.settings = settings
 
     # -------------------------------------------------------------- lifecycle
     def on_configure(self, previous) -> CallbackReturn:
@@ -486,7 +476,8 @@ class ControllerNode(LoopTimerHooks):
         zero = np.zeros(self.n)
         if self.anchor_pending:
             qd_d = zero if ref.qd is None else ref.qd
-            self.anchor = Quintic(ref.q - q, zero, self.blend_time, qd0=qd_d - qd, start_time=t)
+            self.anchor = Quintic(ref.q - q, zero, self.settings.reference_blend_time,
+                             qd0=qd_d - qd, start_time=t)
             self.anchor_pending = False
         o, od, odd = self.anchor.sample(t)
         if t >= self.anchor.end_time:

@@ -21,9 +21,10 @@ import numpy as np
 from robot_control import dynamics as dyn
 from robot_control.bus.lifecycle import CallbackReturn
 from robot_control.model.urdf_export import robot_description
-from robot_control.nodes.common import declare_common, run_node, warm_up
+from robot_control.nodes.common import run_node, warm_up
 from robot_control.nodes.convert import Messages, stamp_ns
 from robot_control.nodes.health import OK, NodeHealth
+from robot_control.nodes.node_parameters import AutostartParams, RobotParams, TimingParams, declare_common
 from robot_control.nodes.validation import DropLog, JointVectors, Rejected
 
 #: how often the node looks whether anyone subscribes to /dynamics/terms, s
@@ -33,11 +34,14 @@ CHECK_PERIOD_S = 0.5
 class DynamicsServerNode:
     """Computes the model terms of the state it receives."""
 
+    #: its parameter tables, in declaration order (docs/parameters.md)
+    PARAMETER_TABLES = (RobotParams, TimingParams, AutostartParams)
+
     def __init__(self, node) -> None:
         self.node = node
         self.log = node.get_logger()
         common = declare_common(node)
-        self.model = common["model"]
+        self.model = common.model
         self.n = self.model.nq
         self.joints = JointVectors(self.model)
         self.drops = DropLog(self.log)

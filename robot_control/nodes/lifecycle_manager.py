@@ -32,9 +32,10 @@ import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
 from robot_control.bus.node import ServiceCallError
-from robot_control.bus.parameters import STRING_ARRAY
+from robot_control.bus.param_table import GIVEN, declare, param
 from robot_control.bus.ros_args import resolve_name
 from robot_control.nodes.common import run_node
 from robot_control.nodes.health import OK, WARN, NodeHealth, Status
@@ -44,6 +45,42 @@ STACK = ["dynamics_server", "plant", "controller", "trajectory_generator"]
 AFTER_LOOP = ("trajectory_generator",)
 
 
+@dataclass(frozen=True)
+class ManagedNodes:
+    """The nodes the manager brings up."""
+
+    node_names: tuple[str, ...] = param(tuple(STACK), "managed nodes, in activation order",
+                                        read_only=True)
+
+
+@dataclass(frozen=True)
+class LifecycleManagerParams:
+    """When each node is activated, and how long the manager waits."""
+
+    start_after_loop_closed: tuple[str, ...] = param(
+        GIVEN, "nodes activated only once loop_topic carries a message (real-time mode; "
+        "default: the trajectory generator, if node_names has it)", read_only=True,
+        default_doc="[trajectory_generator] if node_names has it, else []")
+    loop_topic: str = param("controller/state", "the topic whose first message says the loop "
+                            "is closed", read_only=True)
+    loop_topic_type: str = param("sensor_msgs/msg/JointState", "its message type",
+                                 read_only=True)
+    loop_node: str = param(
+        GIVEN, "the loop is closed only once this node's status on /diagnostics says "
+        "commanded: true (the plant, if node_names has it; '': loop_topic alone)",
+        read_only=True, default_doc="plant if node_names has it, else ''")
+    lockstep: bool = param(False, "lockstep: clock_node is activated last, nothing waits for "
+                           "the loop", read_only=True)
+    clock_node: str = param("plant", "lockstep: the node whose first state starts the clock",
+                            read_only=True)
+    transition_timeout: float = param(120.0, "s a transition may take (configure compiles)",
+                                      range=(1.0, 3600.0), read_only=True)
+    autostart: bool = param(True, "bring the nodes up at start", read_only=True)
+    heartbeat_timeout: float = param(
+        5.0, "once up, a managed node silent this long on /diagnostics (dead or hung) shuts the "
+        "stack down, s", range=(0.5, 3600.0), read_only=True)
+
+
 class BringUpError(RuntimeError):
     """A node that did not come up, with the reason."""
 
@@ -51,45 +88,29 @@ class BringUpError(RuntimeError):
 class LifecycleManager:
     """Drives the managed nodes' transitions from a worker thread (calls block)."""
 
+    #: its parameter tables, in declaration order (docs/parameters.md)
+    PARAMETER_TABLES = (ManagedNodes, LifecycleManagerParams)
+
     def __init__(self, node) -> None:
         self.node = node
         self.log = node.get_logger()
         self.started = time.monotonic()
-        self.names = node.declare_parameter("node_names", list(STACK),
-                                            "managed nodes, in activation order", read_only=True)
-        self.after_loop = node.declare_parameter(
-            "start_after_loop_closed", [n for n in AFTER_LOOP if n in self.names],
-            "nodes activated only once loop_topic carries a message (real-time mode; default: "
-            "the trajectory generator, if node_names has it)", read_only=True,
-            ptype=STRING_ARRAY)
-        self.loop_topic = node.declare_parameter(
-            "loop_topic", "controller/state", "the topic whose first message says the loop is "
-            "closed", read_only=True)
-        loop_type = node.declare_parameter("loop_topic_type", "sensor_msgs/msg/JointState",
-                                           "its message type", read_only=True)
-        self.loop_node = node.declare_parameter(
-            "loop_node", "plant" if "plant" in self.names else "", "the loop is closed only once "
-            "this node's status on /diagnostics says commanded: true (the plant, if node_names "
-            "has it; '': loop_topic alone)", read_only=True)
+        self.names = declare(node, ManagedNodes).node_names
+        self.settings = declare(
+            node, LifecycleManagerParams,
+            start_after_loop_closed=[n for n in AFTER_LOOP if n in self.names],
+            loop_node="plant" if "plant" in self.names else "")
+        self.after_loop = self.settings.start_after_loop_closed
+        self.loop_topic, loop_type = self.settings.loop_topic, self.settings.loop_topic_type
+        self.loop_node = self.settings.loop_node
         self.loop_obeyed = threading.Event()
         if not self.loop_node:
             self.loop_obeyed.set()
         self.loop_fqn = self._fqn(self.loop_node)  # (whose status says it; resolved once)
-        self.lockstep = node.declare_parameter(
-            "lockstep", False, "lockstep: clock_node is activated last, nothing waits for the "
-            "loop", read_only=True)
-        self.clock_node = node.declare_parameter(
-            "clock_node", "plant", "lockstep: the node whose first state starts the clock",
-            read_only=True)
-        self.timeout = node.declare_parameter(
-            "transition_timeout", 120.0, "s a transition may take (configure compiles)",
-            floating_point_range=(1.0, 3600.0), read_only=True)
-        self.autostart = node.declare_parameter("autostart", True, "bring the nodes up at start",
-                                                read_only=True)
-        self.heartbeat_timeout = node.declare_parameter(
-            "heartbeat_timeout", 5.0, "once up, a managed node silent this long on /diagnostics "
-            "(dead or hung) shuts the stack down, s", floating_point_range=(0.5, 3600.0),
-            read_only=True)
+        self.lockstep, self.clock_node = self.settings.lockstep, self.settings.clock_node
+        self.timeout = self.settings.transition_timeout
+        self.autostart = self.settings.autostart
+        self.heartbeat_timeout = self.settings.heartbeat_timeout
         self.beats: dict[str, float] = {}  # managed node fqn -> monotonic time of its last status
         node.create_subscription("diagnostic_msgs/msg/DiagnosticArray", "diagnostics",
                                  self._on_diagnostics)

@@ -26,7 +26,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from robot_control.bus import ParameterError
+from robot_control.nodes.trajectory_parameters import FeasibilityParams
 from robot_control.nodes.validation import Rejected
 from robot_control.trajectory.feasibility import (
     TOLERANCE,
@@ -38,46 +38,20 @@ from robot_control.trajectory.joint_trajectory import Hold, JointTrajectory
 from robot_control.trajectory.jtc_goal import INVALID_GOAL, GoalError, Plan
 
 NS = 1_000_000_000
-POLICIES = ("refuse", "scale")
-
-
-def declare_feasibility_parameters(node, model) -> None:
-    """Declare ``infeasible_motion`` and ``acceleration_limits`` (checked on every change)."""
-    d = node.declare_parameter
-    d("infeasible_motion", "refuse", "a goal needing more torque, velocity or acceleration than "
-      "the limits: 'refuse' it (ABORTED, INVALID_GOAL, naming joint, time and torque) or "
-      "'scale' it (slowed down uniformly to the fastest feasible timing)",
-      additional_constraints=" | ".join(POLICIES))
-    d("acceleration_limits", [0.0] * 0, "per-joint |q̈| limits a goal must respect, rad/s² or "
-      f"m/s² ({model.nq} values; empty: none)")
-
-    def validate(changes: dict) -> str | None:
-        if changes.get("infeasible_motion", "refuse") not in POLICIES:
-            return f"infeasible_motion must be one of {', '.join(POLICIES)}"
-        limits = changes.get("acceleration_limits", [])
-        if len(limits) not in (0, model.nq) or any(not float(a) > 0.0 for a in limits):
-            return f"acceleration_limits needs {model.nq} values > 0, or none"
-        return None
-
-    node.add_parameter_validator(validate)
-    problem = validate({"infeasible_motion": node.get_parameter("infeasible_motion"),
-                        "acceleration_limits": node.get_parameter("acceleration_limits")})
-    if problem:
-        raise ParameterError(problem)
 
 
 class MotionCheck:
     """Checks a planned goal and refuses or time-scales it, as ``infeasible_motion`` says."""
 
-    def __init__(self, node, model, log) -> None:
-        self.node = node
+    def __init__(self, settings: FeasibilityParams, model, log) -> None:
+        self.settings = settings  # the node replaces it when a parameter changes
         self.model = model
         self.log = log
 
     def __call__(self, plan: Plan) -> tuple[Plan, str]:
         """(the plan to run, a note for the result) or GoalError(INVALID_GOAL, the reason)."""
-        policy = self.node.get_parameter("infeasible_motion")
-        limits = Limits.of(self.model, self.node.get_parameter("acceleration_limits"))
+        policy = self.settings.infeasible_motion
+        limits = Limits.of(self.model, list(self.settings.acceleration_limits))
         if policy != "scale":
             verdict = check_motion_feasible(self.model, plan.trajectory, limits)
             if not verdict.feasible:
@@ -107,8 +81,8 @@ class MotionCheck:
         refused for a hold at ``q`` — with an error line naming the joint and the torque."""
         if not isinstance(motion, JointTrajectory):
             return motion
-        policy = self.node.get_parameter("infeasible_motion")
-        limits = Limits.of(self.model, self.node.get_parameter("acceleration_limits"))
+        policy = self.settings.infeasible_motion
+        limits = Limits.of(self.model, list(self.settings.acceleration_limits))
         try:
             scaled, k, verdict = scaled_to_limits(self.model, motion, limits)
         except ValueError as exc:

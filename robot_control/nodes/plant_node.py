@@ -43,22 +43,31 @@ import numpy as np
 from robot_control import dynamics as dyn
 from robot_control.bus import ParameterError
 from robot_control.bus.lifecycle import CallbackReturn
+from robot_control.bus.param_table import declare
 from robot_control.control.tuning import default_initial_pose
 from robot_control.nodes.command_source import CommandSource, resolve_node
-from robot_control.nodes.common import (
-    LatencyStats,
-    configure_failure,
+from robot_control.nodes.common import LatencyStats, configure_failure, run_node, warm_up
+from robot_control.nodes.convert import Messages, period_ns, seconds, stamp_ns
+from robot_control.nodes.drive_safety import DriveSafety
+from robot_control.nodes.health import OK, WARN, NodeHealth
+from robot_control.nodes.node_parameters import (
+    AutostartParams,
+    EngineParams,
+    FrameParams,
+    RobotParams,
+    TimingParams,
     declare_common,
     declare_engine,
     declare_frame_prefix,
-    run_node,
-    warm_up,
 )
-from robot_control.nodes.convert import Messages, period_ns, seconds, stamp_ns
-from robot_control.nodes.drive_safety import declare_drive_safety, safety_change_error
-from robot_control.nodes.health import OK, WARN, NodeHealth
-from robot_control.nodes.realtime import LoopDiscipline
-from robot_control.nodes.tf_publisher import TfPublisher
+from robot_control.nodes.plant_parameters import (
+    CommandSourceParams,
+    PlantLockstepStart,
+    PlantStart,
+    PlantStep,
+)
+from robot_control.nodes.realtime import LoopDiscipline, RealtimeParams
+from robot_control.nodes.tf_publisher import TfParams, TfPublisher
 from robot_control.nodes.validation import (
     DropLog,
     JointVectors,
@@ -88,25 +97,28 @@ class PlantNode:
     ``_driven_state``, ``_hold_torque``, ``_step``, ``_publish_extras``, ``_on_new_plant``.
     """
 
+    #: its parameter tables, in declaration order (docs/parameters.md)
+    PARAMETER_TABLES = (RobotParams, TimingParams, PlantStart, PlantStep, EngineParams, DriveSafety,
+                        RealtimeParams, FrameParams, TfParams, PlantLockstepStart, CommandSourceParams,
+                        AutostartParams)
+
     #: the node whose commands it obeys by default (parameter ``command_source``)
     COMMAND_SOURCE = "controller"
-    #: lockstep: /joint_states readers to wait for by default, and who they are
-    LOCKSTEP_READERS = (2, "controller + trajectory generator")
+    #: lockstep: the table of the /joint_states readers to wait for (how many, who)
+    LOCKSTEP_START = PlantLockstepStart
 
     def __init__(self, node) -> None:
         self.node = node
         self.log = node.get_logger()
         self._declare_plant(node)
-        self.timeout, self.safe, self.hold_damping, self.overspeed, self.blend_time = \
-            declare_drive_safety(node)
+        self.safety = declare(node, DriveSafety, on_change=self._safety_changed)
         self.loop = LoopDiscipline(node)
-        node.add_parameter_validator(self._validate)
-        node.add_parameter_listener(self._changed)
         self.substeps = max(1, round(seconds(self.period_ns) / self.dt))  # physics steps a period
         self.plant = None
         self.names = self.model.joint_names
         self.joints = JointVectors(self.model)
-        self.guard = VelocityGuard(self.log, self.names, self.model.velocity_limit, self.overspeed)
+        self.guard = VelocityGuard(self.log, self.names, self.model.velocity_limit,
+                                   self.safety.overspeed_factor)
         self.drops = DropLog(self.log)
         self.gate = SenderGate(self.log, "/joint_command")
         self.m = Messages(node, declare_frame_prefix(node))
@@ -117,15 +129,10 @@ class PlantNode:
         if self.lockstep:
             self.pub_clock = node.create_lifecycle_publisher("rosgraph_msgs/msg/Clock", "clock")
             # start only when the state has listeners: a lost first sample would stall the loop
-            readers, who = self.LOCKSTEP_READERS
-            self.start_subscribers = node.declare_parameter(
-                "lockstep_start_subscribers", readers, "lockstep: /joint_states subscribers to "
-                f"wait for before the first state ({who})", integer_range=(0, 100),
-                read_only=True)
-        source = node.declare_parameter(
-            "command_source", self.COMMAND_SOURCE, "the node whose /joint_command publishers "
-            "this plant obeys (in its namespace unless absolute; '': any; defence in depth, "
-            "not security: nodes/command_source.py)", read_only=True)
+            self.start_subscribers = declare(
+                node, self.LOCKSTEP_START).lockstep_start_subscribers
+        source = declare(node, CommandSourceParams, command_source=self.COMMAND_SOURCE
+                         ).command_source
         self.source = CommandSource(node, source and resolve_node(source, node.namespace))
         # urgent: composed, taken when the controller sent it, not after the state's other readers
         sub = self.source.subscription = node.create_sender_subscription(
@@ -171,24 +178,19 @@ class PlantNode:
         """Declare what the plant is (robot or scenario, rate, mode, step, initial state) and set
         model, lockstep, period_ns, dt, q0, qd0 and plant_cfg."""
         common = declare_common(node)
-        sc = common["scenario_obj"]
-        self.model = common["model"]
-        self.lockstep = bool(common["lockstep"])
-        self.period_ns = period_ns(common["rate"])
+        sc = common.scenario
+        self.model = common.model
+        self.lockstep = common.timing.lockstep
+        self.period_ns = period_ns(common.timing.rate)
         q0 = sc.q0.tolist() if sc is not None else default_initial_pose(self.model).tolist()
-        q0 = node.declare_parameter("initial_q", q0, "initial joint positions", read_only=True)
-        if len(q0) != self.model.nq:
-            raise ParameterError(f"initial_q has {len(q0)} values, robot has {self.model.nq}")
+        q0 = declare(node, PlantStart, joints=self.model.joint_names, initial_q=q0).initial_q
         self.q0 = np.asarray(q0, dtype=float)
         problems = description_problems(self.model, self.q0) if sc is None else []
         if problems:
             raise ParameterError("the description cannot run: " + "; ".join(problems))
         default_dt = (sc.physics_dt if sc is not None
                       else default_physics_dt(self.model, self.q0, 1e9 / self.period_ns))
-        self.dt = node.declare_parameter(
-            "physics_dt", default_dt, "integration step, s (default: 0.5 ms or the control "
-            "period, shorter where the description's joint damping needs it: sim/step_size.py)",
-            floating_point_range=(1e-6, 0.1), read_only=True)
+        self.dt = declare(node, PlantStep, physics_dt=default_dt).physics_dt
         self.qd0 = sc.qd0 if sc is not None else None
         self.plant_cfg = declare_engine(node, sc.plant if sc is not None else {})
 
@@ -288,15 +290,10 @@ class PlantNode:
         self.loop.stop()
 
     # ------------------------------------------------------------- parameters
-    def _validate(self, changes: dict) -> str | None:
-        return safety_change_error(changes, self.node.is_active)
-
-    def _changed(self, new: dict, old: dict) -> None:
-        self.timeout = new.get("command_timeout", self.timeout)
-        self.safe = new.get("safe_behaviour", self.safe)
-        self.hold_damping = new.get("hold_damping", self.hold_damping)
-        self.overspeed = self.guard.factor = new.get("overspeed_factor", self.overspeed)
-        self.blend_time = new.get("safe_blend_time", self.blend_time)
+    def _safety_changed(self, safety: DriveSafety) -> None:
+        """An accepted change of the safety parameters (only while inactive)."""
+        self.safety = safety
+        self.guard.factor = safety.overspeed_factor
 
     # --------------------------------------------------------------- commands
     def _read_command(self, msg) -> tuple[int, np.ndarray]:
@@ -359,22 +356,22 @@ class PlantNode:
     def _hold_torque(self, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
         """τ = g(q) − d M(q) q̇: one Newton–Euler pass at zero velocity with q̈ = −d q̇ (Kim
         Table 2), so the hold needs the same compiled kernel as the controller's laws."""
-        return dyn.inverse_dynamics(self.model, q, np.zeros_like(qd), -self.hold_damping * qd)
+        return dyn.inverse_dynamics(self.model, q, np.zeros_like(qd), -self.safety.hold_damping * qd)
 
     def _safe_torque(self) -> np.ndarray:
-        return np.zeros(self.model.nq) if self.safe == "zero_torque" else \
+        return np.zeros(self.model.nq) if self.safety.safe_behaviour == "zero_torque" else \
             self._hold_torque(*self._driven_state())
 
     def _blended_safe_torque(self, now: float) -> np.ndarray:
         """The safe torque, plus what is left of the offset from the last applied torque."""
         tau = self._safe_torque()
         if self.blend is None:
-            if self.command is None or self.blend_time <= 0.0:
+            if self.command is None or self.safety.safe_blend_time <= 0.0:
                 return tau
             self.blend = (now, self.plant.applied - tau)  # from the torque applied so far
         start, offset = self.blend
-        return tau + offset * np.exp(-(now - start) / self.blend_time) \
-            if self.blend_time > 0.0 else tau
+        return tau + offset * np.exp(-(now - start) / self.safety.safe_blend_time) \
+            if self.safety.safe_blend_time > 0.0 else tau
 
     def _tick(self) -> None:
         """Real-time deadline: finish the period under the torque in effect, publish the state,
@@ -402,7 +399,7 @@ class PlantNode:
         self.late_ticks += periods - 1
         # a command answers the previous state: at 1 Hz it is a period old, not lost, by now
         commanded = not (self.command is None
-                         or now - self.last_command_wall > self.timeout + period)
+                         or now - self.last_command_wall > self.safety.command_timeout + period)
         if commanded:
             on_time = self.command_stamp == self.stamp and self.answer_wall <= deadline
             self.missed += (not on_time) + periods - 1
@@ -417,8 +414,8 @@ class PlantNode:
             self.held, self.held_command = self.command, True
         else:
             if not self.in_safe_mode and self.command is not None:
-                self.log.warn(f"no valid /joint_command for {self.timeout:.3f} s: "
-                              f"safe behaviour '{self.safe}'")
+                self.log.warn(f"no valid /joint_command for {self.safety.command_timeout:.3f} s: "
+                              f"safe behaviour '{self.safety.safe_behaviour}'")
             self.in_safe_mode = self.command is not None or self.in_safe_mode
             # the blend runs on the states' clock (deadlines), as the stamps do: a late tick
             # must not look like a jump
@@ -573,7 +570,7 @@ class PlantNode:
         elif self.guard.stopping:
             level, message = WARN, "safety stop (overspeed): holding"
         elif self.in_safe_mode:
-            level, message = WARN, f"no commands: safe behaviour '{self.safe}'"
+            level, message = WARN, f"no commands: safe behaviour '{self.safety.safe_behaviour}'"
         elif self.source.refused:
             level, message = WARN, f"commands refused from {len(self.source.refused)} foreign publishers"
         elif self.rejected:

@@ -31,8 +31,10 @@ import ctypes
 import gc
 import os
 import sys
+from dataclasses import dataclass
 
 from robot_control.bus import ParameterError
+from robot_control.bus.param_table import declare, param
 
 MCL_CURRENT, MCL_FUTURE = 1, 2  # <sys/mman.h>
 #: young objects allowed to pile up between a loop's own collections (CPython's default gen-0
@@ -46,23 +48,31 @@ _running_loops = 0  # loops of this process that keep collection off
 _switch_interval = sys.getswitchinterval()  # the process's own, restored when no loop runs
 
 
+@dataclass(frozen=True)
+class RealtimeParams:
+    """A looping node's scheduling settings, applied when its loop first starts."""
+
+    realtime_priority: int = param(
+        0, "SCHED_FIFO priority of the node's process while its loop runs (1-99; 0: the normal "
+        "scheduler); needs CAP_SYS_NICE or an rtprio limit, logged once if refused",
+        range=(0, 99), read_only=True)
+    cpu_affinity: tuple[float, ...] = param(
+        (), "CPUs the node's process runs on while its loop runs (empty: any)", read_only=True)
+    lock_memory: bool = param(
+        False, "lock the process's memory (mlockall) while its loop runs, so no page fault "
+        "lands in a tick; logged once if refused", read_only=True)
+
+
 class LoopDiscipline:
     """The realtime parameters of one node, and the process-wide state its loop runs under."""
 
     def __init__(self, node) -> None:
         self.node = node
         self.log = node.get_logger()
-        self.priority = node.declare_parameter(
-            "realtime_priority", 0, "SCHED_FIFO priority of the node's process while its loop "
-            "runs (1-99; 0: the normal scheduler); needs CAP_SYS_NICE or an rtprio limit, "
-            "logged once if refused", integer_range=(0, 99), read_only=True)
-        cpus = node.declare_parameter(
-            "cpu_affinity", [0.0] * 0, "CPUs the node's process runs on while its loop runs "
-            "(empty: any)", read_only=True)
-        self.lock_memory = node.declare_parameter(
-            "lock_memory", False, "lock the process's memory (mlockall) while its loop runs, so "
-            "no page fault lands in a tick; logged once if refused", read_only=True)
-        self.cpus = cpu_set(cpus)
+        self.settings = declare(node, RealtimeParams)
+        self.priority = self.settings.realtime_priority
+        self.lock_memory = self.settings.lock_memory
+        self.cpus = cpu_set(self.settings.cpu_affinity)
         self.applied = False
         self.running = False
         self.young_collections = 0

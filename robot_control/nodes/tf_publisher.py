@@ -11,14 +11,23 @@ StaticTransformBroadcaster), so late subscribers get them. Frame ids are the mod
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
+from robot_control.bus.param_table import declare, param
 from robot_control.dynamics.kinematics import forward_kinematics
 from robot_control.spatial import inverse_transform, quaternion_xyzw
 
 NS = 1_000_000_000
 
 
+@dataclass(frozen=True)
+class TfParams:
+    """How often the frames go out."""
+
+    tf_rate: float = param(100.0, "rate of /tf (the links' frames from the measured positions), "
+                           "Hz; 0: none", range=(0.0, 10000.0), read_only=True)
 
 
 class TfPublisher:
@@ -28,9 +37,7 @@ class TfPublisher:
         self.node = node
         self.model = model
         self.prefix = frame_prefix
-        rate = node.declare_parameter(
-            "tf_rate", 100.0, "rate of /tf (the links' frames from the measured positions), "
-            "Hz; 0: none", floating_point_range=(0.0, 10000.0), read_only=True)
+        rate = declare(node, TfParams).tf_rate
         self.period_ns = int(NS / rate) if rate > 0 else 0
         self.next_ns = 0
         self.TFMessage = node.msg("tf2_msgs/msg/TFMessage")

@@ -22,10 +22,12 @@ import numpy as np
 
 from robot_control.bus.cdr_prefix import CdrMotion, DeclaredMotion
 from robot_control.bus.node import ActionHandler
+from robot_control.bus.param_table import declare
 from robot_control.log_text import bounded
 from robot_control.nodes.follow_joint_trajectory import Feedback, TrajectoryFollower
 from robot_control.nodes.health import ERROR, WARN, status_level
-from robot_control.nodes.motion_feasibility import MotionCheck, declare_feasibility_parameters
+from robot_control.nodes.motion_feasibility import MotionCheck
+from robot_control.nodes.trajectory_parameters import FeasibilityParams, JtcParams
 from robot_control.nodes.validation import refuse_sizes
 from robot_control.trajectory.jtc_goal import INVALID_GOAL, GoalRules
 from robot_control.trajectory.tolerances import Tolerances
@@ -39,56 +41,21 @@ PLANT_STOPS = ("safety stop",)
 TOPIC_ALIAS = "~/goal"  # /trajectory_generator/goal, in the node's namespace
 
 
-def declare_jtc_parameters(node, model) -> float:
-    """Declare JTC's parameters (and this package's caps); the feedback rate, Hz (read-only)."""
-    d = node.declare_parameter
-    rate = d("action_monitor_rate", 20.0, "rate of FollowJointTrajectory feedback and of the "
-             "checks of a goal without joint states, Hz (JTC's default 20)",
-             floating_point_range=(1.0, 1000.0), read_only=True)
-    d("allow_partial_joints_goal", False, "accept goals naming a subset of the joints (the "
-      "others hold)")
-    d("allow_nonzero_velocity_at_trajectory_end", False,
-      "accept trajectories whose last point has a velocity")
-    d("max_trajectory_points", 10_000, "a goal with more points is refused",
-      integer_range=(2, 1_000_000))
-    d("max_trajectory_duration", 600.0, "a goal ending later than this from now is refused, s",
-      floating_point_range=(0.1, 86_400.0))
-    d("corner_blend", 0.02, "a linear or cubic spline's corner is rounded by a quintic this "
-      "long, s", floating_point_range=(1e-4, 0.5))
-    d("stop_time", 0.25, "on cancel or a path violation the reference comes to rest from its "
-      "current motion in this time, s (0: holds its position at once, as JTC)",
-      floating_point_range=(0.0, 5.0))
-    d("constraints.stopped_velocity_tolerance", 0.01, "a goal is reached only with every joint "
-      "slower than this (the default goal velocity tolerance), rad/s or m/s; 0: not checked",
-      floating_point_range=(0.0, 100.0))
-    d("constraints.goal_time", 1.0, "time after the trajectory's end for the goal tolerance to "
-      "be met, s (finite: a goal always ends; JTC's 0 = forever)",
-      floating_point_range=(0.001, 60.0))
-    for name in model.joint_names:
-        d(f"constraints.{name}.trajectory", 0.0, f"path position tolerance of {name}; 0: not "
-          "checked", floating_point_range=(0.0, 100.0))
-        d(f"constraints.{name}.goal", 0.01, f"goal position tolerance of {name}; 0: not checked",
-          floating_point_range=(0.0, 100.0))
-    return rate
-
-
-def jtc_settings(node, model) -> tuple[GoalRules, Tolerances]:
-    """The goal rules and default tolerances the node's JTC parameters say now."""
-    p = node.get_parameter
+def jtc_settings(jtc: JtcParams, model) -> tuple[GoalRules, Tolerances]:
+    """The goal rules and default tolerances the node's JTC parameters say."""
     path = np.zeros((3, model.nq))
     goal = np.zeros((3, model.nq))
-    goal[1] = p("constraints.stopped_velocity_tolerance")
-    for j, name in enumerate(model.joint_names):
-        path[0, j] = p(f"constraints.{name}.trajectory")
-        goal[0, j] = p(f"constraints.{name}.goal")
+    goal[1] = jtc.stopped_velocity_tolerance
+    path[0] = jtc.trajectory
+    goal[0] = jtc.goal
     rules = GoalRules(model.joint_names, model.lower, model.upper, model.velocity_limit,
-                      allow_partial_joints_goal=p("allow_partial_joints_goal"),
-                      allow_nonzero_velocity_at_trajectory_end=p(
-                          "allow_nonzero_velocity_at_trajectory_end"),
-                      max_points=p("max_trajectory_points"),
-                      max_duration=p("max_trajectory_duration"), blend=p("corner_blend"),
-                      stop_time=p("stop_time"))
-    return rules, Tolerances(path, goal, p("constraints.goal_time"))
+                      allow_partial_joints_goal=jtc.allow_partial_joints_goal,
+                      allow_nonzero_velocity_at_trajectory_end=(
+                          jtc.allow_nonzero_velocity_at_trajectory_end),
+                      max_points=jtc.max_trajectory_points,
+                      max_duration=jtc.max_trajectory_duration, blend=jtc.corner_blend,
+                      stop_time=jtc.stop_time)
+    return rules, Tolerances(path, goal, jtc.goal_time)
 
 
 class TrajectoryActions(ActionHandler):
@@ -100,13 +67,14 @@ class TrajectoryActions(ActionHandler):
         self.now_ns = now_ns
         self.model = model
         self.namespace = node.fqn.rsplit("/", 1)[0]
-        self.rate = declare_jtc_parameters(node, model)
-        rules, defaults = jtc_settings(node, model)
-        node.add_parameter_listener(self._changed)
+        jtc = declare(node, JtcParams, joints=model.joint_names, on_change=self._changed)
+        self.rate = jtc.action_monitor_rate
+        rules, defaults = jtc_settings(jtc, model)
         self.follower = TrajectoryFollower(rules, defaults, reference, self._finish, self.log,
                                            self.rate)
-        declare_feasibility_parameters(node, model)
-        self.follower.motion_check = MotionCheck(node, model, self.log)
+        self.follower.motion_check = MotionCheck(
+            declare(node, FeasibilityParams, joints=model.joint_names,
+                    on_change=self._feasibility_changed), model, self.log)
         self.refused_topic = 0
         self.server = None
         try:
@@ -120,9 +88,13 @@ class TrajectoryActions(ActionHandler):
                                  self._on_diagnostics)
         self.timer = None
 
-    def _changed(self, new: dict, old: dict) -> None:
+    def _changed(self, jtc: JtcParams) -> None:
         """A JTC parameter changed (``ros2 param set``): the next goal runs with it."""
-        self.follower.rules, self.follower.defaults = jtc_settings(self.node, self.model)
+        self.follower.rules, self.follower.defaults = jtc_settings(jtc, self.model)
+
+    def _feasibility_changed(self, settings: FeasibilityParams) -> None:
+        """``infeasible_motion`` or ``acceleration_limits`` changed: the next goal's check."""
+        self.follower.motion_check.settings = settings
 
     # -------------------------------------------------------------- lifecycle
     def activate(self) -> None:

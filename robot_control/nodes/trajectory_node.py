@@ -37,16 +37,18 @@ import numpy as np
 
 from robot_control.bus import ParameterError
 from robot_control.bus.lifecycle import CallbackReturn
+from robot_control.bus.param_table import declare
 from robot_control.nodes.common import (
     LoopTimerHooks,
     configure_failure,
-    declare_common,
     run_node,
     warm_up,
 )
 from robot_control.nodes.convert import TRAJECTORY_TOPIC, Messages, seconds, stamp_ns
 from robot_control.nodes.health import OK, NodeHealth
+from robot_control.nodes.node_parameters import AutostartParams, RobotParams, TimingParams, declare_common
 from robot_control.nodes.trajectory_actions import TrajectoryActions
+from robot_control.nodes.trajectory_parameters import FeasibilityParams, JtcParams, TrajectoryParams
 from robot_control.nodes.validation import (
     DropLog,
     JointVectors,
@@ -63,34 +65,22 @@ HOUSEKEEPING_PERIOD_S = 0.1
 class TrajectoryNode(LoopTimerHooks):
     """Owns the active motion: sends it as knots when it starts, samples it for monitoring."""
 
+    #: its parameter tables, in declaration order (docs/parameters.md)
+    PARAMETER_TABLES = (RobotParams, TimingParams, TrajectoryParams, JtcParams, FeasibilityParams,
+                        AutostartParams)
+
     def __init__(self, node) -> None:
         self.node = node
         self.log = node.get_logger()
         common = declare_common(node)
-        self.scenario = common["scenario_obj"]
-        self.model = common["model"]
+        self.scenario = common.scenario
+        self.model = common.model
         self.n = self.model.nq
         self.names = self.model.joint_names
         self.joints = JointVectors(self.model)
         self.drops = DropLog(self.log)
-        self.lockstep = bool(common["lockstep"])
-        self.motion = node.declare_parameter(
-            "default_motion", "sweep", "motion before any goal: 'sweep' through waypoints and "
-            "back, a named example trajectory (huo_intended, huo_printed), or 'hold'",
-            read_only=True)
-        self.waypoints = node.declare_parameter(
-            "waypoints", [0.0] * 0, "sweep waypoints, flattened (k × n); empty: ±0.3 rad about "
-            "the start", read_only=True)
-        self.segment = node.declare_parameter("segment_duration", 1.5, "sweep segment time, s",
-                                              floating_point_range=(0.05, 600.0), read_only=True)
-        self.loop = node.declare_parameter("loop", True, "repeat the sweep", read_only=True)
-        self.monitor_rate = node.declare_parameter(
-            "monitor_rate", 100.0, "real time: rate of the sampled /joint_reference (for rqt, "
-            "bags), Hz; 0: none (the controller gets the motion as knots)",
-            floating_point_range=(0.0, 10000.0), read_only=True)
-        self.knot_interval = node.declare_parameter(
-            "knot_interval", 0.01, "a reference that is not made of quintics (an excitation) is "
-            "sent as knots this far apart, s", floating_point_range=(1e-4, 1.0), read_only=True)
+        self.lockstep = common.timing.lockstep
+        self.settings = declare(node, TrajectoryParams)
         self.m = Messages(node)
         self.pub = node.create_lifecycle_publisher("trajectory_msgs/msg/JointTrajectory",
                                                    "joint_reference")
@@ -118,7 +108,7 @@ class TrajectoryNode(LoopTimerHooks):
                 self.log.warn(f"scenario '{self.scenario.name}': {self.scenario.motion_warning}; "
                               + ("the plant saturates" if self.lockstep else
                                  "the controller refuses it: the arm holds"))
-        self.rate = common["rate"]
+        self.rate = common.timing.rate
         self.timer = None
         self.actions = TrajectoryActions(node, self.model, self, self._goal_now_ns)
         self.health = NodeHealth(node, "trajectory_generator", self._status, self.drops)
@@ -129,7 +119,8 @@ class TrajectoryNode(LoopTimerHooks):
         else:
             running = "waiting for a joint state" if self.trajectory is None else "running"
         counts = self.actions.follower.counts
-        return OK, running, {"motion": self.motion, **{f"goals {k}": v for k, v in counts.items()},
+        return OK, running, {"motion": self.settings.default_motion,
+                             **{f"goals {k}": v for k, v in counts.items()},
                              "trajectories refused": self.actions.refused_topic}
 
     # -------------------------------------------------------------- lifecycle
@@ -139,7 +130,7 @@ class TrajectoryNode(LoopTimerHooks):
             trial = self._default_trajectory(np.clip(np.zeros(self.n), self.model.lower,
                                                      self.model.upper))
         except (ValueError, KeyError) as exc:
-            return configure_failure(self.log, f"the motion '{self.motion}'", exc)
+            return configure_failure(self.log, f"the motion '{self.settings.default_motion}'", exc)
         warm_up(self.log, "trajectory_sample", lambda: trial.sample(0.0))
         warm_up(self.log, "motion_feasibility", lambda: feasibility.warm_up(self.model))
         return CallbackReturn.SUCCESS
@@ -175,24 +166,24 @@ class TrajectoryNode(LoopTimerHooks):
     # ---------------------------------------------------------------- motions
     def _default_trajectory(self, q_start: np.ndarray):
         """The motion to run before any goal, starting from the measured position."""
-        if self.motion == "hold":
+        if self.settings.default_motion == "hold":
             return Hold(q_start)
-        if self.motion != "sweep":
-            traj = named_trajectory(self.motion)
+        if self.settings.default_motion != "sweep":
+            traj = named_trajectory(self.settings.default_motion)
             if traj.dof != self.n:
-                raise ParameterError(f"trajectory '{self.motion}' has {traj.dof} joints")
+                raise ParameterError(f"trajectory '{self.settings.default_motion}' has {traj.dof} joints")
             return traj
-        if self.waypoints:
-            W = np.asarray(self.waypoints, dtype=float)
+        if self.settings.waypoints:
+            W = np.asarray(self.settings.waypoints, dtype=float)
             if W.size % self.n:
                 raise ParameterError(f"waypoints must be a multiple of {self.n} numbers")
             points = [q_start, *W.reshape(-1, self.n)]
         else:
             points = [q_start, q_start + 0.3, q_start - 0.3]
-        if self.loop:
+        if self.settings.loop:
             points = points + points[-2::-1]
-        return JointTrajectory.sweep(points, self.segment, self.model.lower, self.model.upper,
-                                     self.model.velocity_limit)
+        return JointTrajectory.sweep(points, self.settings.segment_duration, self.model.lower,
+                                     self.model.upper, self.model.velocity_limit)
 
     def _start(self, trajectory, start_ns: int, looping: bool = False) -> None:
         """Make ``trajectory`` (on its own clock) the motion from ``start_ns``; real time: send
@@ -201,7 +192,7 @@ class TrajectoryNode(LoopTimerHooks):
         self.cycle_ns = int(round(trajectory.duration * 1e9)) if looping else 0
         self.sent_ahead = -1
         if not self.lockstep:
-            self.knots = trajectory_knots(trajectory, self.knot_interval)
+            self.knots = trajectory_knots(trajectory, self.settings.knot_interval)
             self.pub_motion.publish(self.m.joint_trajectory(start_ns, self.names, self.knots))
 
     def _sample(self, ns: int):
@@ -226,10 +217,10 @@ class TrajectoryNode(LoopTimerHooks):
             return  # a goal's deadline still runs
         ns = stamp_ns(msg.header.stamp)
         if self.trajectory is None:  # real time: the first state after activation anchors it
-            loops = self.motion == "sweep" and self.loop
+            loops = self.settings.default_motion == "sweep" and self.settings.loop
             own = self.actions.follower.motion_check.own_motion(self._default_trajectory(q), q)
             self._start(own, 0 if self.lockstep else ns, loops)
-            self.log.info(f"reference starts from the measured position ({self.motion})")
+            self.log.info(f"reference starts from the measured position ({self.settings.default_motion})")
         if self.lockstep:
             self._publish(ns)
         self.actions.on_state(ns, q, qd)
@@ -251,7 +242,7 @@ class TrajectoryNode(LoopTimerHooks):
 
     # ---------------------------------------------------------------- publish
     def _monitor_period(self) -> float:
-        return 1.0 / self.monitor_rate if self.monitor_rate > 0 else HOUSEKEEPING_PERIOD_S
+        return 1.0 / self.settings.monitor_rate if self.settings.monitor_rate > 0 else HOUSEKEEPING_PERIOD_S
 
     def _now_ns(self) -> int:
         return int(self.node.now() * 1e9)
@@ -269,7 +260,7 @@ class TrajectoryNode(LoopTimerHooks):
             if following - ns <= lookahead and self.sent_ahead != following:
                 self.pub_motion.publish(self.m.joint_trajectory(following, self.names, self.knots))
                 self.sent_ahead = following
-        if self.monitor_rate > 0:
+        if self.settings.monitor_rate > 0:
             self._publish(ns)
 
     def _publish(self, ns: int) -> None:

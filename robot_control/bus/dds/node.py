@@ -60,6 +60,7 @@ from robot_control.bus.node import (
     restore_signals,
     stop_on_signals,
 )
+from robot_control.bus.param_table import ClockParams, declare
 from robot_control.bus.parameters import BOOL
 
 QOS_PROFILES: dict[str, QosProfile] = {
@@ -243,7 +244,7 @@ class DdsNode(Node):
         self._params = ParameterServer(self._context, self._executor, self._node_key, self.fqn,
                                        self._store, self.now)
         self.add_parameter_listener(self._on_parameters_changed)
-        self.declare_parameter("use_sim_time", False, "use /clock as the node's time source")
+        declare(self, ClockParams)
         self.name_clashes: set[bytes] = set()  # participants that announce a node of our name
         self._graph_reader = self._context.reader(ROS_DISCOVERY_TOPIC, DISCOVERY_TYPE,
                                                   DISCOVERY_READER)
