@@ -208,15 +208,24 @@ def warm_up(log, kernel: str, call: Callable[[], object], wait: bool = True) -> 
     holding the machine-wide lock of ``kernel``: nodes starting together compile it once (a
     lowest-priority process passes ``wait=False``: nobody may wait for it)."""
     from robot_control.dynamics.compile_cache import CACHE_DIR, compiling, is_compiled
+    from robot_control.dynamics.compile_once import say_once
 
     start = time.perf_counter()
     if CACHE_DIR is not None and not is_compiled(kernel):
         # said before the wait, not after: a cold first start is quiet for tens of seconds else
-        log.info(f"compiling {kernel} (first start with these kernel sources; cached in "
-                 f"{CACHE_DIR} for the next; `robot-control warmup` compiles ahead)")
+        say_once(kernel, log.info)
     with compiling(kernel, wait):
         call()
     log.debug(f"{kernel} ready in {time.perf_counter() - start:.2f} s")
+
+
+def announce_compiles(log) -> None:
+    """This process's first compile says so on ``log`` at once, and every kernel compiles once
+    across the stack's processes (dynamics/compile_once.py)."""
+    from robot_control.dynamics import compile_once
+
+    compile_once.announce(log.info)
+    compile_once.install_lock()
 
 
 def configure_failure(log, what: str, exc: Exception) -> CallbackReturn:
@@ -306,6 +315,7 @@ def run_node(default_name: str, node_class, argv: list[str] | None, managed: boo
         print(f"[ERROR] [{default_name}]: cannot start: {exc}", file=sys.stderr, flush=True)
         return 2
     logic = None
+    announce_compiles(node.get_logger())  # the node's construction may compile already
     try:
         if not stop.requested:
             logic = node_class(node)

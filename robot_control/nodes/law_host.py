@@ -117,7 +117,10 @@ class LawHost:
         instance = create(law)
         defaults = instance.default_parameters(self.n)
         if self.rate is not None:  # gains that fit this robot (a params file may override)
-            defaults.update(derived_law_parameters(instance, self.model, self.rate))
+            given = {name for name in (s.name for s in instance.declared_parameters())
+                     if name in overrides or self.node.has_parameter_override(f"{law}.{name}")}
+            defaults.update(derived_law_parameters(instance, self.model, self.rate,
+                                                   given=given))
         self.specs[law] = {}
         for spec in instance.declared_parameters():
             value = overrides.get(spec.name, defaults.get(spec.name, spec.default))
