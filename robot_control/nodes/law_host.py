@@ -180,14 +180,17 @@ class LawHost:
             if law in self.warmed:
                 continue
             params = self._law_params(law)
+            if CACHE_DIR is not None and not is_compiled(kernel_name(law)):
+                # not made here: making a law may compile too (an adaptive law's basis needs the
+                # regressor), which would hold this configure for a law that is not running
+                uncompiled[law] = params
+                continue
             try:
                 made = self._make_law(law, params)
             except CONFIGURE_ERRORS as exc:  # its parameters need setting first: at its swap
                 self.log.debug(f"{law} not precompiled: {exc}")
                 continue
-            if CACHE_DIR is not None and not is_compiled(kernel_name(law)):
-                uncompiled[law] = params
-            elif time.monotonic() > until:
+            if time.monotonic() > until:
                 self.log.info(f"precompile_budget of {self.precompile_budget:g} s spent: "
                               f"{law} and the laws after it are made at their swap")
                 break
