@@ -17,7 +17,8 @@ load says what a figure is worth); then the medians.
   ROS 2 is there: $ROS_SETUP or /opt/ros/jazzy).
 
 ``--trace`` lists, for each cold run, every kernel numba compiled: the process, the start
-(seconds after the launch), the compile's duration and the kernel (numba's compile event,
+(seconds after the launch), the compile's duration in wall and in the thread's CPU seconds (the
+latter is what the kernel costs, whatever the machine's load) and the kernel (numba's compile event,
 recorded through a sitecustomize module on the nodes' path; the waits of dynamics/compile_once.py
 are not compiles and do not appear).
 """
@@ -63,13 +64,14 @@ TRACER = textwrap.dedent("""
         _name = _name.rsplit("/", 1)[-1].rsplit(".", 1)[-1]  # plant_node, or the executable
         class _Listener(_ev.Listener):
             def on_start(self, event):
-                _local.__dict__.setdefault("starts", []).append(time.time())
+                _local.__dict__.setdefault("starts", []).append((time.time(), time.thread_time()))
             def on_end(self, event):
-                t0 = _local.starts.pop()
+                t0, cpu0 = _local.starts.pop()
                 if not _local.starts:  # top level: its callees are inside its time
                     f = event.data["dispatcher"].py_func
                     _out.write(json.dumps({"process": _name, "t0": t0,
                                            "s": time.time() - t0,
+                                           "cpu": time.thread_time() - cpu0,
                                            "kernel": f"{f.__module__}.{f.__qualname__}"}) + "\\n")
         _ev.register("numba:compile", _Listener())
 """)
@@ -136,12 +138,15 @@ def trace_table(trace_dir: str, started_epoch: float) -> None:
         rows += [json.loads(line) for line in file.read_text().splitlines()]
     for r in sorted(rows, key=lambda r: r["t0"]):
         print(f"    {r['process']:<20} at {r['t0'] - started_epoch:6.1f} s "
-              f"{r['s']:6.1f} s  {r['kernel'].removeprefix('robot_control.')}")
-    totals: dict[str, float] = {}
+              f"{r['s']:6.1f} s ({r['cpu']:5.1f} s CPU)  "
+              f"{r['kernel'].removeprefix('robot_control.')}")
+    totals: dict[str, list[float]] = {}
     for r in rows:
-        totals[r["process"]] = totals.get(r["process"], 0.0) + r["s"]
-    print("    compile seconds by process: " + ", ".join(
-        f"{p} {s:.1f}" for p, s in sorted(totals.items())))
+        total = totals.setdefault(r["process"], [0.0, 0.0])
+        total[0] += r["s"]
+        total[1] += r["cpu"]
+    print("    compiling by process, wall (CPU) seconds: " + ", ".join(
+        f"{p} {s:.1f} ({c:.1f})" for p, (s, c) in sorted(totals.items())))
 
 
 def fmt(value: float | None, spec: str) -> str:
