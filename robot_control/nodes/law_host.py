@@ -39,7 +39,7 @@ from robot_control.control.requirements import refusal
 from robot_control.control.tuning import derived_law_parameters
 from robot_control.dynamics.compile_cache import CACHE_DIR, is_compiled
 from robot_control.nodes.health import ERROR, OK, WARN
-from robot_control.nodes.law_compiler import compile_law, kernel_name, start_background
+from robot_control.nodes.law_compiler import compile_law, kernel_name, refused, start_background
 from robot_control.nodes.saturation import Saturation
 from robot_control.nodes.validation import IMPLAUSIBLE_FACTOR, Plausible
 
@@ -183,7 +183,8 @@ class LawHost:
             if CACHE_DIR is not None and not is_compiled(kernel_name(law)):
                 # not made here: making a law may compile too (an adaptive law's basis needs the
                 # regressor), which would hold this configure for a law that is not running
-                uncompiled[law] = params
+                if not refused(law):
+                    uncompiled[law] = params
                 continue
             try:
                 made = self._make_law(law, params)
