@@ -112,7 +112,8 @@ def start_once(route: str, env: dict[str, str], duration: float, launch_args: li
             "background_pid": int(background.group(1)) if background else None,
             "errors": sum("[ERROR]" in line for line in lines),
             "load_start": load_start, "load_end": os.getloadavg()[0],
-            "tail": "" if active is not None else text[-600:]}
+            "tail": "".join([line for line in lines if "[ERROR]" in line][:10]
+                            + ([] if active is not None else [text[-600:]]))}
 
 
 def wait_for(pid: int | None, timeout_s: float) -> None:
