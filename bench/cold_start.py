@@ -35,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -94,16 +95,18 @@ def start_once(route: str, env: dict[str, str], duration: float, launch_args: li
                             text=True, start_new_session=True)
     active = None
     lines: list[str] = []
-    stop_at = started + ACTIVE_TIMEOUT_S
+    # ros2 launch runs until stopped (SIGINT, as Ctrl-C), also when it prints nothing
+    stop = threading.Timer(ACTIVE_TIMEOUT_S, proc.send_signal, args=(signal.SIGINT,))
+    stop.start()
     for line in proc.stdout:
         lines.append(line)
         if active is None and ACTIVE.search(line):
             active = time.monotonic() - started
-            stop_at = time.monotonic() + duration
-        if time.monotonic() > stop_at and proc.poll() is None:
-            proc.send_signal(signal.SIGINT)  # ros2 launch runs until stopped
-            stop_at = float("inf")
+            stop.cancel()
+            stop = threading.Timer(duration, proc.send_signal, args=(signal.SIGINT,))
+            stop.start()
     proc.wait()
+    stop.cancel()
     text = "".join(lines)
     missed = MISSED.search(text)
     background = BACKGROUND.search(text)
