@@ -93,6 +93,16 @@ def test_overrides_reach_the_node_parameters_and_a_robot_without_gains_file_is_s
     assert "stack.five_bar.yaml is not a file: skipped" in capsys.readouterr().err
 
 
+def test_a_robot_given_as_a_file_gets_the_common_parameter_file_and_no_warning(capsys):
+    """No per-robot file for a path (ros2 launch warned "Parameter file path is not a file" for
+    stack./path/arm.urdf.yaml): the launch file's robot_params names the common file instead."""
+    urdf = share_dir() / "urdf" / "five_bar.urdf"
+    plan = load_launch_file(resolve_launch_file(None), {"robot": str(urdf)})
+    for node in plan.nodes[:-1]:
+        assert node.params_files == [str(share_dir() / "config" / "stack.yaml")] * 2
+    assert capsys.readouterr().err == ""
+
+
 def test_composed_runs_the_five_nodes_in_one_container_process_with_the_same_parameters():
     plan = load_launch_file(resolve_launch_file(None), {"composed": "true", "lockstep": "true",
                                                         "controller": "adaptive"})
@@ -182,7 +192,12 @@ def test_substitutions(monkeypatch, tmp_path):
     with pytest.raises(LaunchError, match="no launch argument 'nope'"):
         substitute("$(var nope)", values)
     with pytest.raises(LaunchError, match="unsupported substitution"):
-        substitute("$(eval 1 + 1)", values)
+        substitute("$(anon x)", values)
+    # eval as launch's PythonExpression: math's names by default, other modules by name
+    assert substitute("$(eval 'floor(2.5) + 1')", values) == "3"
+    assert substitute("$(eval \"os.path.isfile('/no/such/file')\" 'os')", values) == "False"
+    with pytest.raises(LaunchError, match="eval"):
+        substitute("$(eval 'nope + 1')", values)
     with pytest.raises(LaunchError, match="unterminated"):
         substitute("$(var robot", values)
 

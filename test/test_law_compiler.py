@@ -15,7 +15,7 @@ SCRIPT = textwrap.dedent("""
     import fcntl, os, sys, time
     from robot_control.dynamics.compile_cache import CACHE_DIR, is_compiled
     from robot_control.model import load_robot
-    from robot_control.nodes.law_compiler import LOCK_NAME, kernel_name, start_background
+    from robot_control.nodes.law_compiler import LOCK_NAME, kernel_name, refused, start_background
 
     model = load_robot("ddarm")
     if sys.argv[1] == "held":  # another compiler holds the lock: this one leaves at once
@@ -29,6 +29,7 @@ SCRIPT = textwrap.dedent("""
     print("policy", os.sched_getscheduler(proc.pid) == os.SCHED_IDLE)
     print("exit", proc.wait(240), "compiled", is_compiled(kernel_name("pd")),
           is_compiled(kernel_name("warp_drive")))
+    print("refused", refused("pd"), refused("warp_drive"))
 """)
 
 
@@ -47,6 +48,8 @@ def test_a_background_compiler_fills_an_empty_cache_at_the_lowest_priority(tmp_p
     assert "policy True" in out
     # an unknown law is skipped with a warning; the known one is compiled and marked
     assert "exit 0 compiled True False" in out
+    # ... and said refused, so that the next start does not send it to a compiler again
+    assert "refused False True" in out
     assert not list((tmp_path / "tmp").iterdir())  # the job file is gone
 
 

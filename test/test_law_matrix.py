@@ -87,6 +87,20 @@ def test_derived_gains_follow_the_rule_bandwidth_times_inertia_capped_by_rate_an
     assert tuning.derived_law_parameters(create("hybrid_force"), model, 1000.0) == {}
 
 
+def test_gains_a_params_file_gives_are_not_derived_and_the_others_are_the_same():
+    model = load_robot("ddarm")
+    for law in ("adaptive", "sliding_mode", "pd", "computed_torque"):
+        full = tuning.derived_law_parameters(create(law), model, 1000.0)
+        for given in (set(), {"kd"}, {"adaptation_gain"}, {"parameter_bound", "boundary_layer"}):
+            part = tuning.derived_law_parameters(create(law), model, 1000.0, given=given)
+            # every name not given is derived as before, to the bit (a given one may be left out)
+            assert set(full) - given <= set(part), (law, given)
+            for name in set(full) - given:
+                assert np.array_equal(part[name], full[name]), (law, name)
+        # all of them given (the bundled robots' stack files): nothing to derive, no model work
+        assert tuning.derived_law_parameters(create(law), model, 1000.0, given=set(full)) == {}
+
+
 def omega_at(model, rate: float) -> np.ndarray:
     q0 = tuning.default_initial_pose(model)
     return tuning.bandwidth(model, tuning.joint_inertia(model, q0), rate)

@@ -201,8 +201,30 @@ def _evaluate(body: str, values: dict[str, str], launch_file: Path | None) -> st
         if launch_file is None:
             raise LaunchError("$(dirname) outside a launch file")
         return str(launch_file.resolve().parent)
+    if kind == "eval":
+        return _python_expression(words)
     raise LaunchError(f"unsupported substitution $({body}); robot-control launch knows var, env, "
-                      "optenv, find-pkg-share and dirname (use ros2 launch for the others)")
+                      "optenv, find-pkg-share, dirname and eval (use ros2 launch for the others)")
+
+
+def _python_expression(words: list[str]) -> str:
+    """``$(eval EXPR [MODULES])`` as launch's PythonExpression: EXPR evaluated with math's names
+    and the comma-separated MODULES (default math) by name."""
+    import importlib
+    import math
+
+    _arity("eval", words, 1, 2)
+    names = [m.strip() for m in words[1].split(",")] if len(words) == 2 else ["math"]
+    scope: dict[str, object] = {}
+    for name in names:
+        module = importlib.import_module(name)
+        if module is math:
+            scope.update(vars(math))
+        scope[module.__name__] = module
+    try:
+        return str(eval(words[0], {}, scope))  # noqa: S307 - the launch file's own expression
+    except Exception as exc:  # noqa: BLE001 - any error of the expression, said in one line
+        raise LaunchError(f"$(eval {words[0]}): {exc}") from exc
 
 
 def _split_words(text: str) -> list[str]:

@@ -266,6 +266,10 @@ class Node(ABC):
     def get_parameter(self, name: str) -> object:
         return self._store.get(name)
 
+    def has_parameter_override(self, name: str) -> bool:
+        """Whether a --params-file / -p gives ``name`` its value (it wins over any default)."""
+        return name in self._store.overrides
+
     def get_parameters(self, prefix: str = "") -> dict[str, object]:
         """All declared values, or those under ``prefix.`` (rclpy's get_parameters_by_prefix)."""
         if not prefix:

@@ -216,11 +216,21 @@ BASIS_MAX_JOINTS = 100
 
 def derived_law_parameters(law, model, rate: float, q0: Array | None = None,
                            target: float = DEFAULT_BANDWIDTH, zeta: float = DEFAULT_DAMPING,
-                           rotor_inertia: Array | None = None) -> dict:
+                           rotor_inertia: Array | None = None, given=frozenset()) -> dict:
     """The gains of ``law`` (a Controller) for ``model`` at ``rate`` by its ``GAINS`` kind; {} for
-    a law whose gains are not per-joint (task-space and force laws keep their own defaults)."""
+    a law whose gains are not per-joint (task-space and force laws keep their own defaults).
+    Parameters named in ``given`` (a params file sets them) are left out when no other needs
+    them, and so is their model work (mass matrices, regressors: compiled code on a cold start)."""
     kind = getattr(law, "GAINS", None)
     if kind is None:
+        return {}
+    names = {s.name for s in law.parameter_specs()}
+    gains = {"reference": {"lambda", "kd"}}.get(kind, {"kp", "kd"})
+    basis = model.nq <= BASIS_MAX_JOINTS
+    bounds = basis and "parameter_bound" in names and not {"parameter_bound",
+                                                           "boundary_layer"} <= set(given)
+    adaptation = basis and "adaptation_gain" in names and "adaptation_gain" not in given
+    if gains <= set(given) and not (bounds or adaptation):
         return {}
     q0 = default_initial_pose(model) if q0 is None else np.asarray(q0, dtype=float)
     m = joint_inertia(model, q0, rotor_inertia)
@@ -233,15 +243,12 @@ def derived_law_parameters(law, model, rate: float, q0: Array | None = None,
         out = reference_gains(m, omega)
     else:
         raise ValueError(f"{law.name}: unknown gain kind '{kind}'")
-    if kind != "acceleration" and model.nq <= BASIS_MAX_JOINTS:
+    if kind != "acceleration" and basis:
         out = coupled_mode_cap(model, q0, rotor_inertia, rate, kind, out)
-    names = {s.name for s in law.parameter_specs()}
-    if model.nq > BASIS_MAX_JOINTS:  # the base-parameter set is a QR of a stacked regressor, O(n³)
-        return out
-    if "parameter_bound" in names:
+    if bounds:
         out.update(parameter_bounds(law, model))
         out["boundary_layer"] = boundary_layer(model, q0, m, omega, out["parameter_bound"])
-    if "adaptation_gain" in names:
+    if adaptation:
         out["adaptation_gain"] = adaptation_gain(model, q0, m, omega, kind, out.get("kp"),
                                                  out.get("kd"))
     return out

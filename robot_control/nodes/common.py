@@ -14,6 +14,7 @@ import numpy as np
 from robot_control.bus.lifecycle import HOOK_NAMES, CallbackReturn
 from robot_control.bus.param_table import declare
 from robot_control.nodes.node_parameters import AutostartParams
+from robot_control.nodes.startup_stop import StartupStop
 
 
 class LatencyStats:
@@ -110,15 +111,24 @@ def warm_up(log, kernel: str, call: Callable[[], object], wait: bool = True) -> 
     holding the machine-wide lock of ``kernel``: nodes starting together compile it once (a
     lowest-priority process passes ``wait=False``: nobody may wait for it)."""
     from robot_control.dynamics.compile_cache import CACHE_DIR, compiling, is_compiled
+    from robot_control.dynamics.compile_once import say_once
 
     start = time.perf_counter()
     if CACHE_DIR is not None and not is_compiled(kernel):
         # said before the wait, not after: a cold first start is quiet for tens of seconds else
-        log.info(f"compiling {kernel} (first start with these kernel sources; cached in "
-                 f"{CACHE_DIR} for the next; `robot-control warmup` compiles ahead)")
+        say_once(kernel, log.info)
     with compiling(kernel, wait):
         call()
     log.debug(f"{kernel} ready in {time.perf_counter() - start:.2f} s")
+
+
+def announce_compiles(log) -> None:
+    """This process's first compile says so on ``log`` at once, and every kernel compiles once
+    across the stack's processes (dynamics/compile_once.py)."""
+    from robot_control.dynamics import compile_once
+
+    compile_once.announce(log.info)
+    compile_once.install_lock()
 
 
 def configure_failure(log, what: str, exc: Exception) -> CallbackReturn:
@@ -205,6 +215,7 @@ def run_node(default_name: str, node_class, argv: list[str] | None, managed: boo
         print(f"[ERROR] [{default_name}]: cannot start: {exc}", file=sys.stderr, flush=True)
         return 2
     logic = None
+    announce_compiles(node.get_logger())  # the node's construction may compile already
     try:
         if not stop.requested:
             logic = node_class(node)
@@ -223,58 +234,3 @@ def run_node(default_name: str, node_class, argv: list[str] | None, managed: boo
     # the node too) must not kill it while the interpreter shuts down
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     return getattr(logic, "exit_code", 0)
-
-
-class StartupStop:
-    """SIGINT / SIGTERM to a node process: the first asks it to stop — a node still starting
-    stops once the step under way is done, a spinning one by its own handlers — and ends the
-    process quietly (status 0) STOP_WITHIN_S later if it is still there (a cold compile in a
-    configure transition takes longer than ros2 launch waits before its SIGTERM, and launch logs
-    that as an ERROR); a second one ends it now, unless it is the first one's echo."""
-
-    #: a second signal this soon after the first is its echo, not a second Ctrl-C: under ros2
-    #: launch a terminal's Ctrl-C reaches the node, then launch sends its own SIGINT
-    ECHO_S = 1.0
-    #: the longest a node may take to stop after the first signal (ros2 launch: SIGTERM after 5 s)
-    STOP_WITHIN_S = 2.5
-
-    def __init__(self) -> None:
-        self.requested = False
-        self.spinning = False
-        self.first = 0.0  # monotonic time of the first signal
-
-    def __call__(self, signum, frame) -> None:
-        import os
-        import threading
-        import time
-
-        now = time.monotonic()
-        if not self.requested:
-            self.requested, self.first = True, now
-            # (a thread, not an alarm: the main thread may be deep in a compile)
-            deadline = threading.Timer(self.STOP_WITHIN_S, os._exit, args=(0,))
-            deadline.daemon = True  # a node that stops in time does not wait for it
-            deadline.start()
-            return
-        if self.spinning or now - self.first <= self.ECHO_S:
-            # spinning: rclpy's handler, installed over this one, chains to it, and the node is
-            # stopping already (an exit 130 here made launch log "[ERROR] … process has died")
-            return
-        os._exit(128 + signum)  # nothing worth cleaning up yet; the runner counts this clean
-
-    def hand_over(self) -> None:
-        """The node spins: its own handlers stop it from now on (within STOP_WITHIN_S)."""
-        self.spinning = True
-
-    @classmethod
-    def install(cls) -> StartupStop:
-        """Handle both signals (main thread only) and unblock them: a pending one lands now."""
-        import signal
-        import threading
-
-        stop = cls()
-        if threading.current_thread() is threading.main_thread():
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                signal.signal(sig, stop)
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
-        return stop

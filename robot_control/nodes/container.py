@@ -27,7 +27,7 @@ import signal
 import sys
 from dataclasses import dataclass
 
-from robot_control.nodes.common import StartupStop, autostart, install_hooks
+from robot_control.nodes.common import StartupStop, announce_compiles, autostart, install_hooks
 
 
 @dataclass(frozen=True)
@@ -67,6 +67,14 @@ def component_names(own_args: list[str]) -> list[str]:
     return names
 
 
+class ContainerLog:
+    """The container's own lines (not one node's): on stderr, as its start-up errors."""
+
+    @staticmethod
+    def info(line: str) -> None:
+        print(f"[INFO] [robot_control_container]: {line}", file=sys.stderr, flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     from robot_control.bus import ParameterError, create_container
 
@@ -89,6 +97,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"[ERROR] [robot_control_container]: cannot start: {exc}", file=sys.stderr,
               flush=True)
         return 2
+    announce_compiles(ContainerLog())
     logics = []
     for name in names:
         if stop.requested:

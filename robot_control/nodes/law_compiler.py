@@ -62,6 +62,13 @@ def compile_law(log, model, law_name: str, law, wait: bool = True) -> None:
     law.reset()
 
 
+def refused(law: str) -> bool:
+    """Whether a background compiler could not make ``law`` (with the parameters it was sent)."""
+    from robot_control.dynamics.compile_cache import CACHE_DIR
+
+    return CACHE_DIR is not None and (CACHE_DIR / f"{kernel_name(law)}.refused").exists()
+
+
 def start_background(model, laws: dict[str, dict]) -> subprocess.Popen | None:
     """Start the background compiler of ``laws`` (name → parameters) for ``model``, at SCHED_IDLE
     (nice 19 where that is refused); None where there is no writable cache to fill."""
@@ -116,6 +123,9 @@ def compile_laws(path: Path) -> int:
                 compile_law(log, job["model"], name, law, wait=False)  # a node never waits
             except Exception as exc:  # noqa: BLE001 - a law that cannot warm is made at its swap
                 log.warning(f"{name} not compiled: {exc}")
+                # nothing to compile (a cell law on one arm): said in the cache, so that each
+                # start does not send it here again; a swap to it makes it (and says why not)
+                (CACHE_DIR / f"{kernel_name(name)}.refused").touch()
     return 0
 
 

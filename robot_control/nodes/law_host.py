@@ -38,7 +38,7 @@ from robot_control.control.requirements import refusal
 from robot_control.control.tuning import derived_law_parameters
 from robot_control.dynamics.compile_cache import CACHE_DIR, is_compiled
 from robot_control.nodes.health import ERROR, OK, WARN
-from robot_control.nodes.law_compiler import compile_law, kernel_name, start_background
+from robot_control.nodes.law_compiler import compile_law, kernel_name, refused, start_background
 from robot_control.nodes.law_swap import LawSwap, Takeover
 from robot_control.nodes.saturation import Saturation
 from robot_control.nodes.validation import IMPLAUSIBLE_FACTOR, Plausible
@@ -114,7 +114,10 @@ class LawHost:
         instance = create(law)
         defaults = instance.default_parameters(self.n)
         if self.rate is not None:  # gains that fit this robot (a params file may override)
-            defaults.update(derived_law_parameters(instance, self.model, self.rate))
+            given = {name for name in (s.name for s in instance.declared_parameters())
+                     if name in overrides or self.node.has_parameter_override(f"{law}.{name}")}
+            defaults.update(derived_law_parameters(instance, self.model, self.rate,
+                                                   given=given))
         self.specs[law] = {}
         for spec in instance.declared_parameters():
             value = overrides.get(spec.name, defaults.get(spec.name, spec.default))
@@ -201,14 +204,18 @@ class LawHost:
             if law in self.warmed:
                 continue
             params = self._law_params(law)
+            if CACHE_DIR is not None and not is_compiled(kernel_name(law)):
+                # not made here: making a law may compile too (an adaptive law's basis needs the
+                # regressor), which would hold this configure for a law that is not running
+                if not refused(law):
+                    uncompiled[law] = params
+                continue
             try:
                 made = self._make_law(law, params)
             except CONFIGURE_ERRORS as exc:  # its parameters need setting first: at its swap
                 self.log.debug(f"{law} not precompiled: {exc}")
                 continue
-            if CACHE_DIR is not None and not is_compiled(kernel_name(law)):
-                uncompiled[law] = params
-            elif time.monotonic() > until:
+            if time.monotonic() > until:
                 self.log.info(f"precompile_budget of {self.precompile_budget:g} s spent: "
                               f"{law} and the laws after it are made at their swap")
                 break

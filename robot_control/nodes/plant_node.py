@@ -182,7 +182,12 @@ class PlantNode:
         self.model = common.model
         self.lockstep = common.timing.lockstep
         self.period_ns = period_ns(common.timing.rate)
-        q0 = sc.q0.tolist() if sc is not None else default_initial_pose(self.model).tolist()
+        if sc is not None:
+            q0 = sc.q0.tolist()
+        elif node.has_parameter_override("initial_q"):  # no pose search (a cold compile)
+            q0 = [0.0] * self.model.nq
+        else:
+            q0 = default_initial_pose(self.model).tolist()
         q0 = declare(node, PlantStart, joints=self.model.joint_names, initial_q=q0).initial_q
         self.q0 = np.asarray(q0, dtype=float)
         problems = description_problems(self.model, self.q0) if sc is None else []
@@ -225,6 +230,8 @@ class PlantNode:
         warm_up(self.log, f"plant_step.{self.model.name}", lambda: step_and_predict(
             make_plant(self.model, self.plant_cfg, self.dt), seconds(self.period_ns)))
         warm_up(self.log, "inverse_dynamics", lambda: self._hold_torque(self.q0, zeros))
+        if self.tf.pub is not None:  # a cold first /tf compiled in the active loop: a 3 s stall
+            warm_up(self.log, "forward_kinematics", lambda: self.tf.message(0, self.q0))
 
     # -------------------------------------------------------------- lifecycle
     def on_configure(self, previous) -> CallbackReturn:

@@ -1,0 +1,81 @@
+"""Ctrl-C of a node process that is still starting: a quiet stop (status 0), never a traceback.
+
+ros2 launch passes a terminal's Ctrl-C to every node, then sends its own SIGINT, and logs a node
+that dies of the signal or is still there 5 s later as an ERROR. A node spends its first seconds
+importing (tens of seconds on a loaded machine) and may then compile for tens more in a
+configure transition; the handler is installed as early as the package can: when a node
+executable (setup.py's console scripts, as ros2 launch runs them) first imports
+``robot_control.nodes`` (nodes/__init__.py), before the node's own heavy imports.
+"""
+
+from __future__ import annotations
+
+#: the instance a node executable installed at its first import, until run_node takes it
+_early: StartupStop | None = None
+
+
+class StartupStop:
+    """SIGINT / SIGTERM to a node process: the first asks it to stop — a node still starting
+    stops once the step under way is done, a spinning one by its own handlers — and ends the
+    process quietly (status 0) STOP_WITHIN_S later if it is still there (a cold compile in a
+    configure transition takes longer than ros2 launch waits before its SIGTERM, and launch logs
+    that as an ERROR); a second one ends it now, unless it is the first one's echo."""
+
+    #: a second signal this soon after the first is its echo, not a second Ctrl-C: under ros2
+    #: launch a terminal's Ctrl-C reaches the node, then launch sends its own SIGINT
+    ECHO_S = 1.0
+    #: the longest a node may take to stop after the first signal (ros2 launch: SIGTERM after 5 s)
+    STOP_WITHIN_S = 2.5
+
+    def __init__(self) -> None:
+        self.requested = False
+        self.spinning = False
+        self.first = 0.0  # monotonic time of the first signal
+
+    def __call__(self, signum, frame) -> None:
+        import os
+        import threading
+        import time
+
+        now = time.monotonic()
+        if not self.requested:
+            self.requested, self.first = True, now
+            # (a thread, not an alarm: the main thread may be deep in a compile)
+            deadline = threading.Timer(self.STOP_WITHIN_S, os._exit, args=(0,))
+            deadline.daemon = True  # a node that stops in time does not wait for it
+            deadline.start()
+            return
+        if self.spinning or now - self.first <= self.ECHO_S:
+            # spinning: rclpy's handler, installed over this one, chains to it, and the node is
+            # stopping already (an exit 130 here made launch log "[ERROR] … process has died")
+            return
+        os._exit(128 + signum)  # nothing worth cleaning up yet; the runner counts this clean
+
+    def hand_over(self) -> None:
+        """The node spins: its own handlers stop it from now on (within STOP_WITHIN_S)."""
+        self.spinning = True
+
+    @classmethod
+    def install(cls) -> StartupStop:
+        """Handle both signals (main thread only) and unblock them: a pending one lands now. The
+        instance installed at the node executable's first import (:meth:`install_early`) if
+        there is one: a signal that came while the node imported has been counted."""
+        import signal
+        import threading
+
+        global _early
+        if _early is not None:
+            stop, _early = _early, None
+            return stop
+        stop = cls()
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                signal.signal(sig, stop)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+        return stop
+
+    @classmethod
+    def install_early(cls) -> None:
+        """:meth:`install` now, for the node's run_node to take later."""
+        global _early
+        _early = cls.install()
