@@ -45,6 +45,7 @@ EXECUTABLES = {
     "cell_plant": "robot_control.nodes.cell_plant_node",
     "cell_controller": "robot_control.nodes.cell_controller_node",
     "robot_control_container": "robot_control.nodes.container",
+    "robot_control_view": "robot_control.view.app",  # the browser view (view:=true)
 }
 #: executables whose /controller/state says the control loop is closed
 CONTROLLERS = ("controller", "cell_controller")
