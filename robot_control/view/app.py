@@ -82,7 +82,10 @@ def run(args: argparse.Namespace, ros_argv: list[str] | None = None) -> int:
             robots = _replayed(server, args)
         else:
             node, robots = _live(server, args, ros_argv or [], stop)
-        print(f"robot-control view: http://{_shown_host(args.bind)}:{args.port}/", flush=True)
+        url = f"http://{_shown_host(args.bind)}:{args.port}/"
+        if node is not None:
+            _heartbeat(node, server, url)
+        print(f"robot-control view: {url}", flush=True)
         from robot_control.view.page import run_page
 
         run_page(server, robots, stop)
@@ -102,6 +105,14 @@ def run(args: argparse.Namespace, ros_argv: list[str] | None = None) -> int:
 
 def _shown_host(bind: str) -> str:
     return "localhost" if bind in ("127.0.0.1", "0.0.0.0", "::") else bind
+
+
+def _heartbeat(node, server, url: str) -> None:
+    """The view's status on /diagnostics, as every node of a stack has (a launch watches it)."""
+    from robot_control.nodes.health import OK, NodeHealth
+
+    node.health = NodeHealth(node, "view", lambda: (
+        OK, f"serving {url}", {"pages_open": len(server.get_clients())}))
 
 
 def _replayed(server, args) -> list:

@@ -26,9 +26,18 @@ VALUE_FIELDS = {BOOL: "bool_value", INTEGER: "integer_value", DOUBLE: "double_va
                 STRING: "string_value", BOOL_ARRAY: "bool_array_value",
                 INTEGER_ARRAY: "integer_array_value", DOUBLE_ARRAY: "double_array_value",
                 STRING_ARRAY: "string_array_value"}
-TRANSITIONS = {"configure": 1, "cleanup": 2, "activate": 3, "deactivate": 4}
 FJT = "control_msgs/action/FollowJointTrajectory"
-CALL_TIMEOUT_S = 5.0
+TRANSITIONS = {"configure": 1, "cleanup": 2, "activate": 3, "deactivate": 4}
+CALL_TIMEOUT_S = 10.0
+#: the services the page calls: their clients are made at once, so they are matched before use
+SERVICES = (("rcl_interfaces/srv/GetParameters", "controller", "get_parameters"),
+            ("rcl_interfaces/srv/DescribeParameters", "controller", "describe_parameters"),
+            ("rcl_interfaces/srv/ListParameters", "controller", "list_parameters"),
+            ("rcl_interfaces/srv/SetParameters", "controller", "set_parameters"),
+            ("lifecycle_msgs/srv/GetState", "trajectory_generator", "get_state"),
+            ("lifecycle_msgs/srv/ChangeState", "trajectory_generator", "change_state"),
+            (FJT + "_SendGoal", "trajectory_generator",
+             "follow_joint_trajectory/_action/send_goal"))
 
 
 @dataclass
@@ -53,6 +62,8 @@ class StackCommands:
         self.namespace = namespace
         self._clients: dict[tuple[str, str], object] = {}
         self._lock = threading.Lock()
+        for srv_type, owner, service in SERVICES:
+            self._client(srv_type, topic(namespace, f"{owner}/{service}"))
 
     def _client(self, srv_type: str, service: str):
         with self._lock:  # made once, from any of the page's threads

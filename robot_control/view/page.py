@@ -12,6 +12,7 @@ from robot_control.view.panel import RobotPanel
 #: how often the page is refreshed: the 3D postures; plots and readouts every few of these
 FRAME_S = 1.0 / 30.0
 PLOT_EVERY, TEXT_EVERY, HEALTH_EVERY = 3, 6, 15
+RELOAD_S = 3.0  # a stack's controls that could not be read are read again this often
 
 
 class LiveRobot:
@@ -27,6 +28,7 @@ class LiveRobot:
             self.panel = RobotPanel(server, f"/r{index}", index)
             self.controls = StackControls(server.gui, watch, commands)
         self.was_connected = False
+        self.load_tried = -RELOAD_S
 
     def refresh(self, frame: int) -> None:
         w = self.watch
@@ -38,7 +40,9 @@ class LiveRobot:
                       f"{time.monotonic() - w.last_heard:.0f} s; waiting for it to return")
             if connected:
                 self.controls.loaded = False
-        if connected and not self.controls.loaded and not self.controls.lock.locked():
+        if connected and not self.controls.loaded and not self.controls.lock.locked() \
+                and time.monotonic() - self.load_tried > RELOAD_S:
+            self.load_tried = time.monotonic()
             threading.Thread(target=self.controls.load, daemon=True).start()
         if w.description_changed.is_set():
             w.description_changed.clear()

@@ -12,6 +12,7 @@ from robot_control.view.traces import Traces
 
 #: no message from the stack for this long (its heartbeat is 2 Hz): "disconnected"
 SILENCE_S = 2.0
+VIEW_ROLE = ": view"  # the DiagnosticStatus name of a view (app.py's heartbeat)
 
 
 def topic(namespace: str, name: str) -> str:
@@ -87,8 +88,10 @@ class StackWatch:
             self.description_changed.set()
 
     def _on_diagnostics(self, msg) -> None:
-        self._heard()
         for status in msg.status:
+            if str(status.name).endswith(VIEW_ROLE):  # a view's own heartbeat is not the stack
+                continue
+            self._heard()
             self.health[str(status.name)] = (int.from_bytes(status.level, "little")
                                              if isinstance(status.level, bytes)
                                              else int(status.level), str(status.message),
