@@ -44,7 +44,9 @@ def stopped(proc: subprocess.Popen) -> None:
 @pytest.fixture(scope="module")
 def session():
     env = stack_env("view")
-    stack = Stack(env, "composed:=true", "--startup-timeout", "300")
+    launched_port = free_port()  # the launch file's own view (view:=true) serves here
+    stack = Stack(env, "composed:=true", "view:=true", f"view_port:={launched_port}",
+                  "--startup-timeout", "300")
     side = plant_alone(env)
     view = View(env, "--namespace", "/", "--namespace", SECOND, "--port", str(free_port()))
     browser = None
@@ -53,7 +55,8 @@ def session():
         assert stack.wait_for("control loop running", 300), "\n".join(stack.lines[-30:])
         browser = Browser()
         browser.open(view.url)
-        yield {"env": env, "stack": stack, "view": view, "browser": browser, "side": [side]}
+        yield {"env": env, "stack": stack, "view": view, "browser": browser, "side": [side],
+               "launched_port": launched_port}
     finally:
         if browser is not None:
             browser.close()
@@ -129,3 +132,14 @@ def test_a_port_in_use_is_one_clear_line(session) -> None:
     assert got.stderr.strip().splitlines() == [
         f"robot-control view: port {port} on 127.0.0.1 is in use (another view, or another "
         f"server): choose another with --port"], got.stderr
+
+
+def test_view_true_on_the_launch_file_serves_the_page(session) -> None:
+    import urllib.request
+
+    port = session["launched_port"]
+    assert session["stack"].wait_for(f"robot-control view: http://localhost:{port}/", 60)
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=30) as answer:
+        assert answer.status == 200 and b"<html" in answer.read(2000).lower()
+    assert not any("stalled" in line for line in session["stack"].lines), \
+        "the launched view has no heartbeat"
