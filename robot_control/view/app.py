@@ -75,6 +75,9 @@ def run(args: argparse.Namespace, ros_argv: list[str] | None = None) -> int:
 
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    # a launch starts its processes with SIGINT / SIGTERM blocked until they can take them
+    # (bringup/processes.py): this one can now
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
     node = None
     try:
         server = start_server(args.bind, args.port)
