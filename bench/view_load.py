@@ -52,10 +52,10 @@ def run_stack(duration: float, with_view: bool, domain: int, screenshot: str | N
         if with_view:
             browser = Browser()
             browser.open(f"http://127.0.0.1:{port}/")
-            browser.wait_text(r"t = [\d.]+ s", 60)
-            fps = browser.page.evaluate(FPS_JS, 1000 * max(1.0, duration - 8.0))
-            if screenshot:
+            browser.wait_text(r"t = [\d.]+ s", 150)
+            if screenshot:  # while the stack runs (the page says "Connecting..." once it ends)
                 browser.page.screenshot(path=screenshot)
+            fps = browser.page.evaluate(FPS_JS, 1000 * max(1.0, duration - 12.0))
         proc.communicate(timeout=duration + 120)
     finally:
         if browser is not None:
