@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import os
 import socket
 import sys
 import threading
@@ -144,7 +145,10 @@ def _live(server, args, ros_argv: list[str], stop: threading.Event):
     from robot_control.view.page import LiveRobot
     from robot_control.view.watch import StackWatch
 
-    node = create_node("view", ["view", "--ros-args", *ros_argv] if ros_argv else ["view"])
+    # a launch names its view (__node:=view); one started by hand is one of many on a domain,
+    # and a second node of a name already there is what a launch refuses to start
+    name = "view" if ros_argv else f"view_{os.getpid()}"
+    node = create_node(name, [name, "--ros-args", *ros_argv] if ros_argv else [name])
     own = parse_ros_args(["--ros-args", *ros_argv]).namespace if ros_argv else None
     namespaces = args.namespace or [own or "/"]
     robots = []
