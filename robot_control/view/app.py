@@ -95,7 +95,10 @@ def run(args: argparse.Namespace, ros_argv: list[str] | None = None) -> int:
         print(f"robot-control view: {url}", flush=True)
         from robot_control.view.page import run_page
 
-        run_page(server, robots, stop)
+        # the heartbeat also goes out from the page's loop: the bus thread, busy with 1 kHz
+        # joint states on a loaded machine, let the node's own timer fall 3 s behind
+        run_page(server, robots, stop,
+                 node.health.publish_if_due if node is not None else None)
     except ViewError as exc:
         print(f"robot-control view: {exc}", file=sys.stderr)
         return 1

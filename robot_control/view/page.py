@@ -94,8 +94,8 @@ class ReplayedRobot:
         self.panel.update_readout(self.recording.traces, end=t)
 
 
-def run_page(server, robots: list, stop: threading.Event) -> None:
-    """Refresh every robot on the page until ``stop`` is set."""
+def run_page(server, robots: list, stop: threading.Event, each_frame=None) -> None:
+    """Refresh every robot on the page until ``stop`` is set (and call ``each_frame``)."""
     frame = 0
     next_at = time.monotonic()
     said: set[str] = set()
@@ -108,6 +108,8 @@ def run_page(server, robots: list, stop: threading.Event) -> None:
                 if line not in said:
                     said.add(line)
                     print(line, file=sys.stderr, flush=True)
+        if each_frame is not None:
+            each_frame()
         frame += 1
         next_at += FRAME_S
         stop.wait(max(0.0, next_at - time.monotonic()))
