@@ -60,7 +60,11 @@ setup(
             "matplotlib>=3.7",
             "mujoco>=4.0",
             "dask[distributed]>=2024.1",
+            "viser>=1.0",
+            "playwright>=1.40",
         ],
+        # robot-control view: the browser page (viser serves its own web client, offline)
+        "view": ["viser>=1.0"],
         # the plant's MuJoCo engine (plant.engine: mujoco) and model export --format mjcf checks
         "mujoco": ["mujoco>=4.0"],
         "plot": ["matplotlib>=3.7"],
@@ -86,6 +90,7 @@ setup(
             "cell_controller = robot_control.nodes.cell_controller_node:main",
             "robot_control_container = robot_control.nodes.container:main",
             "rqt_robot_control = robot_control.bringup.rqt_robot_control:main",
+            "robot_control_view = robot_control.view.app:main",
         ],
         # the built-in laws, declared the way a third-party package adds its own
         "robot_control.controllers": [

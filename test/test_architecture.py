@@ -17,7 +17,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "robot_control"
 ROOT_MODULES = {"__init__.py", "spatial.py", "safe_yaml.py", "log_text.py"}
 #: the rooms from the bottom up (docs/architecture.md): each imports only rooms at or below it
 LAYERS = ("root", "model", "dynamics", "trajectory", "control", "sim", "identification",
-          "security", "bus", "nodes", "recording", "bringup", "cli")
+          "security", "bus", "nodes", "recording", "view", "bringup", "cli")
 #: (importer, imported) modules allowed against LAYERS, each with the reason why; empty
 ALLOWED_UPWARD: set[tuple[str, str]] = set()
 MAX_LINES = 600

@@ -15,7 +15,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 CONSOLE_SCRIPTS = ("robot-control", "plant", "controller", "trajectory_generator", "dynamics_server",
                    "lifecycle_manager", "cell_plant", "cell_controller",
-                   "robot_control_container", "rqt_robot_control")
+                   "robot_control_container", "rqt_robot_control", "robot_control_view")
 
 
 def test_package_xml_parses_with_catkin_pkg():

@@ -42,11 +42,13 @@ MAIN = Suite(
     stack="robot-control launch",
     stack_ready=r"^\[launch\] control loop running",
     needs_stack=lambda text: bool(re.match(
-        r"robot-control (param|lifecycle|topic|node|service|action|bag record)\b", text)),
+        r"robot-control (param|lifecycle|topic|node|service|action|bag record|view(?!.*--bag))\b",
+        text)),
     endless=[
         Endless(r"^robot-control launch\b(?!.*--duration)", r"^\[launch\] control loop running",
                 after_stop=LAUNCH_HELD),
         Endless(r"^robot-control topic echo\b(?!.*(--once|--count))", r"^---$"),
+        Endless(r"^robot-control view\b", r"^robot-control view: http"),
         Endless(r"^robot-control topic hz\b(?!.*--duration)", r"^average rate"),
         Endless(r"^robot-control bag record\b(?!.*--duration)", r"Subscribed to topic",
                 settle_s=2.0, after_stop=r"^recorded \S+: [1-9]\d* messages"),

@@ -45,6 +45,7 @@ EXECUTABLES = {
     "cell_plant": "robot_control.nodes.cell_plant_node",
     "cell_controller": "robot_control.nodes.cell_controller_node",
     "robot_control_container": "robot_control.nodes.container",
+    "robot_control_view": "robot_control.view.app",  # the browser view (view:=true)
 }
 #: executables of this package that need ROS 2 itself, and why
 ROS_ONLY = {"rqt_robot_control": "it opens rqt, which needs ROS 2 (use ros2 launch)"}

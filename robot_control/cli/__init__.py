@@ -44,12 +44,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "model": ("robot_control.cli.model", "export a robot model as URDF or MJCF (MuJoCo)"),
     "plot": ("robot_control.cli.recording",
              "plot a recorded or simulated run: q vs q_d, error, torques, contact force"),
+    "view": ("robot_control.cli.view",
+             "watch and tune running stacks (or replay a recording) in a browser page"),
 }
 
 
 #: commands that run until Ctrl-C: stopped that way, even while loading, they end quietly with 0
 STOPPED_BY_CTRL_C = ("robot_control.cli.launch", "robot_control.cli.demo",
-                     "robot_control.cli.bus_tools")
+                     "robot_control.cli.bus_tools", "robot_control.cli.view")
 
 
 def build_parser() -> argparse.ArgumentParser:

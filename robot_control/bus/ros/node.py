@@ -261,7 +261,11 @@ class RclpyNode(Node):
 
     def msg(self, ros_type: str) -> type:
         package, kind, name = ros_type.split("/")
-        return getattr(importlib.import_module(f"{package}.{kind}"), name)
+        module = importlib.import_module(f"{package}.{kind}")
+        if kind == "action" and "_" in name:  # a part of an action: Name_Goal → Name.Goal
+            action, part = name.split("_", 1)
+            return getattr(getattr(module, action), part)
+        return getattr(module, name)
 
     def _guarded(self, callback: Callable, what: str) -> Callable:
         """rclpy lets a callback's exception end spin(); log it and carry on instead."""
@@ -331,8 +335,13 @@ class RclpyNode(Node):
         self._node.destroy_subscription(subscription)
 
     def create_client(self, srv_type: str, service: str) -> RclpyClient:
-        package, _, name = srv_type.split("/")
-        srv_class = getattr(importlib.import_module(f"{package}.srv"), name)
+        package, kind, name = srv_type.split("/")
+        if kind == "action":  # an action's service: Name_SendGoal → Name.Impl.SendGoalService
+            action, part = name.split("_", 1)
+            srv_class = getattr(getattr(importlib.import_module(f"{package}.action"), action).Impl,
+                                part + "Service")
+        else:
+            srv_class = getattr(importlib.import_module(f"{package}.srv"), name)
         return RclpyClient(self._node, srv_class, service)
 
     def create_action_server(self, action_type: str, name: str, handler: ActionHandler):

@@ -1,0 +1,98 @@
+"""The view's parts without a browser: what a description it cannot draw says, the decimation
+that draws a trace, slider spans and torque plot heights, and the one line without viser."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from robot_control.model.loader import load_robot
+from robot_control.model.urdf_export import robot_description
+from robot_control.view.controls import slider_range
+from robot_control.view.panel import torque_span
+from robot_control.view.scene import load_scene
+from robot_control.view.traces import Traces, drawn
+
+URDF = """<robot name="two">
+  <link name="base"><visual><geometry><box size="0.2 0.2 0.1"/></geometry></visual></link>
+  <link name="upper"><visual><geometry><mesh filename="package://nowhere/upper.stl"/></geometry>
+    </visual></link>
+  <link name="fore"/>
+  <joint name="j1" type="revolute"><parent link="base"/><child link="upper"/>
+    <origin xyz="0 0 0.1"/><axis xyz="0 0 1"/><limit lower="-3" upper="3" effort="50" velocity="2"/>
+  </joint>
+  <joint name="j2" type="revolute"><parent link="upper"/><child link="fore"/>
+    <origin xyz="0.3 0 0"/><axis xyz="0 1 0"/><limit lower="-3" upper="3" effort="20" velocity="2"/>
+  </joint>
+</robot>"""
+
+
+def test_a_link_that_cannot_be_drawn_is_named_and_the_rest_is_drawn() -> None:
+    scene = load_scene(URDF)
+    assert scene.problems == ["link 'upper': mesh 'package://nowhere/upper.stl' cannot be read "
+                              "here (no package path)"]
+    assert [s.kind for s in scene.links["base"]] == ["box"]
+    assert scene.links["upper"] == []
+    assert [s.kind for s in scene.links["fore"]] == ["sphere"]  # a leaf without inertia
+
+
+def test_link_poses_follow_the_joints() -> None:
+    scene = load_scene(URDF)
+    at_rest = scene.link_poses({})
+    turned = scene.link_poses({"j1": np.pi / 2})
+    np.testing.assert_allclose(at_rest["fore"][:3, 3], [0.3, 0.0, 0.1], atol=1e-12)
+    np.testing.assert_allclose(turned["fore"][:3, 3], [0.0, 0.3, 0.1], atol=1e-12)
+
+
+def test_a_robot_without_visuals_is_drawn_from_its_joints() -> None:
+    scene = load_scene(robot_description(load_robot("ddarm")))
+    assert scene.problems == []
+    assert scene.joint_names == ["joint1", "joint2", "joint3"]
+    assert all(scene.links[link] for link in ("link1", "link2", "link3"))
+    assert any(s.kind == "cylinder" for s in scene.links["link3"])  # to its body's far end
+
+
+def test_drawing_decimates_but_keeps_a_spike_and_the_data_keeps_every_sample() -> None:
+    traces = Traces(["a"], window_s=100.0, capacity=10_000)
+    for k in range(5000):
+        traces.add(k * 1e-3, {"q": [5.0 if k == 2345 else 0.0]})
+    t, data = traces.window()
+    assert len(t) == 5000
+    td, qd = drawn(t, data["q"][:, 0], 300)
+    assert len(td) == 300 and qd.max() == 5.0
+
+
+def test_the_window_is_the_last_seconds() -> None:
+    traces = Traces(["a", "b"], window_s=1.0, capacity=100)
+    for k in range(300):  # more than the ring holds: the oldest are overwritten
+        traces.add(k * 0.1, {"q": [k, -k]})
+    t, data = traces.window()
+    assert t[0] > t[-1] - 1.0 and t[-1] == pytest.approx(29.9)
+    assert data["q"][-1].tolist() == [299.0, -299.0] and np.isnan(data["tau_cmd"]).all()
+
+
+def test_sliders_span_the_descriptor_range_or_around_the_value() -> None:
+    assert slider_range(0.0, 200.0, 50.0) == (0.0, 200.0)
+    assert slider_range(-1e9, 1.0, -20.0) == (-80.0, 1.0)
+    assert slider_range(None, None, 3.0) == (0.0, 12.0)
+
+
+def test_torque_plots_show_the_limit_only_when_the_torques_come_near_it() -> None:
+    small, large = np.array([1.0, -2.0, np.nan]), np.array([150.0, -40.0])
+    assert torque_span(500.0, small) == 2.4
+    assert torque_span(200.0, large) == 210.0
+    assert torque_span(np.nan, np.array([np.nan])) == 0.001
+
+
+def test_without_viser_the_command_says_how_to_install_it() -> None:
+    code = ("import sys; sys.modules['viser'] = None\n"
+            "from robot_control.cli import main\n"
+            "sys.exit(main(['view', '--port', '0']))")
+    got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert got.returncode == 1
+    assert got.stderr.strip().splitlines() == [
+        "robot-control view: needs the viser package: `pip install -e .[view]` or "
+        "`bash scripts/setup.sh view`"]
