@@ -46,7 +46,8 @@ def test_the_bundled_launch_file_declares_its_arguments_four_nodes_and_their_man
     assert [(a.name, a.default) for a in plan.arguments] == [
         ("robot", "ddarm"), ("controller", "computed_torque"), ("rate", "1000.0"),
         ("lockstep", "false"), ("scenario", ""), ("composed", "false"), ("rqt", "false"),
-        ("engine", ""), ("namespace", ""), ("realtime_priority", "0"),
+        ("view", "false"), ("view_port", "8080"), ("engine", ""), ("namespace", ""),
+        ("realtime_priority", "0"),
         ("security", "$(env ROS_SECURITY_ENABLE false)"),
         ("keystore", "$(env ROS_SECURITY_KEYSTORE '')")]
     assert all(a.description for a in plan.arguments)
@@ -142,7 +143,7 @@ def test_a_container_must_be_unnamed_and_compose_nodes_it_knows(tmp_path):
 
 def test_the_runner_starts_the_modules_of_the_console_scripts_ros2_launch_runs():
     setup = (Path(__file__).resolve().parent.parent / "setup.py").read_text()
-    scripts = dict(re.findall(r'"(\w+) = (robot_control\.nodes\.\w+):main"', setup))
+    scripts = dict(re.findall(r'"(\w+) = (robot_control\.(?:nodes|view)\.\w+):main"', setup))
     assert scripts == EXECUTABLES
 
 
