@@ -102,7 +102,10 @@ class RclpyBusClient:
         finally:
             subscription = self._subscriptions.pop(id(reader), None)
             if subscription is not None:
-                self.node.destroy_subscription(subscription)
+                # destroyed on the spin thread, between two waits: from this thread it could go
+                # while the executor adds its event handlers to a wait set, and the spin thread
+                # would die of InvalidHandle (rclpy), leaving the monitor deaf
+                self._executor.create_task(self.node.destroy_subscription, subscription)
 
     def node_list(self) -> list[str]:
         """Fully qualified names of the nodes on the domain (as often as nodes have them),
