@@ -21,17 +21,20 @@ LATE_S = 0.6  # below command_source.GRACE_S: the writer is still undecided, not
 pytestmark = pytest.mark.slow
 
 
-def late_controller_env(tag: str) -> dict[str, str]:
+def late_controller_env(tag: str, since: str) -> dict[str, str]:
+    """The stack's environment with the controller named late by the graph, ``since`` its
+    writers' creation or its first command (late_graph/sitecustomize.py)."""
     env = stack_env(tag)
     inject = str(Path(__file__).with_name("late_graph"))
     env["PYTHONPATH"] = os.pathsep.join(p for p in (inject, env.get("PYTHONPATH", "")) if p)
-    return {**env, "RC_LATE_GRAPH_NODE": "controller", "RC_LATE_GRAPH_S": str(LATE_S)}
+    return {**env, "RC_LATE_GRAPH_NODE": "controller", "RC_LATE_GRAPH_S": str(LATE_S),
+            "RC_LATE_GRAPH_SINCE": since}
 
 
-def run(tag: str, *args: str) -> tuple[int, dict, list[str]]:
+def run(tag: str, since: str, *args: str) -> tuple[int, dict, list[str]]:
     # not --strict: the lag's dropped commands count as missed deadlines, which --strict would
     # judge "degraded" (the verdict is checked below: no fault, no safety stop, tracking held)
-    stack = Stack(late_controller_env(tag), "--duration", "1", *args)
+    stack = Stack(late_controller_env(tag, since), "--duration", "1", *args)
     try:
         code = stack.finish(120.0)
     finally:
@@ -41,7 +44,7 @@ def run(tag: str, *args: str) -> tuple[int, dict, list[str]]:
 
 @pytest.mark.timeout(180)
 def test_a_controller_the_graph_names_late_is_obeyed_and_the_motion_waits_for_it():
-    code, summary, lines = run("late-graph-rt")
+    code, summary, lines = run("late-graph-rt", "command")
     text = "\n".join(lines)
     assert code == 0 and summary["outcome"] in ("ok", "degraded"), text[-3000:]
     plant = summary["plant"]
@@ -57,7 +60,7 @@ def test_a_controller_the_graph_names_late_is_obeyed_and_the_motion_waits_for_it
 
 @pytest.mark.timeout(180)
 def test_lockstep_sends_its_first_state_once_the_graph_names_the_controller():
-    code, summary, lines = run("late-graph-ls", "lockstep:=true")
+    code, summary, lines = run("late-graph-ls", "creation", "lockstep:=true")
     assert code == 0, "\n".join(lines)[-3000:]
     plant = summary["plant"]
     assert plant["commands_rejected"] == 0 and plant["commands_unconfirmed"] == 0, plant
