@@ -26,12 +26,12 @@ def robot_control_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "robot_control.cli.bus_tools", *args]
 
 
-class Stack:
-    """``robot-control launch`` in a subprocess, its output lines collected as they come."""
+class Collected:
+    """A command in a subprocess, its output lines (stdout and stderr) collected as they come."""
 
-    def __init__(self, env: dict[str, str], *args: str) -> None:
-        self.proc = subprocess.Popen(robot_control_command("launch", *args), env=env,
-                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    def __init__(self, command: list[str], env: dict[str, str]) -> None:
+        self.proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, text=True)
         self.lines: list[str] = []
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
@@ -39,6 +39,13 @@ class Stack:
     def _read(self) -> None:
         for line in self.proc.stdout:
             self.lines.append(line.rstrip("\n"))
+
+
+class Stack(Collected):
+    """``robot-control launch`` in a subprocess, its output lines collected as they come."""
+
+    def __init__(self, env: dict[str, str], *args: str) -> None:
+        super().__init__(robot_control_command("launch", *args), env)
 
     def wait_for(self, text: str, timeout_s: float = 90.0) -> bool:
         deadline = time.monotonic() + timeout_s

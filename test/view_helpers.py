@@ -9,9 +9,10 @@ import shutil
 import socket
 import subprocess
 import sys
-import threading
 import time
 from urllib.parse import urlparse
+
+from launch_run import Collected
 
 CHROMIUM = os.environ.get("ROBOT_CONTROL_CHROMIUM", "/usr/bin/chromium")
 #: software WebGL (SwiftShader: no GPU in CI) as Chromium allows it headless; --use-angle=swiftshader
@@ -42,21 +43,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-class View:
+class View(Collected):
     """``robot-control view ARGS`` in a subprocess, its output collected."""
 
     def __init__(self, env: dict[str, str], *args: str) -> None:
         self.port = int(args[args.index("--port") + 1]) if "--port" in args else 8080
-        self.proc = subprocess.Popen([sys.executable, "-m", "robot_control.cli", "view", *args],
-                                     env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                     text=True)
-        self.lines: list[str] = []
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
-
-    def _read(self) -> None:
-        for line in self.proc.stdout:
-            self.lines.append(line.rstrip("\n"))
+        super().__init__([sys.executable, "-m", "robot_control.cli", "view", *args], env)
 
     @property
     def url(self) -> str:
