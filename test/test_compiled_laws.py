@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_simulate_compiled_task import random_reference
 
-from robot_control import dynamics as dyn
-from robot_control.control import Reference, State
+from robot_control.control import State
 from robot_control.control import compiled as C
 from robot_control.control.registry import builtin, create
 from robot_control.model import load_robot
@@ -25,15 +25,6 @@ def test_every_kind_of_the_kernel_is_one_laws():
     kinds = [builtin()[name].KIND for name in COMPILED]
     assert len(kinds) == len(set(kinds))
     assert set(kinds) == set(C._IMPLEMENTATIONS)
-
-
-def random_reference(rng, model, cartesian: bool) -> Reference:
-    n = model.nq
-    qr, qdr, qddr = (rng.uniform(-1, 1, n) for _ in range(3))
-    if not cartesian:
-        return Reference(qr, qdr, qddr)
-    return Reference(qr, pose=dyn.frame_placement(model, qr, None), twist=rng.uniform(-1, 1, 6),
-                     accel=rng.uniform(-1, 1, 6), wrench=rng.uniform(-3, 3, 6))
 
 
 @pytest.mark.parametrize("name", COMPILED)
