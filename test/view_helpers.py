@@ -93,18 +93,30 @@ class Browser:
     def open(self, url: str) -> None:
         self.page.goto(url, wait_until="load", timeout=60_000)
 
-    def text(self) -> str:
-        return self.page.inner_text("body")
+    def text(self, timeout_s: float = 60.0) -> str:
+        return self.page.inner_text("body", timeout=timeout_s * 1000.0)
 
     def wait_text(self, pattern: str, timeout_s: float = 30.0) -> re.Match:
-        """The first match of a regular expression in the page's text, waiting for it."""
+        """The first match of a regular expression in the page's text, waiting for it.
+
+        A page whose renderer is busy (software WebGL on a loaded CI machine) can leave a single
+        read of its text unanswered for tens of seconds: such a read counts as "not yet", and
+        only the deadline decides.
+        """
+        from playwright.sync_api import TimeoutError as PageBusy
+
         deadline = time.monotonic() + timeout_s
+        shown, found = "(the page never answered a read of its text)", None
         while True:
-            found = re.search(pattern, self.text())
+            try:
+                shown = self.text(max(deadline - time.monotonic(), 5.0))
+                found = re.search(pattern, shown)
+            except PageBusy:
+                pass
             if found or time.monotonic() > deadline:
                 break
             time.sleep(0.2)
-        assert found, f"no /{pattern}/ on the page in {timeout_s} s; it shows:\n{self.text()[:2000]}"
+        assert found, f"no /{pattern}/ on the page in {timeout_s} s; it shows:\n{shown[:2000]}"
         return found
 
     def field(self, label: str):
