@@ -16,7 +16,7 @@ from bus_probe import isolated_bus_env
 
 from robot_control.bus.backend import create_node
 from robot_control.bus.dds.client import BusClient
-from robot_control.bus.param_table import GIVEN, JOINT, declare, param, specs
+from robot_control.bus.param_table import GIVEN, JOINT, declare, given_constraints, param, specs
 from robot_control.bus.parameters import DOUBLE, DOUBLE_ARRAY, STRING, ParameterError
 from robot_control.nodes import parameter_docs
 from robot_control.nodes.common import autostart
@@ -129,21 +129,37 @@ def test_a_table_needs_its_given_defaults_and_only_known_fields(make_node):
         declare(node, Sample, joints=JOINTS, count=1, start=[0.0, 0.0], colour="red")
     with pytest.raises(ValueError, match="needs default_doc"):
         param(GIVEN, "undocumented")
+    with pytest.raises(ValueError, match="need constraints_doc"):
+        param("a", "undocumented choices", constraints=GIVEN)
+
+
+@dataclasses.dataclass(frozen=True)
+class Chosen:
+    law: str = param("pd", "a law", constraints=GIVEN, constraints_doc="the laws offered")
+
+
+def test_given_constraints_reach_the_descriptor_and_must_be_given(make_node):
+    node = make_node()
+    with pytest.raises(TypeError, match="law: its constraints must be given"):
+        declare(node, Chosen)
+    declare(node, Chosen, constraints={"law": "one of: pd, computed_torque"})
+    assert node._store.descriptors["law"].additional_constraints == "one of: pd, computed_torque"
 
 
 # --- every node: its tables are what it declares ------------------------------------------------
 
 #: how each node is started for the comparison (lockstep: the plant's lockstep-only row too)
 NODE_ARGS = {"plant": ["lockstep:=true"], "cell_plant": ["lockstep:=true"]}
-#: what the law hosts declare besides their tables (nodes/law_host.py; the laws' gains)
-LAW_HOST_OWN = {"controller", "precompile_laws", "precompile_budget"}
 
 
-def expected_rows(executable: str, joints: list[str]) -> dict[str, tuple]:
-    """wire name -> (type, description, read_only, constraints, fp range, int range)."""
+def expected_rows(executable: str, joints: list[str],
+                  constraints: dict[str, str] | None = None) -> dict[str, tuple]:
+    """wire name -> (type, description, read_only, constraints, fp range, int range);
+    ``constraints``: the GIVEN ones by field."""
     out = {}
     for table in parameter_docs.node_tables(executable):
         for s in specs(table):
+            s = given_constraints(s, constraints or {})
             args = s.descriptor_args()
             fp = args.get("floating_point_range")
             ir = args.get("integer_range")
@@ -172,12 +188,13 @@ def test_a_running_node_declares_exactly_its_tables(executable):
             assert autostart(node)  # declares autostart (false: no transition)
         model = getattr(logic_object, "model", None)
         joints = list(model.joint_names) if model is not None else []
-        expected = expected_rows(executable, joints)
+        offered = list(getattr(getattr(logic_object, "laws", None), "specs", ()))
+        expected = expected_rows(executable, joints,
+                                 {"controller": "one of: " + ", ".join(offered)})
         declared = {n: d for n, d in node._store.descriptors.items() if n != "use_sim_time"}
-        if executable in parameter_docs.LAW_HOSTS:
-            laws = set(logic_object.laws.specs)
-            declared = {n: d for n, d in declared.items()
-                        if n not in LAW_HOST_OWN and n.split(".")[0] not in laws}
+        if executable in parameter_docs.LAW_HOSTS:  # and each law's gains, from its ParamSpec
+            declared = {n: d for n, d in declared.items() if "." not in n
+                        or n.split(".")[0] not in offered}
         assert sorted(declared) == sorted(expected)
         for n, d in declared.items():
             got = (d.type, d.description, d.read_only, d.additional_constraints,

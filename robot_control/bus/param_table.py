@@ -17,6 +17,9 @@ A default that depends on the robot, the scenario or the namespace is :data:`GIV
 caller passes it to ``declare`` by field name, and the row's ``default_doc`` says what it is.
 A row whose name holds ``{joint}`` is one parameter per joint (generate_parameter_library's
 ``__map_``): its value is a tuple in the order of the ``joints`` given to ``declare``.
+Constraints that depend on the node (the laws a controller offers) are GIVEN too: the caller
+passes their text in ``declare(..., constraints={field: text})``, and ``constraints_doc`` says
+what they are.
 """
 
 from __future__ import annotations
@@ -77,21 +80,25 @@ class Row:
     default_doc: str = ""  # a GIVEN default, in words (docs/parameters.md)
     locked_while_active: str = ""  # why it may change only while the node is inactive
     size: str = ""  # "joint": one value per joint; "joint or empty": that or none
+    constraints_doc: str = ""  # GIVEN constraints, in words (docs/parameters.md)
 
 
 def param(default: Any, description: str, *, name: str = "", read_only: bool = False,
           range: tuple[float, float] | None = None, choices: Sequence[str] | None = None,
           constraints: str = "", check: Check | None = None, default_doc: str = "",
-          locked_while_active: str = "", size: str = "") -> Any:
+          locked_while_active: str = "", size: str = "", constraints_doc: str = "") -> Any:
     """A table field: one parameter (see the module docstring)."""
     if default is GIVEN and not default_doc:
         raise ValueError(f"parameter {name or description!r}: a GIVEN default needs default_doc")
+    if constraints is GIVEN and not constraints_doc:
+        raise ValueError(f"parameter {name or description!r}: GIVEN constraints need "
+                         "constraints_doc")
     if size not in SIZES:
         raise ValueError(f"parameter {name or description!r}: size must be one of {SIZES}")
     row = Row(name, default, description, read_only, None if range is None else tuple(range),
               None if choices is None else tuple(choices),
               constraints or (" | ".join(choices) if choices else ""), check, default_doc,
-              locked_while_active, size)
+              locked_while_active, size, constraints_doc)
     return dataclasses.field(default=_frozen(default), metadata={"param": row})
 
 
@@ -163,17 +170,18 @@ def specs(table: type) -> list[Spec]:
 
 
 def declare(node, table: type, *, joints: Sequence[str] = (),
-            on_change: Callable[[Any], None] | None = None, **given: Any) -> Any:
+            on_change: Callable[[Any], None] | None = None,
+            constraints: dict[str, str] | None = None, **given: Any) -> Any:
     """Declare every row of ``table`` on ``node``; the values as an instance of the table.
 
-    ``given``: the GIVEN defaults (and any default to replace) by field name; ``joints``: the
-    names per-joint rows and sized rows go by. A value the rows refuse raises ParameterError
-    naming it. Later sets are checked by the same rows (and, with ``locked_while_active``,
-    refused while the node is active); ``on_change(values)`` gets the new instance after an
-    accepted change of one of them.
+    ``given``: the GIVEN defaults (and any default to replace) by field name; ``constraints``:
+    the text of GIVEN constraints by field name; ``joints``: the names per-joint rows and sized
+    rows go by. A value the rows refuse raises ParameterError naming it. Later sets are checked
+    by the same rows (and, with ``locked_while_active``, refused while the node is active);
+    ``on_change(values)`` gets the new instance after an accepted change of one of them.
     """
-    rows = specs(table)
-    unknown = set(given) - {s.field for s in rows}
+    rows = [given_constraints(s, constraints or {}) for s in specs(table)]
+    unknown = (set(given) | set(constraints or {})) - {s.field for s in rows}
     if unknown:
         raise TypeError(f"{table.__name__} has no parameter {sorted(unknown)}")
     joints = tuple(joints)
@@ -197,6 +205,16 @@ def declare(node, table: type, *, joints: Sequence[str] = (),
 
         node.add_parameter_listener(changed)
     return instance
+
+
+def given_constraints(s: Spec, constraints: dict[str, str]) -> Spec:
+    """The row with its GIVEN constraints' text filled in (TypeError when it is not given)."""
+    if s.row.constraints is not GIVEN:
+        return s
+    if s.field not in constraints:
+        raise TypeError(f"{s.name}: its constraints must be given")
+    return dataclasses.replace(s, row=dataclasses.replace(s.row,
+                                                          constraints=constraints[s.field]))
 
 
 def updated(values: Any, node, table: type, joints: Sequence[str] = ()) -> Any:

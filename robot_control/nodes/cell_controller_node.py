@@ -37,6 +37,7 @@ from robot_control.nodes.common import (
     run_node,
     warm_up,
 )
+from robot_control.nodes.controller_parameters import LawHostParams
 from robot_control.nodes.convert import Messages, read_wrench, seconds, stamp_ns
 from robot_control.nodes.health import NodeHealth
 from robot_control.nodes.law_host import CONFIGURE_ERRORS, LawHost
@@ -65,7 +66,7 @@ class CellControllerNode:
     """Feeds the cell's joint states and the path of E to a cell law; publishes its torques."""
 
     #: its parameter tables, in declaration order (docs/parameters.md)
-    PARAMETER_TABLES = (CellScenarioParams, TimingParams, FrameParams, AutostartParams)
+    PARAMETER_TABLES = (CellScenarioParams, TimingParams, LawHostParams, FrameParams, AutostartParams)
 
     def __init__(self, node) -> None:
         self.node = node

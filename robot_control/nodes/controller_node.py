@@ -55,7 +55,7 @@ from robot_control.nodes.common import (
     run_node,
     warm_up,
 )
-from robot_control.nodes.controller_parameters import ControllerParams
+from robot_control.nodes.controller_parameters import ControllerParams, LawHostParams
 from robot_control.nodes.convert import (
     TRAJECTORY_TOPIC,
     Messages,
@@ -98,7 +98,8 @@ class ControllerNode(LoopTimerHooks):
     """Holds the active law and feeds it states, references, wrenches and model terms."""
 
     #: its parameter tables, in declaration order (docs/parameters.md)
-    PARAMETER_TABLES = (RobotParams, TimingParams, ControllerParams, RealtimeParams, AutostartParams)
+    PARAMETER_TABLES = (RobotParams, TimingParams, ControllerParams, LawHostParams, RealtimeParams,
+                        AutostartParams)
 
     def __init__(self, node) -> None:
         self.node = node

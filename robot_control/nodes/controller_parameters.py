@@ -1,11 +1,13 @@
-"""The controller node's own parameter table (bus/param_table.py). Its law and the law's gains
-are declared by nodes/law_host.py from the laws' ParamSpec rows (control/parameters.py)."""
+"""The controller nodes' parameter tables (bus/param_table.py): the controller's own, and the law
+host's (the law, and how the laws not selected are made ready), shared with the cell controller.
+Each law's gains are declared by nodes/law_host.py from the law's ParamSpec rows
+(control/parameters.py)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from robot_control.bus.param_table import param
+from robot_control.bus.param_table import GIVEN, param
 
 SOURCES = ("local", "server")
 TRIGGERS = ("state", "timer")
@@ -30,3 +32,21 @@ class ControllerParams:
     state_publish_rate: float = param(
         100.0, "real time: rate of ~/controller_state (JTC's message: reference, feedback, "
         "error, output), Hz; 0: none", range=(0.0, 10000.0), read_only=True)
+
+
+@dataclass(frozen=True)
+class LawHostParams:
+    """The law a controller node runs, and how the laws not selected are made ready to swap."""
+
+    controller: str = param(
+        GIVEN, "control law by registry name (the laws this node offers: its constraints)",
+        default_doc="computed_torque, or the scenario's law", constraints=GIVEN,
+        constraints_doc="one of the laws the node offers (`robot-control laws`)")
+    precompile_laws: bool = param(
+        True, "configure loads every law offered that the compile cache holds, so a swap is "
+        "instant, and compiles the others in a background process; false: only the selected "
+        "one (a swap to another is then made on a worker thread, and takes over once it is "
+        "ready)", read_only=True)
+    precompile_budget: float = param(
+        20.0, "s configure may spend loading the laws not selected (a large model's warm-up is "
+        "numeric work); the rest are made at their swap", range=(0.0, 3600.0), read_only=True)

@@ -30,6 +30,7 @@ import time
 import numpy as np
 
 from robot_control.bus import ParameterError
+from robot_control.bus.param_table import declare
 from robot_control.control.base import Reference, State
 from robot_control.control.parameters import MAGNITUDE_MAX
 from robot_control.control.parameters import ParameterError as LawParameterError
@@ -37,6 +38,7 @@ from robot_control.control.registry import create
 from robot_control.control.requirements import refusal
 from robot_control.control.tuning import derived_law_parameters
 from robot_control.dynamics.compile_cache import CACHE_DIR, is_compiled
+from robot_control.nodes.controller_parameters import LawHostParams
 from robot_control.nodes.health import ERROR, OK, WARN
 from robot_control.nodes.law_compiler import compile_law, kernel_name, refused, start_background
 from robot_control.nodes.law_swap import LawSwap, Takeover
@@ -72,24 +74,15 @@ class LawHost:
         self.terms = terms  # ExternalModelTerms fed from the bus, or None: the law's own model
         self.lockstep = lockstep
         self.rate = rate  # None: the laws' generic defaults (a scenario's run), else derived
-        name = node.declare_parameter(
-            "controller", default_law, "control law by registry name: " + ", ".join(laws),
-            additional_constraints="one of: " + ", ".join(laws))
+        self.params = declare(node, LawHostParams, controller=default_law,
+                              constraints={"controller": "one of: " + ", ".join(laws)})
+        name = self.params.controller
         self.specs: dict[str, dict] = {}
         for law in laws:
             self._declare_law(law, overrides if law == default_law else {})
         if name not in self.specs:
             raise ParameterError(f"unknown controller '{name}'; available: " + ", ".join(laws))
         self.swap = LawSwap(self.log, name, self._warm_up)
-        self.precompile = node.declare_parameter(
-            "precompile_laws", True, "configure loads every law offered that the compile cache "
-            "holds, so a swap is instant, and compiles the others in a background process; "
-            "false: only the selected one (a swap to another is then made on a worker thread, "
-            "and takes over once it is ready)", read_only=True)
-        self.precompile_budget = node.declare_parameter(
-            "precompile_budget", 20.0, "s configure may spend loading the laws not selected (a "
-            "large model's warm-up is numeric work); the rest are made at their swap",
-            floating_point_range=(0.0, 3600.0), read_only=True)
         self.warmed: set[str] = set()  # laws whose update is compiled in this process
         self.compiler = None  # the background process compiling the other laws (law_compiler)
         self.last_tau = np.zeros(self.n)
@@ -196,9 +189,9 @@ class LawHost:
         self._warm_up(law, name)
         if not self.lockstep:
             self.saturation.warm_up()
-        if not self.precompile or self.terms is not None:
+        if not self.params.precompile_laws or self.terms is not None:
             return  # model terms from the bus: the laws compile nothing of their own
-        until = time.monotonic() + self.precompile_budget
+        until = time.monotonic() + self.params.precompile_budget
         uncompiled: dict[str, dict] = {}
         for law in self.specs:
             if law in self.warmed:
@@ -216,7 +209,7 @@ class LawHost:
                 self.log.debug(f"{law} not precompiled: {exc}")
                 continue
             if time.monotonic() > until:
-                self.log.info(f"precompile_budget of {self.precompile_budget:g} s spent: "
+                self.log.info(f"precompile_budget of {self.params.precompile_budget:g} s spent: "
                               f"{law} and the laws after it are made at their swap")
                 break
             else:

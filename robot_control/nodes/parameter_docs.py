@@ -48,9 +48,8 @@ the node runs (`ros2 param set`), checked by the same rows. The composed executa
 """
 
 LAW_NOTE = """
-It also declares `controller` (the law, by registry name), `precompile_laws`,
-`precompile_budget` (nodes/law_host.py) and each offered law's gains as `<law>.<name>` from the
-law's ParamSpec rows (control/parameters.py): list them on a running node with
+It also declares each offered law's gains as `<law>.<name>` from the law's ParamSpec rows
+(control/parameters.py; nodes/law_host.py): list them on a running node with
 `robot-control param list /{node}`.
 """
 
@@ -105,7 +104,9 @@ def _constraints(s: Spec) -> str:
     parts = []
     if r.range is not None:
         parts.append(f"[{_value(r.range[0])}, {_value(r.range[1])}]")
-    if r.constraints:
+    if r.constraints is GIVEN:
+        parts.append("*" + _cell(r.constraints_doc) + "*")
+    elif r.constraints:
         parts.append(_cell(r.constraints))
     if r.size:
         parts.append({"joint": "one per joint", "joint or empty": "one per joint, or none"}[r.size])
