@@ -89,6 +89,7 @@ class Recorder(ActionHandler):
     def __init__(self) -> None:
         self.server = None
         self.seen: list[int] = []  # points of the goals that arrived converted
+        self.screened: list[tuple[str, int]] = []  # (read from, points) of each screening
 
     def accept(self, goal) -> str | None:
         return None
@@ -101,6 +102,8 @@ class Recorder(ActionHandler):
         return False
 
     def screen_goal(self, declared) -> str | None:
+        sizes = declared.trajectory_sizes(3)
+        self.screened.append((type(declared).__name__, sizes.points if sizes else -1))
         return refuse_sizes(declared, 3, CAP)
 
     def refused(self, goal_id: bytes, reason: str) -> None:
@@ -132,6 +135,14 @@ def test_an_oversized_goal_is_ended_with_the_reason_unconverted_and_a_fitting_on
         assert big.result.error_string == f"{20 * CAP} points exceed the cap of {CAP}"
         assert small.status == 4  # SUCCEEDED
         assert handler.seen == [5]  # the oversized goal never reached accepted()
+        # on rmw_cyclonedds the oversized one is refused from its serialised bytes, never
+        # taken by the rmw (decoded into the C message); the fitting one is read so, then
+        # taken and screened from the C message as before
+        raw = handler.server._server.raw is not None
+        assert raw == (os.environ.get("RMW_IMPLEMENTATION") == "rmw_cyclonedds_cpp")
+        if raw:
+            assert handler.screened == [("RawRequest", 20 * CAP), ("RawRequest", 5),
+                                        ("CGoal", 5)]
     finally:
         node.shutdown()
         peer.close()
