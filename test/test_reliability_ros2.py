@@ -85,7 +85,8 @@ def test_a_hung_node_is_named_and_the_stack_stops():
     observer.node.create_subscription(DiagnosticArray, "/diagnostics", on_diagnostics, 100)
     try:
         with ros2_launch(domain, "rate:=100.0") as launch:
-            assert launch.wait_for_line(r"stack active", UP_S), launch.output[-3000:]
+            assert launch.wait_for_line(r"stack active", UP_S), "\n".join(
+                line for line in launch.lines if "lifecycle_manager" in line)[-3000:]
             pid = started_pids(launch.output)["controller"]
             os.kill(pid, signal.SIGSTOP)  # alive but silent: no heartbeat, no commands
             try:

@@ -22,6 +22,7 @@ from control_msgs.msg import JointTolerance  # noqa: E402
 from launch_helpers import Observer  # noqa: E402
 from rclpy.action import ActionClient  # noqa: E402
 from rclpy.serialization import serialize_message  # noqa: E402
+from rclpy.utilities import get_rmw_implementation_identifier  # noqa: E402
 from trajectory_msgs.msg import JointTrajectoryPoint  # noqa: E402
 
 from robot_control.bus.backend import create_node  # noqa: E402
@@ -139,7 +140,7 @@ def test_an_oversized_goal_is_ended_with_the_reason_unconverted_and_a_fitting_on
         # taken by the rmw (decoded into the C message); the fitting one is read so, then
         # taken and screened from the C message as before
         raw = handler.server._server.raw is not None
-        assert raw == (os.environ.get("RMW_IMPLEMENTATION") == "rmw_cyclonedds_cpp")
+        assert raw == (get_rmw_implementation_identifier() == "rmw_cyclonedds_cpp")
         if raw:
             assert handler.screened == [("RawRequest", 20 * CAP), ("RawRequest", 5),
                                         ("CGoal", 5)]
