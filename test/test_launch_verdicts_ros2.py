@@ -44,7 +44,7 @@ def far_knots() -> JointTrajectory:
 
 def test_a_run_that_dropped_part_of_its_motion_is_degraded_on_the_rclpy_route():
     env = {**ros_env("verdict-partial-ros2"), "ROBOT_CONTROL_BUS": "rclpy"}
-    stack = Stack(env, f"rate:={RATE}", "--duration", "5")
+    stack = Stack(env, f"rate:={RATE}", "--duration", "5", "--startup-timeout", str(UP_S))
     observer = None
     try:
         assert stack.wait_for("stack active", UP_S), "\n".join(stack.lines[-40:])
