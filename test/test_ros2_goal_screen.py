@@ -26,6 +26,7 @@ from rclpy.utilities import get_rmw_implementation_identifier  # noqa: E402
 from trajectory_msgs.msg import JointTrajectoryPoint  # noqa: E402
 
 from robot_control.bus.backend import create_node  # noqa: E402
+from robot_control.bus.cdr_prefix import TrajectorySizes  # noqa: E402
 from robot_control.bus.node import ActionHandler  # noqa: E402
 from robot_control.bus.ros.goal_screen import CGoal, _c_function, goal_screen  # noqa: E402
 from robot_control.nodes.validation import refuse_sizes  # noqa: E402
@@ -159,3 +160,43 @@ def test_a_handler_that_does_not_screen_gets_rclpys_own_server():
         assert server.screen is None
     finally:
         node.shutdown()
+
+
+@pytest.mark.skipif(get_rmw_implementation_identifier() != "rmw_cyclonedds_cpp",
+                    reason="requests are read serialised on rmw_cyclonedds only")
+def test_a_waiting_request_is_read_serialised_and_left_for_the_rmw_or_taken_away():
+    """What raw_request reads of a waiting goal request is the request: its sizes, and the
+    sequence number rmw_cyclonedds gives it; a read leaves it for the rmw's take, a take
+    removes it (the rmw then finds nothing)."""
+    node = create_node("raw_server", ["prog"], backend="rclpy")
+    peer = Observer(int(os.environ["ROS_DOMAIN_ID"]), "raw_client")
+    try:
+        handler = Recorder()
+        handler.server = node.create_action_server(ACTION, "~/follow", handler)
+        server = handler.server._server
+        raw = server.raw
+        assert raw is not None
+        client = ActionClient(peer.node, FollowJointTrajectory, "/raw_server/follow")
+        assert wait_for(lambda: (node.spin_once(0.02), client.server_is_ready())[1], 30)
+        for points in (7, 9):
+            peer.in_spin_thread(client.send_goal_async, request_of(points).goal)
+        waiting = []
+        assert wait_for(lambda: waiting.append(raw.peek()) or waiting[-1] is not None, 30)
+        first = waiting[-1]
+        assert first.trajectory_sizes(3) == TrajectorySizes(3, 7, 7)
+        assert first.nbytes > 7 * 56
+        raw.release(first)
+        header, request = server._handle.take_goal_request(Request)  # the rmw's own take
+        assert header.sequence_number == first.request_id().sequence_number
+        assert first.goal_id == bytes(request.goal_id.uuid)  # the client's, random
+        assert len(request.goal.trajectory.points) == 7
+        assert wait_for(lambda: waiting.append(raw.peek()) or waiting[-1] is not None, 30)
+        second = waiting[-1]
+        assert second.trajectory_sizes(3).points == 9
+        assert raw.take(second)
+        assert server._handle.take_goal_request(Request) == (None, None)
+        assert raw.peek() is None
+        peer.in_spin_thread(client.destroy)
+    finally:
+        node.shutdown()
+        peer.close()
