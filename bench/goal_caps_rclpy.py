@@ -1,17 +1,24 @@
-"""What an oversized goal costs an rclpy node: the caps read from the taken C message against
-rclpy's conversion to Python first (issue 35, item 5).
+"""What an oversized goal costs an rclpy node: the caps read from the serialised request before
+the rmw decodes it, from the C message the rmw decoded, and rclpy's conversion to Python first
+(issue 35, item 5).
 
     source /opt/ros/jazzy/setup.bash
-    python3 bench/goal_caps_rclpy.py [--points 250000 20000 10000 100] [--joints 3]
+    RMW_IMPLEMENTATION=rmw_cyclonedds_cpp /usr/bin/python3 bench/goal_caps_rclpy.py \
+        [--points 250000 20000 10000 100] [--joints 3] [--servers screened c_screened converted]
 
-This process serves control_msgs/action/FollowJointTrajectory twice with the package's
-RclpyActionServer (bus/ros/action.py): ``~/screened`` by a handler that screens goals (as the
-trajectory generator does: bus/ros/goal_screen.py) and ``~/converted`` by one that checks the
-converted goal (what rclpy alone allows), and keeps a 10 ms timer: its longest silence is how
-long the node was blocked. A second process sends each goal with an rclpy ActionClient; its own
-conversion of the goal is not counted (the clock starts when ``send_goal_async`` returned, the
-request handed to DDS). Printed per goal: the answer's delay at the client, the timer's longest
-silence while it was on its way, and the ending.
+This process serves control_msgs/action/FollowJointTrajectory with the package's
+RclpyActionServer (bus/ros/action.py): ``~/screened`` by a handler that screens goals as the
+trajectory generator does (on rmw_cyclonedds from the serialised request: bus/ros/raw_request.py),
+``~/c_screened`` by the same handler with the raw reading switched off (the sizes read from the C
+message the rmw decoded: bus/ros/goal_screen.py), ``~/converted`` by one that checks the
+converted goal (what rclpy alone allows); and it keeps a 10 ms timer: its longest silence is how
+long the node was blocked. A second process sends each goal with an rclpy ActionClient, each
+size to every server in turn (so they share the machine's load); its own conversion of the goal
+is not counted (the clock starts when ``send_goal_async`` returned, the request handed to DDS).
+Printed per goal: the answer's delay at the client; when the server's take of it began (the
+request complete at the reader: the rest of the transport and the wake-up) and how long it took
+(screen included); when the goal was ended; the timer's longest silence while it was on its
+way; the ending. Times are CLOCK_MONOTONIC, shared by both processes.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ from robot_control.bus.node import ActionHandler  # noqa: E402
 from robot_control.nodes.validation import MAX_MOTION_POINTS, refuse_sizes  # noqa: E402
 
 ACTION = "control_msgs/action/FollowJointTrajectory"
+SERVERS = ("screened", "c_screened", "converted")
 BEAT_S = 0.01
 
 
@@ -42,6 +50,7 @@ class Converted(ActionHandler):
     def __init__(self, joints: int) -> None:
         self.joints = joints
         self.server = None
+        self.ended: list[float] = []  # when each goal was ended here (monotonic, as the client's)
 
     def accept(self, goal) -> str | None:
         return None
@@ -56,6 +65,7 @@ class Converted(ActionHandler):
         return False
 
     def end(self, goal_id: bytes, reason: str | None) -> None:
+        self.ended.append(time.monotonic())
         status = "aborted" if reason else "succeeded"
         self.server.finish(goal_id, status, self.server.Result(error_string=reason or ""))
 
@@ -70,6 +80,25 @@ class Screened(Converted):
         self.end(goal_id, reason + " (refused before conversion)")
 
 
+def timed_goal_takes(server) -> list[tuple[float, float]]:
+    """(start, end) of each take of a goal request by rclpy's ``server`` (its take_data while
+    a goal request is ready), appended as they happen."""
+    spans: list[tuple[float, float]] = []
+    take_data = server.take_data
+
+    def timed():
+        if not getattr(server, "_is_goal_request_ready", False):
+            return take_data()
+        start = time.monotonic()
+        data = take_data()
+        if "goal" in data:
+            spans.append((start, time.monotonic()))
+        return data
+
+    server.take_data = timed
+    return spans
+
+
 def client(points: list[int], joints: int, names: list[str]) -> None:
     """The sending process: one JSON line per goal."""
     import rclpy
@@ -80,10 +109,11 @@ def client(points: list[int], joints: int, names: list[str]) -> None:
 
     rclpy.init()
     node = rclpy.create_node("goal_caps_client")
-    for name in names:
-        action = ActionClient(node, FollowJointTrajectory, name)
+    actions = {name: ActionClient(node, FollowJointTrajectory, name) for name in names}
+    for name, action in actions.items():
         assert action.wait_for_server(timeout_sec=30), name
-        for n in points:
+    for n in points:
+        for name, action in actions.items():
             goal = FollowJointTrajectory.Goal()
             goal.trajectory.joint_names = [f"joint{i + 1}" for i in range(joints)]
             goal.trajectory.points = [JointTrajectoryPoint(
@@ -105,6 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--points", type=int, nargs="+", default=[250_000, 20_000, 10_000, 100])
     parser.add_argument("--joints", type=int, default=3)
+    parser.add_argument("--servers", nargs="+", choices=SERVERS, default=list(SERVERS))
     parser.add_argument("--client", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--names", nargs="*", default=[], help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -114,9 +145,18 @@ def main(argv: list[str] | None = None) -> int:
         client(args.points, args.joints, args.names)
         return 0
     node = create_node("goal_caps", [], backend="rclpy")
-    handlers = {"screened": Screened(args.joints), "converted": Converted(args.joints)}
+    kinds = {"screened": Screened, "c_screened": Screened, "converted": Converted}
+    handlers = {name: kinds[name](args.joints) for name in args.servers}
+    takes: dict[str, list[tuple[float, float]]] = {}
     for name, handler in handlers.items():
         handler.server = node.create_action_server(ACTION, f"~/{name}", handler)
+        takes[name] = timed_goal_takes(handler.server._server)
+        if name == "c_screened":
+            handler.server._server.raw = None  # the C message's screen only
+        if name != "converted":
+            raw = getattr(handler.server._server, "raw", None)
+            print(f"{name}: sizes read from the", "serialised request (before the rmw decodes "
+                  "it)" if raw is not None else "C message (after the rmw decoded it)")
     beats: list[float] = []
     node.create_timer(BEAT_S, lambda: beats.append(time.monotonic()))
     names = [f"{node.fqn}/{name}" for name in handlers]
@@ -132,12 +172,20 @@ def main(argv: list[str] | None = None) -> int:
     proc.kill()
     reader.join(5)
     node.shutdown()
-    print(f"{'server':>10} {'points':>8} {'answered ms':>12} {'longest silence ms':>19}  ending")
+    print(f"{'server':>10} {'points':>8} {'answered ms':>12} {'taken at ms':>12} "
+          f"{'take ms':>8} {'ended at ms':>12} {'longest silence ms':>19}  ending")
+    seen = dict.fromkeys(handlers, 0)
     for line in lines:
+        name = line["name"].rsplit("/", 1)[-1]
+        k, seen[name] = seen[name], seen[name] + 1
+        start, end = takes[name][k] if k < len(takes[name]) else (float("nan"),) * 2
+        ended = handlers[name].ended[k] if k < len(handlers[name].ended) else float("nan")
         during = [t for t in beats if line["sent"] - 0.1 <= t <= line["answered"] + 0.1]
         silence = max((b - a for a, b in zip(during, during[1:], strict=False)), default=0.0)
-        print(f"{line['name'].rsplit('/', 1)[-1]:>10} {line['points']:>8} "
-              f"{(line['answered'] - line['sent']) * 1e3:>12.0f} {silence * 1e3:>19.0f}  "
+        print(f"{name:>10} {line['points']:>8} "
+              f"{(line['answered'] - line['sent']) * 1e3:>12.0f} "
+              f"{(start - line['sent']) * 1e3:>12.0f} {(end - start) * 1e3:>8.1f} "
+              f"{(ended - line['sent']) * 1e3:>12.0f} {silence * 1e3:>19.0f}  "
               f"{'aborted' if line['status'] == 6 else line['status']}: {line['error']}")
     return 0 if len(lines) == len(args.points) * len(handlers) else 1
 

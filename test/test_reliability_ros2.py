@@ -2,8 +2,10 @@
 
 A stack that cannot start (``rate:=0.0``, ``rate:=1e9``, read as a number) ends within seconds;
 a node killed while the stack runs ends the launch (``on_exit: shutdown``, nothing respawned);
-an intruder answering the plant's states with copied stamps is refused, reported once, and
-does not fault the plant; Ctrl-C ends every node cleanly within launch's timeout.
+a node that hangs (SIGSTOP: alive, silent) is named by the lifecycle manager, on /diagnostics
+and in its log, as the one it stopped the stack for, and the launch ends; an intruder answering
+the plant's states with copied stamps is refused, reported once, and does not fault the plant;
+Ctrl-C ends every node cleanly within launch's timeout.
 """
 
 from __future__ import annotations
@@ -61,6 +63,50 @@ def test_a_killed_node_ends_the_launch():
         os.kill(started_pids(launch.output)["plant"], signal.SIGKILL)
         assert ended_within(launch, 60) is not None, launch.output[-3000:]
     assert re.search(r"\[plant-\d+\]: process has died", launch.output)
+
+
+def test_a_hung_node_is_named_and_the_stack_stops():
+    """As test_reliability_stack.py's hung-node test on the rclpy-free route: the lifecycle
+    manager blames the silent /controller (not itself), on /diagnostics and in the launch's
+    output, and exits 1, which ends the launch."""
+    from diagnostic_msgs.msg import DiagnosticArray
+    from launch_helpers import Observer
+
+    domain = domains.claim("rel-ros-hung")
+    observer = Observer(domain, "hung_probe")
+    stops: list[dict[str, str]] = []
+
+    def on_diagnostics(msg) -> None:
+        for status in msg.status:
+            values = {kv.key: kv.value for kv in status.values}
+            if "stopped_for" in values:
+                stops.append({"name": status.name, "message": status.message, **values})
+
+    observer.node.create_subscription(DiagnosticArray, "/diagnostics", on_diagnostics, 100)
+    try:
+        with ros2_launch(domain, "rate:=100.0") as launch:
+            assert launch.wait_for_line(r"stack active", UP_S), "\n".join(
+                line for line in launch.lines if "lifecycle_manager" in line)[-3000:]
+            pid = started_pids(launch.output)["controller"]
+            os.kill(pid, signal.SIGSTOP)  # alive but silent: no heartbeat, no commands
+            try:
+                assert ended_within(launch, 90) is not None, launch.output[-3000:]
+            finally:
+                try:
+                    os.kill(pid, signal.SIGCONT)
+                except ProcessLookupError:
+                    pass  # stopped with the launch
+    finally:
+        observer.close()
+    said = [line for line in launch.lines if "stopping the stack:" in line]
+    assert said, launch.output[-3000:]
+    assert all("stopping the stack: /controller silent on /diagnostics" in line
+               for line in said), said
+    assert re.search(r"\[lifecycle_manager-\d+\]: process has died .*exit code 1",
+                     launch.output), launch.output[-3000:]
+    assert stops, "the lifecycle manager's /diagnostics never said what it stopped the stack for"
+    assert {s["stopped_for"] for s in stops} == {"/controller"}, stops
+    assert all(s["stop_reason"].startswith("silent on /diagnostics") for s in stops), stops
 
 
 def test_an_intruder_is_refused_once_and_ctrl_c_ends_every_node_cleanly():

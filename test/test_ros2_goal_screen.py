@@ -22,9 +22,11 @@ from control_msgs.msg import JointTolerance  # noqa: E402
 from launch_helpers import Observer  # noqa: E402
 from rclpy.action import ActionClient  # noqa: E402
 from rclpy.serialization import serialize_message  # noqa: E402
+from rclpy.utilities import get_rmw_implementation_identifier  # noqa: E402
 from trajectory_msgs.msg import JointTrajectoryPoint  # noqa: E402
 
 from robot_control.bus.backend import create_node  # noqa: E402
+from robot_control.bus.cdr_prefix import TrajectorySizes  # noqa: E402
 from robot_control.bus.node import ActionHandler  # noqa: E402
 from robot_control.bus.ros.goal_screen import CGoal, _c_function, goal_screen  # noqa: E402
 from robot_control.nodes.validation import refuse_sizes  # noqa: E402
@@ -89,6 +91,7 @@ class Recorder(ActionHandler):
     def __init__(self) -> None:
         self.server = None
         self.seen: list[int] = []  # points of the goals that arrived converted
+        self.screened: list[tuple[str, int]] = []  # (read from, points) of each screening
 
     def accept(self, goal) -> str | None:
         return None
@@ -101,6 +104,8 @@ class Recorder(ActionHandler):
         return False
 
     def screen_goal(self, declared) -> str | None:
+        sizes = declared.trajectory_sizes(3)
+        self.screened.append((type(declared).__name__, sizes.points if sizes else -1))
         return refuse_sizes(declared, 3, CAP)
 
     def refused(self, goal_id: bytes, reason: str) -> None:
@@ -132,6 +137,14 @@ def test_an_oversized_goal_is_ended_with_the_reason_unconverted_and_a_fitting_on
         assert big.result.error_string == f"{20 * CAP} points exceed the cap of {CAP}"
         assert small.status == 4  # SUCCEEDED
         assert handler.seen == [5]  # the oversized goal never reached accepted()
+        # on rmw_cyclonedds the oversized one is refused from its serialised bytes, never
+        # taken by the rmw (decoded into the C message); the fitting one is read so, then
+        # taken and screened from the C message as before
+        raw = handler.server._server.raw is not None
+        assert raw == (get_rmw_implementation_identifier() == "rmw_cyclonedds_cpp")
+        if raw:
+            assert handler.screened == [("RawRequest", 20 * CAP), ("RawRequest", 5),
+                                        ("CGoal", 5)]
     finally:
         node.shutdown()
         peer.close()
@@ -147,3 +160,43 @@ def test_a_handler_that_does_not_screen_gets_rclpys_own_server():
         assert server.screen is None
     finally:
         node.shutdown()
+
+
+@pytest.mark.skipif(get_rmw_implementation_identifier() != "rmw_cyclonedds_cpp",
+                    reason="requests are read serialised on rmw_cyclonedds only")
+def test_a_waiting_request_is_read_serialised_and_left_for_the_rmw_or_taken_away():
+    """What raw_request reads of a waiting goal request is the request: its sizes, and the
+    sequence number rmw_cyclonedds gives it; a read leaves it for the rmw's take, a take
+    removes it (the rmw then finds nothing)."""
+    node = create_node("raw_server", ["prog"], backend="rclpy")
+    peer = Observer(int(os.environ["ROS_DOMAIN_ID"]), "raw_client")
+    try:
+        handler = Recorder()
+        handler.server = node.create_action_server(ACTION, "~/follow", handler)
+        server = handler.server._server
+        raw = server.raw
+        assert raw is not None
+        client = ActionClient(peer.node, FollowJointTrajectory, "/raw_server/follow")
+        assert wait_for(lambda: (node.spin_once(0.02), client.server_is_ready())[1], 30)
+        for points in (7, 9):
+            peer.in_spin_thread(client.send_goal_async, request_of(points).goal)
+        waiting = []
+        assert wait_for(lambda: waiting.append(raw.peek()) or waiting[-1] is not None, 30)
+        first = waiting[-1]
+        assert first.trajectory_sizes(3) == TrajectorySizes(3, 7, 7)
+        assert first.nbytes > 7 * 56
+        raw.release(first)
+        header, request = server._handle.take_goal_request(Request)  # the rmw's own take
+        assert header.sequence_number == first.request_id().sequence_number
+        assert first.goal_id == bytes(request.goal_id.uuid)  # the client's, random
+        assert len(request.goal.trajectory.points) == 7
+        assert wait_for(lambda: waiting.append(raw.peek()) or waiting[-1] is not None, 30)
+        second = waiting[-1]
+        assert second.trajectory_sizes(3).points == 9
+        assert raw.take(second)
+        assert server._handle.take_goal_request(Request) == (None, None)
+        assert raw.peek() is None
+        peer.in_spin_thread(client.destroy)
+    finally:
+        node.shutdown()
+        peer.close()

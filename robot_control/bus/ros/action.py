@@ -7,19 +7,27 @@ completes, then moves the goal to its terminal state and returns the result.
 
 A handler that screens goals (``ActionHandler.screen_goal``) sees each goal's sizes before rclpy
 converts it to Python (bus/ros/goal_screen.py): a goal they refuse is accepted unconverted and
-ended by the handler with the reason (``refused``), as on the rclpy-free route.
+ended by the handler with the reason (``refused``), as on the rclpy-free route. On rmw_cyclonedds
+the sizes are read from the serialised request before the rmw decodes it, and a refused request
+is taken away undecoded (bus/ros/raw_request.py); its acceptance is then rclpy's
+``_execute_goal_request`` with the response sent through rcl by this module (rclpy's binding
+cannot make a request id).
 """
 
 from __future__ import annotations
 
 import traceback
 
+from action_msgs.msg import GoalInfo
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
+from rclpy.action.server import ServerGoalHandle
+from rclpy.executors import await_or_execute
 from rclpy.qos import QoSProfile
 from rclpy.task import Future
 
 from robot_control.bus.node import ActionHandler
-from robot_control.bus.ros.goal_screen import GoalScreen, goal_screen
+from robot_control.bus.ros.goal_screen import GoalScreen, c_message, goal_screen
+from robot_control.bus.ros.raw_request import RawGoalRequests, RequestId, raw_goal_requests
 
 STATUSES = ("succeeded", "aborted", "canceled")
 #: goal requests waiting for the executor are kept, not overwritten (services' default depth 10
@@ -28,25 +36,35 @@ GOAL_REQUESTS = QoSProfile(depth=1000)
 
 
 class ScreeningActionServer(ActionServer):
-    """rclpy's ActionServer taking goal requests through a GoalScreen."""
+    """rclpy's ActionServer taking goal requests through a GoalScreen, and on rmw_cyclonedds
+    refusing them by their serialised sizes before the rmw decodes them (:attr:`raw`)."""
 
     #: the parts of rclpy's ActionServer (Jazzy) its take_data uses (``_is_goal_request_ready``
-    #: too, which is_ready sets)
-    RCLPY_PARTS = ("_handle", "_lock", "is_ready", "take_data")
+    #: too, which is_ready sets), and those of its goal acceptance, repeated for a raw request
+    RCLPY_PARTS = ("_handle", "_lock", "is_ready", "take_data", "_execute_goal_request",
+                   "_goal_handles", "_result_futures", "add_future", "_node", "_action_type",
+                   "_handle_accepted_callback")
 
     def __init__(self, *args, screen: GoalScreen, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.screen: GoalScreen | None = screen
+        self.raw: RawGoalRequests | None = None
         if not all(hasattr(self, part) for part in self.RCLPY_PARTS):
             self.screen = None  # another rclpy: its own take, goals converted first
             self._node.get_logger().warn("goals are converted before their sizes are checked: "
                                          "this rclpy's ActionServer is not the one expected")
+        else:
+            self.raw = raw_goal_requests(self._handle.pointer, self._node.resolve_service_name)
 
     def take_data(self):
         if self.screen is None or not getattr(self, "_is_goal_request_ready", False):
             return super().take_data()
+        refused = self._take_refused_raw() if self.raw is not None else None
         self._is_goal_request_ready = False  # rclpy takes the rest
         data = super().take_data()
+        if refused is not None:
+            data["goal"] = refused
+            return data
         with self._lock:
             taken = self._handle.take_goal_request(self.screen.take_type)
         interrupted, self.screen.interrupted = self.screen.interrupted, None
@@ -55,6 +73,61 @@ class ScreeningActionServer(ActionServer):
         if all(taken):
             data["goal"] = taken
         return data
+
+    def _take_refused_raw(self) -> tuple[RequestId, object] | None:
+        """(request id, unconverted request) of the first waiting goal request when its
+        serialised sizes refuse it, taken away undecoded; else None (it stays waiting)."""
+        with self._lock:
+            request = self.raw.peek()
+            if request is None:
+                return None
+            try:
+                request_id = request.request_id()
+                refused = None if request_id is None else \
+                    self.screen.refused_request(request, request.goal_id)
+            except Exception:  # the C message's screen says why, once taken
+                refused = None
+            if refused is None:
+                self.raw.release(request)
+                return None
+            if not self.raw.take(request):
+                self.screen.reason(refused.goal, forget=True)
+                return None
+        return request_id, refused
+
+    async def _execute_goal_request(self, request_header_and_message):
+        header, request = request_header_and_message
+        if not isinstance(header, RequestId):
+            return await super()._execute_goal_request(request_header_and_message)
+        # rclpy's acceptance of a goal (the goal callback accepts a refused one) with the
+        # response sent here: rclpy's send_goal_response wants the request id its take made
+        goal_info = GoalInfo(goal_id=request.goal_id)
+        goal_handle = None
+        with self._lock:
+            exists = self._handle.goal_exists(goal_info)
+        if not exists:
+            goal_info.stamp = self._node.get_clock().now().to_msg()
+            key = bytes(request.goal_id.uuid)
+            try:
+                with self._lock:
+                    goal_handle = ServerGoalHandle(self, goal_info, request.goal)
+            except RuntimeError as exc:
+                self._node.get_logger().error(f"Failed to accept new goal: {exc}")
+            else:
+                self._goal_handles[key] = goal_handle
+                self._result_futures[key] = Future()
+                self.add_future(self._result_futures[key])
+        if goal_handle is None:
+            self.screen.reason(request.goal, forget=True)
+        response = self._action_type.Impl.SendGoalService.Response(
+            accepted=goal_handle is not None, stamp=goal_info.stamp)
+        with self._handle, c_message(response) as address:
+            sent = self.raw.respond(self._handle.pointer, header, address)
+        if not sent:
+            self._node.get_logger().warn(
+                "Failed to send goal response (the client may have gone away)")
+        elif goal_handle is not None:
+            await await_or_execute(self._handle_accepted_callback, goal_handle)
 
 
 class RclpyActionServer:

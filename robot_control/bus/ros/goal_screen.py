@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import ctypes
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -167,6 +168,12 @@ class GoalScreen:
             self.interrupted = exc
             return self._refusal(bytes(16), "interrupted")
 
+    def refused_request(self, goal: DeclaredMotion, goal_id: bytes):
+        """A request holding only ``goal_id`` when ``goal``'s declared sizes refuse it (the
+        reason remembered for :meth:`reason`), else None (then it is taken the ordinary way)."""
+        reason = self._screen(goal)
+        return None if reason is None else self._refusal(goal_id, reason)
+
     def _refusal(self, goal_id: bytes, reason: str):
         request = self._request_class()
         request.goal_id.uuid = list(goal_id)
@@ -203,8 +210,6 @@ def goal_screen(action_class, screen: Callable[[DeclaredMotion], str | None], lo
         log.warn("goals are converted before their sizes are checked: JointTrajectoryPoint's "
                  "fields are not the ones this package reads")
         return None
-    if type(request_class)._CREATE_ROS_MESSAGE is None:
-        type(request_class).__import_type_support__()
     problem = _layout_problem(request_class, layout)
     if problem is not None:
         log.warn(f"goals are converted before their sizes are checked: {problem}")
@@ -216,11 +221,6 @@ def _layout_problem(request_class, layout: type) -> str | None:
     """What the layout reads differently from a request the real converter wrote, or None."""
     from trajectory_msgs.msg import JointTrajectoryPoint
 
-    meta = type(request_class)
-    create = _c_function(meta._CREATE_ROS_MESSAGE, ctypes.c_void_p)
-    destroy = _c_function(meta._DESTROY_ROS_MESSAGE, None, ctypes.c_void_p)
-    convert = _c_function(meta._CONVERT_FROM_PY, ctypes.c_bool, ctypes.py_object,
-                          ctypes.c_void_p)
     request = request_class()
     request.goal_id.uuid = list(range(1, 17))
     request.goal.trajectory.header.frame_id = "base"
@@ -229,15 +229,33 @@ def _layout_problem(request_class, layout: type) -> str | None:
         JointTrajectoryPoint(positions=[1.0, 2.0], velocities=[3.0], effort=[4.0, 5.0, 6.0]),
         JointTrajectoryPoint(accelerations=[1.0])]
     expected = (bytes(range(1, 17)), TrajectorySizes(2, 4, 2), 8 * 7 + 24 * 2)
+    try:
+        with c_message(request) as address:
+            goal = CGoal(layout, address)
+            seen = (goal.goal_id, goal.trajectory_sizes(8), goal.points_bytes())
+    except ValueError as exc:
+        return str(exc)
+    return None if seen == expected else f"the C layout read {seen}, not {expected}"
+
+
+@contextmanager
+def c_message(message) -> Iterator[int]:
+    """The address of ``message`` written into its C message by rosidl's converter (destroyed
+    on leaving); ValueError when the converter fails."""
+    meta = type(type(message))
+    if meta._CREATE_ROS_MESSAGE is None:
+        meta.__import_type_support__()
+    create = _c_function(meta._CREATE_ROS_MESSAGE, ctypes.c_void_p)
+    destroy = _c_function(meta._DESTROY_ROS_MESSAGE, None, ctypes.c_void_p)
+    convert = _c_function(meta._CONVERT_FROM_PY, ctypes.c_bool, ctypes.py_object,
+                          ctypes.c_void_p)
     address = create()
     try:
-        if not convert(request, address):
-            return "the test request could not be converted"
-        goal = CGoal(layout, address)
-        seen = (goal.goal_id, goal.trajectory_sizes(8), goal.points_bytes())
+        if not convert(message, address):
+            raise ValueError(f"{type(message).__name__} could not be converted to C")
+        yield address
     finally:
         destroy(address)
-    return None if seen == expected else f"the C layout read {seen}, not {expected}"
 
 
 def _c_function(capsule, restype, *argtypes):
