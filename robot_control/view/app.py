@@ -145,6 +145,7 @@ def _live(server, args, ros_argv: list[str], stop: threading.Event):
     from robot_control.bus import create_node
     from robot_control.bus.ros_args import parse_ros_args
     from robot_control.view.commands import StackCommands
+    from robot_control.view.frames import TfTree
     from robot_control.view.page import LiveRobot
     from robot_control.view.watch import StackWatch
 
@@ -154,9 +155,10 @@ def _live(server, args, ros_argv: list[str], stop: threading.Event):
     node = create_node(name, [name, "--ros-args", *ros_argv] if ros_argv else [name])
     own = parse_ros_args(["--ros-args", *ros_argv]).namespace if ros_argv else None
     namespaces = args.namespace or [own or "/"]
+    tf = TfTree(node)  # /tf and /tf_static are global: one subscription for every robot
     robots = []
     for i, ns in enumerate(namespaces):
-        watch = StackWatch(node, ns, args.window)
+        watch = StackWatch(node, ns, args.window, tf)
         robots.append(LiveRobot(server, i, watch, StackCommands(node, watch.namespace)))
 
     def spin() -> None:

@@ -7,6 +7,7 @@ import sys
 import threading
 import time
 
+from robot_control.view.frames import robot_root_frame
 from robot_control.view.panel import RobotPanel
 
 #: how often the page is refreshed: the 3D postures; plots and readouts every few of these
@@ -25,7 +26,7 @@ class LiveRobot:
         with server.gui.add_folder(f"Robot {watch.label}"):
             self.connection = server.gui.add_markdown(f"**disconnected**: waiting for the stack "
                                                       f"in {watch.label}")
-            self.panel = RobotPanel(server, f"/r{index}", index)
+            self.panel = RobotPanel(server, f"/r{index}", index, tf_frames=watch.tf is not None)
             self.controls = StackControls(server.gui, watch, commands)
         self.was_connected = False
         self.load_tried = -RELOAD_S
@@ -51,8 +52,12 @@ class LiveRobot:
             self.panel.pose(w.measured[0], w.measured[1], None)
         if w.traces is not None and w.reference is not None:
             self.panel.pose(w.traces.joints, None, w.reference)
+        if w.tf is not None and self.panel.scene is not None:
+            root = robot_root_frame(w.namespace, self.panel.scene.root)
+            self.panel.pose_frames(w.tf.poses_under(root), root)
         if frame % PLOT_EVERY == 0:
             self.panel.update_plots(w.traces)
+            self.panel.update_force(w.force)
         if frame % TEXT_EVERY == 0:
             self.panel.update_readout(w.traces)
         if frame % HEALTH_EVERY == 0:
