@@ -63,9 +63,10 @@ def start_server(bind: str, port: int):
         raise ViewError(f"port {port} on {bind} is in use: choose another with --port")
     server.gui.configure_theme(control_width="large", dark_mode=False, show_logo=False)
     server.scene.set_up_direction("+z")
-    # no shadow pass: the page stays smooth where WebGL is software (a laptop on battery, CI)
+    # no shadow pass and no environment map (image-based lighting samples it at every pixel):
+    # the page stays smooth where WebGL is software (a laptop on battery, CI); plain lights
     server.scene.configure_default_lights(cast_shadow=False)
-    server.scene.configure_environment_map(environment_intensity=0.4)
+    server.scene.configure_environment_map(hdri=None)
     server.scene.add_grid("/ground", width=4.0, height=4.0, cell_size=0.1, section_size=0.5,
                          shadow_opacity=0.0)
     server.initial_camera.position = (1.0, -1.4, 0.9)

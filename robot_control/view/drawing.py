@@ -33,9 +33,11 @@ class DrawnRobot:
                 _add_shape(scene_api, f"{prefix}/{link}/s{i}", shape, color, opacity)
             self.frames[link] = frame
         self.last: tuple | None = None
+        self.placed: dict[str, tuple] = {}  # link → the (position, wxyz) last sent
 
     def pose(self, positions: dict[str, float]) -> None:
-        """Place every link at these joint positions (nothing is sent if they did not change)."""
+        """Place every link at these joint positions: only the links that moved are sent (the
+        base and what hangs on it by fixed joints never are after the first time)."""
         key = tuple(round(positions.get(j, 0.0), 5) for j in self.robot.joint_names)
         if key == self.last:
             return
@@ -43,8 +45,7 @@ class DrawnRobot:
         for link, T in self.robot.link_poses(positions).items():
             frame = self.frames.get(link)
             if frame is not None:
-                frame.position = tuple(T[:3, 3])
-                frame.wxyz = tuple(quaternion(T[:3, :3]))
+                self.placed[link] = _send_changed(frame, _placement(T), self.placed.get(link))
 
     def remove(self) -> None:
         self.root.remove()
@@ -65,18 +66,15 @@ class DrawnFrames:
     def pose(self, poses: dict[str, np.ndarray]) -> None:
         """Place the axes of every frame (poses relative to the robot's root frame)."""
         for name, T in poses.items():
-            key = tuple(np.round(T[:3, :4].ravel(), 5))
-            if self.last.get(name) == key:
-                continue
-            self.last[name] = key
-            position, wxyz = tuple(T[:3, 3]), tuple(quaternion(T[:3, :3]))
+            placed = _placement(T)
             handle = self.axes.get(name)
             if handle is None:
                 self.axes[name] = self.scene_api.add_frame(
                     f"{self.prefix}/{_node_name(name)}", axes_length=self.size,
-                    axes_radius=self.size / 20.0, position=position, wxyz=wxyz)
+                    axes_radius=self.size / 20.0, position=placed[0], wxyz=placed[1])
+                self.last[name] = placed
             else:
-                handle.position, handle.wxyz = position, wxyz
+                self.last[name] = _send_changed(handle, placed, self.last.get(name))
 
     @property
     def visible(self) -> bool:
@@ -88,6 +86,23 @@ class DrawnFrames:
 
     def remove(self) -> None:
         self.root.remove()
+
+
+def _placement(T: np.ndarray) -> tuple[tuple, tuple]:
+    """(position, wxyz) of a pose, rounded (to 10 µm, 1e-5) so that a pose that did not move
+    compares equal and is not sent again."""
+    return (tuple(round(float(v), 5) for v in T[:3, 3]),
+            tuple(round(float(v), 5) for v in quaternion(T[:3, :3])))
+
+
+def _send_changed(handle, placed: tuple[tuple, tuple], before: tuple | None) -> tuple:
+    """Set a scene node's position and orientation, each only if it changed (one message each
+    to every open page); the placement now shown."""
+    if before is None or before[0] != placed[0]:
+        handle.position = placed[0]
+    if before is None or before[1] != placed[1]:
+        handle.wxyz = placed[1]
+    return placed
 
 
 def _node_name(frame: str) -> str:

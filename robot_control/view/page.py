@@ -10,9 +10,11 @@ import time
 from robot_control.view.frames import robot_root_frame
 from robot_control.view.panel import RobotPanel
 
-#: how often the page is refreshed: the 3D postures; plots and readouts every few of these
+#: how often the page is refreshed: the 3D postures; plots (5 Hz), readouts (3 Hz) and health
+#: (2 Hz) every few of these — a plot redraw costs the browser more than a posture
+#: (docs/view.md, "Cost")
 FRAME_S = 1.0 / 30.0
-PLOT_EVERY, TEXT_EVERY, HEALTH_EVERY = 3, 6, 15
+PLOT_EVERY, TEXT_EVERY, HEALTH_EVERY = 6, 10, 15
 RELOAD_S = 3.0  # a stack's controls that could not be read are read again this often
 
 
@@ -105,14 +107,15 @@ def run_page(server, robots: list, stop: threading.Event, each_frame=None) -> No
     next_at = time.monotonic()
     said: set[str] = set()
     while not stop.is_set():
-        for robot in robots:
-            try:
-                robot.refresh(frame)
-            except Exception as exc:  # a bad message or description must not end the page
-                line = f"robot-control view: {type(exc).__name__}: {exc}"
-                if line not in said:
-                    said.add(line)
-                    print(line, file=sys.stderr, flush=True)
+        with server.atomic():  # one refresh, one batch: the browser applies it in one go
+            for robot in robots:
+                try:
+                    robot.refresh(frame)
+                except Exception as exc:  # a bad message or description must not end the page
+                    line = f"robot-control view: {type(exc).__name__}: {exc}"
+                    if line not in said:
+                        said.add(line)
+                        print(line, file=sys.stderr, flush=True)
         if each_frame is not None:
             each_frame()
         frame += 1

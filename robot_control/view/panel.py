@@ -149,12 +149,12 @@ class RobotPanel:
             def col(signal: str) -> tuple[np.ndarray, np.ndarray]:
                 return drawn(t, data[signal][:, j], DRAWN_POINTS)  # noqa: B023
             td, q = col("q")
-            self.plots[f"q{j}"].data = (td, q, col("q_d")[1])
-            self.plots[f"e{j}"].data = col("error")
+            self.plots[f"q{j}"].data = _sent(td, q, col("q_d")[1])
+            self.plots[f"e{j}"].data = _sent(*col("error"))
             bound = limits.get(self.joints[j], np.nan)
             limit = np.full(len(td), bound)
             plot = self.plots[f"t{j}"]
-            plot.data = (td, col("tau_cmd")[1], col("tau_applied")[1], limit, -limit)
+            plot.data = _sent(td, col("tau_cmd")[1], col("tau_applied")[1], limit, -limit)
             span = torque_span(bound, data["tau_cmd"][:, j], data["tau_applied"][:, j])
             if plot.scales["y"].get("range") != (-span, span):
                 plot.scales = {**plot.scales, "y": {"auto": False, "range": (-span, span)}}
@@ -173,8 +173,8 @@ class RobotPanel:
         if len(t) < 2:
             return
         td = drawn(t, data["force"][:, 0], DRAWN_POINTS)[0]
-        self.force_plot.data = (td, *(drawn(t, data["force"][:, i], DRAWN_POINTS)[1]
-                                      for i in range(3)))
+        self.force_plot.data = _sent(td, *(drawn(t, data["force"][:, i], DRAWN_POINTS)[1]
+                                           for i in range(3)))
 
     def _effort_limits(self) -> dict[str, float]:
         if self.scene is None:
@@ -206,6 +206,12 @@ def torque_span(limit: float, *torques: np.ndarray) -> float:
     span = 1.05 * limit if np.isfinite(limit) and peak >= limit / 3.0 else 1.2 * peak
     span = max(span, 1e-3)
     return float(f"{span:.2g}")
+
+
+def _sent(*columns: np.ndarray) -> tuple[np.ndarray, ...]:
+    """A plot's columns as sent to the page: float32 (half the bytes of float64; a drawn point
+    needs no more than its 7 digits)."""
+    return tuple(np.asarray(c, np.float32) for c in columns)
 
 
 def _named(names: list[str], values) -> dict[str, float]:
