@@ -59,6 +59,7 @@ def test_a_robot_without_visuals_is_drawn_from_its_joints() -> None:
 def tf_message(model, q: np.ndarray, prefix: str):
     """The /tf message a plant publishes at q (nodes/tf_publisher.py, on a managed DDS node)."""
     from bus_probe import isolated_bus_env
+
     from robot_control.bus import create_node
     from robot_control.nodes.tf_publisher import TfPublisher
 
