@@ -25,6 +25,7 @@ class LiveRobot:
         from robot_control.view.controls import StackControls
 
         self.watch = watch
+        self.server = server
         with server.gui.add_folder(f"Robot {watch.label}"):
             self.connection = server.gui.add_markdown(f"**disconnected**: waiting for the stack "
                                                       f"in {watch.label}")
@@ -50,13 +51,16 @@ class LiveRobot:
         if w.description_changed.is_set():
             w.description_changed.clear()
             self.panel.set_description(w.description)
-        if w.measured is not None:
-            self.panel.pose(w.measured[0], w.measured[1], None)
-        if w.traces is not None and w.reference is not None:
-            self.panel.pose(w.traces.joints, None, w.reference)
-        if w.tf is not None and self.panel.scene is not None:
-            root = robot_root_frame(w.namespace, self.panel.scene.root)
-            self.panel.pose_frames(w.tf.poses_under(root), root)
+        # the postures of one refresh go out as one batch (held only while they are set, so
+        # the batches before and after it are sent meanwhile): the page moves them together
+        with self.server.atomic():
+            if w.measured is not None:
+                self.panel.pose(w.measured[0], w.measured[1], None)
+            if w.traces is not None and w.reference is not None:
+                self.panel.pose(w.traces.joints, None, w.reference)
+            if w.tf is not None and self.panel.scene is not None:
+                root = robot_root_frame(w.namespace, self.panel.scene.root)
+                self.panel.pose_frames(w.tf.poses_under(root), root)
         if frame % PLOT_EVERY == 0:
             self.panel.update_plots(w.traces)
             self.panel.update_force(w.force)
@@ -107,15 +111,14 @@ def run_page(server, robots: list, stop: threading.Event, each_frame=None) -> No
     next_at = time.monotonic()
     said: set[str] = set()
     while not stop.is_set():
-        with server.atomic():  # one refresh, one batch: the browser applies it in one go
-            for robot in robots:
-                try:
-                    robot.refresh(frame)
-                except Exception as exc:  # a bad message or description must not end the page
-                    line = f"robot-control view: {type(exc).__name__}: {exc}"
-                    if line not in said:
-                        said.add(line)
-                        print(line, file=sys.stderr, flush=True)
+        for robot in robots:
+            try:
+                robot.refresh(frame)
+            except Exception as exc:  # a bad message or description must not end the page
+                line = f"robot-control view: {type(exc).__name__}: {exc}"
+                if line not in said:
+                    said.add(line)
+                    print(line, file=sys.stderr, flush=True)
         if each_frame is not None:
             each_frame()
         frame += 1
