@@ -71,7 +71,7 @@ class DrawnFrames:
             if handle is None:
                 self.axes[name] = self.scene_api.add_frame(
                     f"{self.prefix}/{_node_name(name)}", axes_length=self.size,
-                    axes_radius=self.size / 20.0, position=placed[0], wxyz=placed[1])
+                    axes_radius=self.size / 25.0, position=placed[0], wxyz=placed[1])
                 self.last[name] = placed
             else:
                 self.last[name] = _send_changed(handle, placed, self.last.get(name))

@@ -16,8 +16,9 @@ DRAWN_POINTS = 300
 COLORS = {"q": "#1f77b4", "q_d": "#ff7f0e", "error": "#d62728", "tau_cmd": "#2ca02c",
           "tau_applied": "#9467bd", "limit": "#7f7f7f", "x": "#d62728", "y": "#2ca02c",
           "z": "#1f77b4"}
-#: the TF axes' length, as a fraction of the robot's size (the sum of its joint offsets)
-AXES_FRACTION = 0.12
+#: the TF axes' length, as a fraction of the robot's size (the sum of its joint offsets): about
+#: twice the radius of the sphere a link without visuals is drawn with, so they stick out of it
+AXES_FRACTION = 0.25
 
 
 def units(scene: RobotScene | None, joint: str) -> tuple[str, str]:
