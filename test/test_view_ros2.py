@@ -1,7 +1,7 @@
 """The browser view on the rclpy route: ``ros2 launch robot_control control.launch.yaml
 view:=true`` starts the view beside the stack (launch_ros runs ``robot_control_view`` on the
 system Python, its node an rclpy node named /view); its page is served and, in a real headless
-Chromium, shows the stack "connected" with the robot's readout moving.
+Chromium, shows the stack "connected", with no console error and no request off the machine.
 
 The browser runs on $ROBOT_CONTROL_DDS_PYTHON (the project's venv, where Playwright is:
 test/view_page_probe.py); the launched view needs viser on the system Python
@@ -67,9 +67,9 @@ def test_view_true_under_ros2_launch_serves_a_page_that_shows_the_stack_connecte
             "no /view node on the ROS 2 graph"
         probe = subprocess.run(
             [dds_python(), PROBE, f"http://127.0.0.1:{port}/",
-             r"connected\*?\*? to the stack in /\n[\s\S]*t = [\d.]+ s", str(UP_S)],
+             r"(?<!dis)connected\*?\*? to the stack in /\n", str(UP_S)],
             env=venv_env, capture_output=True, text=True, timeout=UP_S + 180)
         assert probe.returncode == 0, probe.stdout[-3000:] + probe.stderr[-2000:] + \
-            "\n--- launch ---\n" + launch.output[-3000:]
+            "\n--- launch ---\n" + launch.output[-8000:]
     finally:
         launch.stop(30.0)
