@@ -254,16 +254,19 @@ def test_tf_frames_are_drawn_and_toggled_and_the_contact_force_only_where_there_
     # namespace has no dynamics server, so no robot_description)
     browser.page.get_by_role("button", name=PAUSE).first.click()
     browser.wait_text(r"generator: inactive", 90)
+    errors_at = {"paused": list(browser.errors)}
     try:
         shown = settled_canvas(browser)
         toggle = browser.field("TF frames")
         toggle.click(force=True)
         hidden = settled_canvas(browser)
+        errors_at["hidden"] = list(browser.errors)
         toggle.click(force=True)
         back = settled_canvas(browser)
+        errors_at["shown again"] = list(browser.errors)
     finally:
         browser.page.get_by_role("button", name=RESUME).first.click()
         browser.wait_text(r"generator: active", 90)
     off, on = changed_pixels(shown, hidden), changed_pixels(hidden, back)
     assert off > 100 and on > 100, f"toggling the TF frames changed {off} / {on} pixels"
-    assert browser.errors == [], browser.errors
+    assert browser.errors == [], errors_at
