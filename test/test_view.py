@@ -179,13 +179,16 @@ def still_for(browser: Browser, seconds: float) -> tuple[dict, dict]:
 def test_pause_holds_the_reference_and_resume_moves_it_again(session) -> None:
     browser, env = session["browser"], session["env"]
     browser.page.get_by_role("button", name=PAUSE).first.click()
-    browser.wait_text(r"generator: inactive", 90)
-    assert lifecycle_state(env, "/trajectory_generator").startswith("inactive"), \
-        "the page said paused, the generator is not inactive"
-    before, after = still_for(browser, 3.0)
-    assert all(abs(after[j][1] - before[j][1]) < 1e-4 for j in before), \
-        f"the reference moved while paused: {before} → {after}"
-    browser.page.get_by_role("button", name=RESUME).first.click()
+    try:
+        browser.wait_text(r"generator: inactive", 90)
+        assert lifecycle_state(env, "/trajectory_generator").startswith("inactive"), \
+            "the page said paused, the generator is not inactive"
+        time.sleep(2.0)  # the readout (3 Hz, later under load) catches up with the pause
+        before, after = still_for(browser, 3.0)
+        assert all(abs(after[j][1] - before[j][1]) < 1e-4 for j in before), \
+            f"the reference moved while paused: {before} → {after}"
+    finally:  # a failure here must not leave the next tests a paused arm
+        browser.page.get_by_role("button", name=RESUME).first.click()
     browser.wait_text(r"generator: active", 90)
     assert lifecycle_state(env, "/trajectory_generator").startswith("active")
     deadline = time.monotonic() + 90
