@@ -6,9 +6,11 @@ the view open: the launch file's own view (``view:=true``) and a headless Chromi
     python bench/view_load.py [--duration 20] [--rounds 2] [--screenshot docs/view.png]
 
 Prints, per run, the achieved rate and the missed deadlines from the launch summary (the plant's
-own counts), the page's frames/s (requestAnimationFrame callbacks over the run) and the load
-average: the machine is shared, so compare runs of the same round (same window), not with other
-days. Each run is on its own ROS domain.
+own counts), the page's frames/s (requestAnimationFrame callbacks over the run), the CPU the
+browser used meanwhile (all its processes: seconds per second, and milliseconds per frame — the
+page's cost, which the machine's load changes less than its frames/s) and the load average: the
+machine is shared, so compare runs of the same round (same window), not with other days. Each
+run is on its own ROS domain.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "test"))
 
-from view_helpers import Browser, browser_missing, free_port  # noqa: E402
+from view_helpers import Browser, browser_cpu_seconds, browser_missing, free_port  # noqa: E402
 
 FPS_JS = """ms => new Promise(done => { let n = 0; const t0 = performance.now();
   function tick() { n++; if (performance.now() - t0 < ms) requestAnimationFrame(tick);
@@ -43,7 +45,7 @@ def run_stack(duration: float, with_view: bool, domain: int, screenshot: str | N
            "--duration", str(duration), "--summary", str(summary), "--startup-timeout", "300"]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True)
-    fps = None
+    fps = cpu = None
     browser = None
     try:
         for line in proc.stdout:
@@ -55,7 +57,9 @@ def run_stack(duration: float, with_view: bool, domain: int, screenshot: str | N
             browser.wait_text(r"t = [\d.]+ s", 150)
             if screenshot:  # while the stack runs (the page says "Connecting..." once it ends)
                 browser.page.screenshot(path=screenshot)
+            started, cpu0 = time.monotonic(), browser_cpu_seconds()
             fps = browser.page.evaluate(FPS_JS, 1000 * max(1.0, duration - 12.0))
+            cpu = (browser_cpu_seconds() - cpu0) / (time.monotonic() - started)
         proc.communicate(timeout=duration + 120)
     finally:
         if browser is not None:
@@ -67,7 +71,7 @@ def run_stack(duration: float, with_view: bool, domain: int, screenshot: str | N
     return {"view": with_view, "rate_hz": s.get("rate_hz"), "missed": missed,
             "missed_pct": None if s.get("missed_deadline_ratio") is None
             else 100.0 * s["missed_deadline_ratio"], "commands": commands,
-            "p99_us": (s.get("latency_us") or {}).get("p99"), "page_fps": fps,
+            "p99_us": (s.get("latency_us") or {}).get("p99"), "page_fps": fps, "cpu": cpu,
             "load": os.getloadavg()[0], "outcome": s.get("outcome")}
 
 
@@ -81,15 +85,22 @@ def main() -> int:
     if (why := browser_missing()) is not None:
         print(f"view_load: {why}", file=sys.stderr)
         return 1
-    print("round  view  rate Hz  missed (%)        p99 µs  page fps  load  outcome")
+    print("round  view  rate Hz  missed (%)        p99 µs  page fps  browser CPU s/s  ms/frame  "
+          "load  outcome")
     for r in range(args.rounds):
         for with_view in (False, True):
             m = run_stack(args.duration, with_view, args.domain, args.screenshot)
             print(f"{r:5d}  {'yes' if with_view else 'no ':4s}  {_f(m['rate_hz'], 7, 1)}  "
                   f"{m['missed']!s:>6} ({_f(m['missed_pct'], 5, 2)})  {_f(m['p99_us'], 7, 0)}  "
-                  f"{_f(m['page_fps'], 8, 1)}  {m['load']:4.1f}  {m['outcome']}", flush=True)
+                  f"{_f(m['page_fps'], 8, 1)}  {_f(m['cpu'], 15, 2)}  {_f(per_frame(m), 8, 0)}  "
+                  f"{m['load']:4.1f}  {m['outcome']}", flush=True)
             time.sleep(1.0)
     return 0
+
+
+def per_frame(m: dict) -> float | None:
+    """The browser's CPU milliseconds per frame drawn."""
+    return 1000.0 * m["cpu"] / m["page_fps"] if m["cpu"] is not None and m["page_fps"] else None
 
 
 def _f(v, width: int, digits: int) -> str:

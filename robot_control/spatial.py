@@ -189,3 +189,15 @@ def quaternion_xyzw(R: NDArray) -> tuple[float, float, float, float]:
         s = 2.0 * np.sqrt(1.0 - R[0, 0] - R[1, 1] + R[2, 2])
         q = (R[0, 2] + R[2, 0]) / s, (R[1, 2] + R[2, 1]) / s, s / 4, (R[1, 0] - R[0, 1]) / s
     return tuple(float(x) for x in q)
+
+
+def quaternion_matrix(x: float, y: float, z: float, w: float) -> NDArray:
+    """Rotation matrix of a quaternion (x, y, z, w), normalized first (the inverse of
+    :func:`quaternion_xyzw`)."""
+    n = np.sqrt(x * x + y * y + z * z + w * w)
+    if not np.isfinite(n) or n < 1e-12:
+        raise ValueError(f"quaternion ({x}, {y}, {z}, {w}) has no rotation")
+    x, y, z, w = x / n, y / n, z / n, w / n
+    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+                     [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+                     [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])

@@ -14,10 +14,15 @@ export PATH="/usr/bin:$PATH"  # ROS 2 runs on the system python3, not a venv's
 # (Debian 12's is too old; numba's import needs a newer coverage than Debian's), and rosbags
 # (bag record/play, plots, identify; no distribution package) and mujoco (the plant's engine
 # 'mujoco'; no distribution package). The distribution's numpy stays: ROS 2 was built against it.
+numpy_version="$(python3 -c 'import numpy; print(numpy.__version__)')"
 if ! python3 -c "import numba, scipy, yaml, rosbags, mujoco" 2>/dev/null; then
-  numpy_version="$(python3 -c 'import numpy; print(numpy.__version__)')"
   python3 -m pip install --quiet --break-system-packages numba "coverage>=7" rosbags \
     "mujoco>=4.0" "numpy==$numpy_version"
+fi
+# viser: the browser view (view:=true; its web client ships in the wheel), which ros2 launch
+# runs on this Python
+if ! python3 -c "import viser" 2>/dev/null; then
+  python3 -m pip install --quiet --break-system-packages "viser>=1.0" "numpy==$numpy_version"
 fi
 
 ws="$(mktemp -d "${TMPDIR:-/tmp}/robot_control_ws.XXXXXX")"

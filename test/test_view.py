@@ -1,11 +1,15 @@
 """``robot-control view`` in a real headless Chromium (Playwright driving Debian's chromium) on a
-real stack (``robot-control launch composed:=true``, rclpy-free) and a second namespace's plant:
-the page, its 3D view and plots, the law switched from the page (seen by ``robot-control param
-get``), a refusal's reason, "disconnected" and back, a bag replayed, and a port in use."""
+real stack (``robot-control launch composed:=true``, rclpy-free) and a second namespace's plant
+touching a floor (the impedance scenario's plant, alone): the page, its 3D view and plots, the law
+switched from the page (seen by ``robot-control param get``), a refusal's reason, "disconnected"
+and back, the launch file's view, a port in use, pause and resume of the motion (seen by
+``robot-control lifecycle get``), a goal sent from the page reached (its readout), the TF frames drawn and
+toggled, and the contact force plotted only for the plant that has a contact."""
 
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -20,15 +24,20 @@ pytestmark = [pytest.mark.skipif(browser_missing() is not None, reason=str(brows
               pytest.mark.timeout(600)]
 
 SECOND = "/side"  # the second namespace: a plant alone, stopped and started again by the test
+#: the second plant: a three-link arm over a compliant floor (it falls onto it: a contact force)
+SECOND_SCENARIO = "impedance_three_link_planar_surface"
+PAUSE, RESUME = "Pause (deactivate the generator)", "Resume (activate the generator)"
+SEND = "Send goal (FollowJointTrajectory)"
 SCREENSHOTS = os.environ.get("ROBOT_CONTROL_VIEW_SCREENSHOTS")  # a directory: save them there
 
 
 def plant_alone(env: dict[str, str]) -> subprocess.Popen:
-    """A plant node in SECOND, active by itself (it publishes its state and heartbeat)."""
+    """A plant node in SECOND, active by itself (it publishes its state, its contact wrench and
+    its heartbeat)."""
     return subprocess.Popen([sys.executable, "-m", "robot_control.nodes.plant_node", "--ros-args",
                              "-r", f"__ns:={SECOND}", "-p", "autostart:=true", "-p",
-                             "robot:=ddarm"], env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.STDOUT)
+                             f"scenario:={SECOND_SCENARIO}"], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
 
 
 def stopped(proc: subprocess.Popen) -> None:
@@ -116,7 +125,7 @@ def test_a_refused_law_shows_the_controllers_reason(session) -> None:
 
 def test_disconnected_when_a_stack_stops_and_back_when_it_returns(session) -> None:
     browser = session["browser"]
-    browser.wait_text(rf"connected\*?\*? to the stack in {SECOND}", 120)
+    browser.wait_text(rf"connected\*?\*? to the stack in {SECOND}", 300)  # (a first start compiles)
     stopped(session["side"][0])
     browser.wait_text(rf"disconnected: no message from the stack in {SECOND}", 90)
     browser.wait_text(r"(?<!dis)connected\*?\*? to the stack in /\n", 60)  # the other robot is unaffected
@@ -143,3 +152,124 @@ def test_view_true_on_the_launch_file_serves_the_page(session) -> None:
         assert answer.status == 200 and b"<html" in answer.read(2000).lower()
     stalls = [line for line in session["stack"].lines if "stalled" in line]
     assert not any("/view " in line for line in stalls), stalls  # its heartbeat is watched
+
+
+def readout(browser: Browser) -> dict[str, tuple[float, float]]:
+    """(q, q_d) per joint of the first robot's readout, as the page shows them now."""
+    text = browser.wait_text(r"t = [-\d.]+ s\s+joint\s+q[^\n]*\n((?:\s*joint\d[^\n]*\n?)+)", 60)[1]
+    rows = re.findall(r"(joint\d)\s+([-+\d.]+) rad\s+([-+\d.]+)", text)
+    return {name: (float(q), float(q_d)) for name, q, q_d in rows}
+
+
+def lifecycle_state(env: dict[str, str], node: str) -> str:
+    got = subprocess.run(robot_control_command("lifecycle", "get", node), env=env,
+                         capture_output=True, text=True, timeout=60)
+    return got.stdout.strip()
+
+
+def still_for(browser: Browser, seconds: float) -> tuple[dict, dict]:
+    """The readout, then again after some seconds (the page's time having moved on)."""
+    first = readout(browser)
+    t1 = float(browser.wait_text(r"t = ([-\d.]+) s", 30)[1])
+    time.sleep(seconds)
+    browser.wait_text(rf"t = (?!{t1:.2f} )[-\d.]+ s", 60)
+    return first, readout(browser)
+
+
+def test_pause_holds_the_reference_and_resume_moves_it_again(session) -> None:
+    browser, env = session["browser"], session["env"]
+    browser.page.get_by_role("button", name=PAUSE).first.click()
+    try:
+        browser.wait_text(r"generator: inactive", 90)
+        assert lifecycle_state(env, "/trajectory_generator").startswith("inactive"), \
+            "the page said paused, the generator is not inactive"
+        time.sleep(2.0)  # the readout (3 Hz, later under load) catches up with the pause
+        before, after = still_for(browser, 3.0)
+        assert all(abs(after[j][1] - before[j][1]) < 1e-4 for j in before), \
+            f"the reference moved while paused: {before} → {after}"
+    finally:  # a failure here must not leave the next tests a paused arm
+        browser.page.get_by_role("button", name=RESUME).first.click()
+    browser.wait_text(r"generator: active", 90)
+    assert lifecycle_state(env, "/trajectory_generator").startswith("active")
+    deadline = time.monotonic() + 90
+    while True:  # the motion starts again from where the arm is
+        now = readout(browser)
+        if any(abs(now[j][1] - after[j][1]) > 1e-3 for j in after):
+            break
+        assert time.monotonic() < deadline, f"the reference did not move after resume: {now}"
+        time.sleep(1.0)
+    assert browser.errors == [], browser.errors
+
+
+def test_a_goal_sent_from_the_page_is_reached(session) -> None:
+    browser = session["browser"]
+    goal = {"joint1": 0.35, "joint2": -0.45, "joint3": 0.6}
+    browser.wait_text(r"kp\[0\]|goal positions", 60)
+    box = browser.field("goal positions")
+    box.fill(", ".join(str(v) for v in goal.values()))
+    box.press("Enter")
+    browser.page.get_by_role("button", name=SEND).first.click()
+    browser.wait_text(r"goal accepted", 90)
+    deadline = time.monotonic() + 120
+    while True:
+        now = readout(browser)
+        if all(abs(now[j][0] - v) < 0.02 and abs(now[j][1] - v) < 1e-3 for j, v in goal.items()):
+            break
+        assert time.monotonic() < deadline, f"the arm did not reach {goal}: it is at {now}"
+        time.sleep(1.0)
+
+
+def scene_part(shot: np.ndarray) -> np.ndarray:
+    """The left of the 3D view: the control panel (plots, readout) floats over its right third."""
+    return shot[:, :int(0.65 * shot.shape[1])]
+
+
+def changed_pixels(a: np.ndarray, b: np.ndarray) -> int:
+    return int((np.abs(scene_part(a) - scene_part(b)).max(axis=2) > 40).sum())
+
+
+def settled_canvas(browser: Browser, timeout_s: float = 90.0) -> np.ndarray:
+    """The 3D view once two shots a second apart agree (a paused arm settles on its held
+    reference; a page under load draws the last change late)."""
+    before = png_pixels(browser.canvas_png())
+    deadline = time.monotonic() + timeout_s
+    while True:
+        time.sleep(1.0)
+        now = png_pixels(browser.canvas_png())
+        moved = changed_pixels(before, now)
+        if moved < 20:
+            return now
+        if time.monotonic() > deadline:
+            ys, xs = np.nonzero(np.abs(scene_part(before) - scene_part(now)).max(axis=2) > 40)
+            raise AssertionError(f"the paused scene kept changing ({moved} pixels, x {xs.min()}–"
+                                 f"{xs.max()}, y {ys.min()}–{ys.max()})")
+        before = now
+
+
+def test_tf_frames_are_drawn_and_toggled_and_the_contact_force_only_where_there_is_one(
+        session) -> None:
+    browser = session["browser"]
+    browser.wait_text(r"TF: 3 frames under base: link1, link2, link3", 90)
+    text = browser.wait_text(rf"Robot {SECOND}[\s\S]*contact force \[N\] \(world frame\)", 300)
+    first_robot = text.string[:text.string.index(f"Robot {SECOND}")]
+    assert "contact force" not in first_robot, "a contact force plot for a stack without one"
+    # a still scene: the motion paused (the other plant lies on its floor; it is not drawn: its
+    # namespace has no dynamics server, so no robot_description)
+    browser.page.get_by_role("button", name=PAUSE).first.click()
+    browser.wait_text(r"generator: inactive", 90)
+    errors_at = {"paused": list(browser.errors)}
+    try:
+        shown = settled_canvas(browser)
+        toggle = browser.field("TF frames")
+        toggle.click(force=True)
+        hidden = settled_canvas(browser)
+        errors_at["hidden"] = list(browser.errors)
+        toggle.click(force=True)
+        back = settled_canvas(browser)
+        errors_at["shown again"] = list(browser.errors)
+    finally:
+        browser.page.get_by_role("button", name=RESUME).first.click()
+        browser.wait_text(r"generator: active", 90)
+    off, on = changed_pixels(shown, hidden), changed_pixels(hidden, back)
+    assert off > 100 and on > 100, f"toggling the TF frames changed {off} / {on} pixels"
+    assert browser.errors == [], errors_at

@@ -12,6 +12,7 @@ import pytest
 from robot_control.model.loader import load_robot
 from robot_control.model.urdf_export import robot_description
 from robot_control.view.controls import slider_range
+from robot_control.view.frames import TfTree, robot_root_frame
 from robot_control.view.panel import torque_span
 from robot_control.view.scene import load_scene
 from robot_control.view.traces import Traces, drawn
@@ -53,6 +54,49 @@ def test_a_robot_without_visuals_is_drawn_from_its_joints() -> None:
     assert scene.joint_names == ["joint1", "joint2", "joint3"]
     assert all(scene.links[link] for link in ("link1", "link2", "link3"))
     assert any(s.kind == "cylinder" for s in scene.links["link3"])  # to its body's far end
+
+
+def tf_message(model, q: np.ndarray, prefix: str):
+    """The /tf message a plant publishes at q (nodes/tf_publisher.py, on a managed DDS node)."""
+    from bus_probe import isolated_bus_env
+
+    from robot_control.bus import create_node
+    from robot_control.nodes.tf_publisher import TfPublisher
+
+    with isolated_bus_env("view-tf"):
+        node = create_node("tf_check", ["tf_check"], managed=True)
+        try:
+            return TfPublisher(node, model, prefix).message(0, q)
+        finally:
+            node.shutdown()
+
+
+def test_the_tf_frames_a_plant_publishes_land_on_the_links_the_page_draws() -> None:
+    """/tf's parent → child transforms composed under the robot's root frame in /side are the
+    poses the scene gives its links."""
+    model = load_robot("ddarm")
+    q = np.array([0.4, -0.7, 1.1])
+    tree = TfTree()
+    tree.on_message(tf_message(model, q, "side/"))
+    scene = load_scene(robot_description(model))
+    root = robot_root_frame("/side", scene.root)
+    assert root == "side/base" and robot_root_frame("/", "base") == "base"
+    poses = tree.poses_under(root)
+    drawn_links = scene.link_poses(dict(zip(scene.joint_names, q, strict=True)))
+    assert sorted(poses) == sorted(f"side/{link}" for link in drawn_links)
+    for link, T in drawn_links.items():
+        np.testing.assert_allclose(poses[f"side/{link}"], T, atol=1e-9, err_msg=link)
+
+
+def test_a_tf_transform_that_cannot_be_read_is_counted_and_the_rest_kept() -> None:
+    message = tf_message(load_robot("ddarm"), np.zeros(3), "")
+    r = message.transforms[0].transform.rotation  # base → link1: no rotation at all
+    r.x = r.y = r.z = r.w = 0.0
+    tree = TfTree()
+    tree.on_message(message)
+    assert tree.dropped == 1
+    assert sorted(tree.poses_under("base")) == ["base"]  # link1 unknown: nothing hangs below
+    assert sorted(tree.poses_under("link1")) == ["link1", "link2", "link3"]
 
 
 def test_drawing_decimates_but_keeps_a_spike_and_the_data_keeps_every_sample() -> None:

@@ -145,6 +145,32 @@ def _host(url: str) -> str:
     return parsed.hostname or ""
 
 
+def browser_cpu_seconds() -> float:
+    """CPU seconds (user + system) used so far by every Chromium process below this one: the
+    browser's cost, which a shared machine's load does not change (its frames/s it does)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    children: dict[int, list[int]] = {}
+    cpu: dict[int, float] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                raw = f.read()
+        except OSError:  # ended meanwhile
+            continue
+        fields = raw.rsplit(")", 1)[1].split()
+        children.setdefault(int(fields[1]), []).append(int(entry))
+        if "chrom" in raw[raw.index("(") + 1:raw.rindex(")")]:
+            cpu[int(entry)] = (int(fields[11]) + int(fields[12])) / tick
+    total, todo = 0.0, [os.getpid()]
+    while todo:
+        for pid in children.get(todo.pop(), []):
+            total += cpu.get(pid, 0.0)
+            todo.append(pid)
+    return total
+
+
 def png_pixels(png: bytes):
     """An RGB array of a PNG."""
     import io

@@ -63,9 +63,10 @@ def start_server(bind: str, port: int):
         raise ViewError(f"port {port} on {bind} is in use: choose another with --port")
     server.gui.configure_theme(control_width="large", dark_mode=False, show_logo=False)
     server.scene.set_up_direction("+z")
-    # no shadow pass: the page stays smooth where WebGL is software (a laptop on battery, CI)
+    # no shadow pass and no environment map (image-based lighting samples it at every pixel):
+    # the page stays smooth where WebGL is software (a laptop on battery, CI); plain lights
     server.scene.configure_default_lights(cast_shadow=False)
-    server.scene.configure_environment_map(environment_intensity=0.4)
+    server.scene.configure_environment_map(hdri=None)
     server.scene.add_grid("/ground", width=4.0, height=4.0, cell_size=0.1, section_size=0.5,
                          shadow_opacity=0.0)
     server.initial_camera.position = (1.0, -1.4, 0.9)
@@ -145,6 +146,7 @@ def _live(server, args, ros_argv: list[str], stop: threading.Event):
     from robot_control.bus import create_node
     from robot_control.bus.ros_args import parse_ros_args
     from robot_control.view.commands import StackCommands
+    from robot_control.view.frames import TfTree
     from robot_control.view.page import LiveRobot
     from robot_control.view.watch import StackWatch
 
@@ -154,9 +156,10 @@ def _live(server, args, ros_argv: list[str], stop: threading.Event):
     node = create_node(name, [name, "--ros-args", *ros_argv] if ros_argv else [name])
     own = parse_ros_args(["--ros-args", *ros_argv]).namespace if ros_argv else None
     namespaces = args.namespace or [own or "/"]
+    tf = TfTree(node)  # /tf and /tf_static are global: one subscription for every robot
     robots = []
     for i, ns in enumerate(namespaces):
-        watch = StackWatch(node, ns, args.window)
+        watch = StackWatch(node, ns, args.window, tf)
         robots.append(LiveRobot(server, i, watch, StackCommands(node, watch.namespace)))
 
     def spin() -> None:

@@ -1,10 +1,11 @@
 """A robot in the viser scene: each link's shapes under a frame per link, posed from joint values;
-the same robot again, translucent, as the reference posture's ghost."""
+the same robot again, translucent, as the reference posture's ghost; the TF frames as small axes."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from robot_control.spatial import quaternion_xyzw
 from robot_control.view.scene import RobotScene, Shape
 
 BODY = (40, 90, 170)
@@ -13,21 +14,9 @@ GHOST_OPACITY = 0.35
 
 
 def quaternion(R: np.ndarray) -> np.ndarray:
-    """(w, x, y, z) of a rotation matrix (Shepperd's method: the largest of the four first)."""
-    t = np.trace(R)
-    if t > 0:
-        s = 2.0 * np.sqrt(1.0 + t)
-        return np.array([0.25 * s, (R[2, 1] - R[1, 2]) / s, (R[0, 2] - R[2, 0]) / s,
-                         (R[1, 0] - R[0, 1]) / s])
-    i = int(np.argmax(np.diag(R)))
-    j, k = (i + 1) % 3, (i + 2) % 3
-    s = 2.0 * np.sqrt(1.0 + R[i, i] - R[j, j] - R[k, k])
-    q = np.empty(4)
-    q[0] = (R[k, j] - R[j, k]) / s
-    q[1 + i] = 0.25 * s
-    q[1 + j] = (R[j, i] + R[i, j]) / s
-    q[1 + k] = (R[k, i] + R[i, k]) / s
-    return q
+    """(w, x, y, z) of a rotation matrix, viser's order (spatial.quaternion_xyzw reordered)."""
+    x, y, z, w = quaternion_xyzw(R)
+    return np.array([w, x, y, z])
 
 
 class DrawnRobot:
@@ -44,9 +33,11 @@ class DrawnRobot:
                 _add_shape(scene_api, f"{prefix}/{link}/s{i}", shape, color, opacity)
             self.frames[link] = frame
         self.last: tuple | None = None
+        self.placed: dict[str, tuple] = {}  # link → the (position, wxyz) last sent
 
     def pose(self, positions: dict[str, float]) -> None:
-        """Place every link at these joint positions (nothing is sent if they did not change)."""
+        """Place every link at these joint positions: only the links that moved are sent (the
+        base and what hangs on it by fixed joints never are after the first time)."""
         key = tuple(round(positions.get(j, 0.0), 5) for j in self.robot.joint_names)
         if key == self.last:
             return
@@ -54,11 +45,69 @@ class DrawnRobot:
         for link, T in self.robot.link_poses(positions).items():
             frame = self.frames.get(link)
             if frame is not None:
-                frame.position = tuple(T[:3, 3])
-                frame.wxyz = tuple(quaternion(T[:3, :3]))
+                self.placed[link] = _send_changed(frame, _placement(T), self.placed.get(link))
 
     def remove(self) -> None:
         self.root.remove()
+
+
+class DrawnFrames:
+    """Small axes for each TF frame of one robot, under ``prefix`` (placed at the robot's offset),
+    added as frames appear and moved only when their poses change."""
+
+    def __init__(self, scene_api, prefix: str, size: float, offset=(0.0, 0.0, 0.0)) -> None:
+        self.scene_api = scene_api
+        self.prefix = prefix
+        self.size = size
+        self.root = scene_api.add_frame(prefix, show_axes=False, position=tuple(offset))
+        self.axes: dict[str, object] = {}
+        self.last: dict[str, tuple] = {}
+
+    def pose(self, poses: dict[str, np.ndarray]) -> None:
+        """Place the axes of every frame (poses relative to the robot's root frame)."""
+        for name, T in poses.items():
+            placed = _placement(T)
+            handle = self.axes.get(name)
+            if handle is None:
+                self.axes[name] = self.scene_api.add_frame(
+                    f"{self.prefix}/{_node_name(name)}", axes_length=self.size,
+                    axes_radius=self.size / 25.0, position=placed[0], wxyz=placed[1])
+                self.last[name] = placed
+            else:
+                self.last[name] = _send_changed(handle, placed, self.last.get(name))
+
+    @property
+    def visible(self) -> bool:
+        return bool(self.root.visible)
+
+    @visible.setter
+    def visible(self, shown: bool) -> None:
+        self.root.visible = shown
+
+    def remove(self) -> None:
+        self.root.remove()
+
+
+def _placement(T: np.ndarray) -> tuple[tuple, tuple]:
+    """(position, wxyz) of a pose, rounded (to 10 µm, 1e-5) so that a pose that did not move
+    compares equal and is not sent again."""
+    return (tuple(round(float(v), 5) for v in T[:3, 3]),
+            tuple(round(float(v), 5) for v in quaternion(T[:3, :3])))
+
+
+def _send_changed(handle, placed: tuple[tuple, tuple], before: tuple | None) -> tuple:
+    """Set a scene node's position and orientation, each only if it changed (one message each
+    to every open page); the placement now shown."""
+    if before is None or before[0] != placed[0]:
+        handle.position = placed[0]
+    if before is None or before[1] != placed[1]:
+        handle.wxyz = placed[1]
+    return placed
+
+
+def _node_name(frame: str) -> str:
+    """A TF frame's name as one scene path element ('side/link1' → 'side_link1')."""
+    return frame.replace("/", "_") or "_"
 
 
 def _add_shape(scene_api, name: str, shape: Shape, color, opacity) -> None:

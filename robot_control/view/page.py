@@ -7,11 +7,14 @@ import sys
 import threading
 import time
 
+from robot_control.view.frames import robot_root_frame
 from robot_control.view.panel import RobotPanel
 
-#: how often the page is refreshed: the 3D postures; plots and readouts every few of these
+#: how often the page is refreshed: the 3D postures; plots (5 Hz), readouts (3 Hz) and health
+#: (2 Hz) every few of these — a plot redraw costs the browser more than a posture
+#: (docs/view.md, "Cost")
 FRAME_S = 1.0 / 30.0
-PLOT_EVERY, TEXT_EVERY, HEALTH_EVERY = 3, 6, 15
+PLOT_EVERY, TEXT_EVERY, HEALTH_EVERY = 6, 10, 15
 RELOAD_S = 3.0  # a stack's controls that could not be read are read again this often
 
 
@@ -22,10 +25,11 @@ class LiveRobot:
         from robot_control.view.controls import StackControls
 
         self.watch = watch
+        self.server = server
         with server.gui.add_folder(f"Robot {watch.label}"):
             self.connection = server.gui.add_markdown(f"**disconnected**: waiting for the stack "
                                                       f"in {watch.label}")
-            self.panel = RobotPanel(server, f"/r{index}", index)
+            self.panel = RobotPanel(server, f"/r{index}", index, tf_frames=watch.tf is not None)
             self.controls = StackControls(server.gui, watch, commands)
         self.was_connected = False
         self.load_tried = -RELOAD_S
@@ -47,12 +51,19 @@ class LiveRobot:
         if w.description_changed.is_set():
             w.description_changed.clear()
             self.panel.set_description(w.description)
-        if w.measured is not None:
-            self.panel.pose(w.measured[0], w.measured[1], None)
-        if w.traces is not None and w.reference is not None:
-            self.panel.pose(w.traces.joints, None, w.reference)
+        # the postures of one refresh go out as one batch (held only while they are set, so
+        # the batches before and after it are sent meanwhile): the page moves them together
+        with self.server.atomic():
+            if w.measured is not None:
+                self.panel.pose(w.measured[0], w.measured[1], None)
+            if w.traces is not None and w.reference is not None:
+                self.panel.pose(w.traces.joints, None, w.reference)
+            if w.tf is not None and self.panel.scene is not None:
+                root = robot_root_frame(w.namespace, self.panel.scene.root)
+                self.panel.pose_frames(w.tf.poses_under(root), root)
         if frame % PLOT_EVERY == 0:
             self.panel.update_plots(w.traces)
+            self.panel.update_force(w.force)
         if frame % TEXT_EVERY == 0:
             self.panel.update_readout(w.traces)
         if frame % HEALTH_EVERY == 0:

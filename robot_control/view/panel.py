@@ -1,19 +1,24 @@
-"""One robot on the page: its 3D drawing (measured posture and the reference's ghost), its plots
-per joint over the last seconds, a readout of the latest values, and what cannot be drawn."""
+"""One robot on the page: its 3D drawing (measured posture, the reference's ghost and the TF
+frames), its plots per joint over the last seconds (and the contact force where there is one), a
+readout of the latest values, and what cannot be drawn."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from robot_control.model.robot_model import ModelError
-from robot_control.view.drawing import GHOST, GHOST_OPACITY, DrawnRobot
+from robot_control.view.drawing import GHOST, GHOST_OPACITY, DrawnFrames, DrawnRobot
 from robot_control.view.scene import RobotScene, load_scene
 from robot_control.view.traces import drawn
 
 #: points drawn per trace (the data keeps every sample)
 DRAWN_POINTS = 300
 COLORS = {"q": "#1f77b4", "q_d": "#ff7f0e", "error": "#d62728", "tau_cmd": "#2ca02c",
-          "tau_applied": "#9467bd", "limit": "#7f7f7f"}
+          "tau_applied": "#9467bd", "limit": "#7f7f7f", "x": "#d62728", "y": "#2ca02c",
+          "z": "#1f77b4"}
+#: the TF axes' length, as a fraction of the robot's size (the sum of its joint offsets): about
+#: twice the radius of the sphere a link without visuals is drawn with, so they stick out of it
+AXES_FRACTION = 0.25
 
 
 def units(scene: RobotScene | None, joint: str) -> tuple[str, str]:
@@ -25,27 +30,35 @@ def units(scene: RobotScene | None, joint: str) -> tuple[str, str]:
 class RobotPanel:
     """The scene and plot part of one robot; ``source`` has ``traces`` and ``description``."""
 
-    def __init__(self, server, key: str, index: int) -> None:
+    def __init__(self, server, key: str, index: int, tf_frames: bool = False) -> None:
         self.server = server
         self.key = key  # scene path prefix, e.g. "/r0"
         self.offset = (0.0, 1.5 * index, 0.0)
         self.scene: RobotScene | None = None
         self.body: DrawnRobot | None = None
         self.ghost: DrawnRobot | None = None
+        self.frames: DrawnFrames | None = None
         self.plots: dict[str, object] = {}
+        self.force_plot = None
         self.joints: list[str] = []
         self.gui = server.gui
         self.problems = self.gui.add_markdown("", visible=False)
         self.readout = self.gui.add_markdown("*waiting for the controller's state…*")
+        self.show_frames = self.frames_info = None
+        if tf_frames:
+            self.show_frames = self.gui.add_checkbox("TF frames", True, hint="axes at each "
+                                                     "frame the plant publishes on /tf")
+            self.show_frames.on_update(lambda _: self._frames_shown())
+            self.frames_info = self.gui.add_markdown("*TF: no frames of this robot yet*")
         self.plot_folder = self.gui.add_folder("Plots (last seconds)")
 
     # -- the robot
     def set_description(self, description: str | None) -> None:
         """Draw the robot of a robot_description; what cannot be drawn is said, plots go on."""
-        for drawn_robot in (self.body, self.ghost):
+        for drawn_robot in (self.body, self.ghost, self.frames):
             if drawn_robot is not None:
                 drawn_robot.remove()
-        self.body = self.ghost = None
+        self.body = self.ghost = self.frames = None
         if description is None:
             return
         try:
@@ -58,6 +71,10 @@ class RobotPanel:
                                offset=self.offset)
         self.ghost = DrawnRobot(self.server.scene, f"{self.key}/reference", self.scene,
                                 color=GHOST, opacity=GHOST_OPACITY, offset=self.offset)
+        if self.show_frames is not None:
+            size = AXES_FRACTION * self.scene.size
+            self.frames = DrawnFrames(self.server.scene, f"{self.key}/tf", size, self.offset)
+            self._frames_shown()
         self._say_problems([f"{p}; not drawn" for p in self.scene.problems])
 
     def _say_problems(self, lines: list[str]) -> None:
@@ -70,6 +87,21 @@ class RobotPanel:
             self.body.pose(_named(names, q))
         if self.ghost is not None and q_d is not None:
             self.ghost.pose(_named(names, q_d))
+
+    def pose_frames(self, poses: dict[str, np.ndarray], root: str) -> None:
+        """Draw the TF frames under the robot's root frame (poses relative to it)."""
+        if self.frames is None or self.frames_info is None:
+            return
+        below = sorted(name for name in poses if name != root)
+        self.frames_info.content = (
+            f"TF: {len(below)} frames under `{root}`: {', '.join(below)}" if below
+            else f"*TF: no frames under `{root}` on /tf yet*")
+        if self.show_frames.value:
+            self.frames.pose(poses)
+
+    def _frames_shown(self) -> None:
+        if self.frames is not None:
+            self.frames.visible = bool(self.show_frames.value)
 
     # -- plots
     def _make_plots(self, joints: list[str]) -> None:
@@ -118,15 +150,32 @@ class RobotPanel:
             def col(signal: str) -> tuple[np.ndarray, np.ndarray]:
                 return drawn(t, data[signal][:, j], DRAWN_POINTS)  # noqa: B023
             td, q = col("q")
-            self.plots[f"q{j}"].data = (td, q, col("q_d")[1])
-            self.plots[f"e{j}"].data = col("error")
+            self.plots[f"q{j}"].data = _sent(td, q, col("q_d")[1])
+            self.plots[f"e{j}"].data = _sent(*col("error"))
             bound = limits.get(self.joints[j], np.nan)
             limit = np.full(len(td), bound)
             plot = self.plots[f"t{j}"]
-            plot.data = (td, col("tau_cmd")[1], col("tau_applied")[1], limit, -limit)
+            plot.data = _sent(td, col("tau_cmd")[1], col("tau_applied")[1], limit, -limit)
             span = torque_span(bound, data["tau_cmd"][:, j], data["tau_applied"][:, j])
             if plot.scales["y"].get("range") != (-span, span):
                 plot.scales = {**plot.scales, "y": {"auto": False, "range": (-span, span)}}
+
+    def update_force(self, force) -> None:
+        """The contact force plot (x, y, z in the world frame), made when the first force comes:
+        only a stack whose plant has a contact environment publishes one."""
+        if force is None:
+            return
+        if self.force_plot is None:
+            empty = (np.zeros(2), np.zeros(2))
+            with self.plot_folder:
+                self.force_plot = self._plot("contact force [N] (world frame)", empty, [
+                    (f"f_{c}", COLORS[c]) for c in ("x", "y", "z")], "N")
+        t, data = force.window()
+        if len(t) < 2:
+            return
+        td = drawn(t, data["force"][:, 0], DRAWN_POINTS)[0]
+        self.force_plot.data = _sent(td, *(drawn(t, data["force"][:, i], DRAWN_POINTS)[1]
+                                           for i in range(3)))
 
     def _effort_limits(self) -> dict[str, float]:
         if self.scene is None:
@@ -158,6 +207,12 @@ def torque_span(limit: float, *torques: np.ndarray) -> float:
     span = 1.05 * limit if np.isfinite(limit) and peak >= limit / 3.0 else 1.2 * peak
     span = max(span, 1e-3)
     return float(f"{span:.2g}")
+
+
+def _sent(*columns: np.ndarray) -> tuple[np.ndarray, ...]:
+    """A plot's columns as sent to the page: float32 (half the bytes of float64; a drawn point
+    needs no more than its 7 digits)."""
+    return tuple(np.asarray(c, np.float32) for c in columns)
 
 
 def _named(names: list[str], values) -> dict[str, float]:

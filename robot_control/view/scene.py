@@ -38,6 +38,11 @@ class RobotScene:
     problems: list[str] = field(default_factory=list)  # "link 'x': why it is not drawn"
 
     @property
+    def size(self) -> float:
+        """A length for the robot (see _robot_scale)."""
+        return _robot_scale(self.joints)
+
+    @property
     def joint_names(self) -> list[str]:
         return [j.name for j in self.joints if j.type in _MOVABLE]
 

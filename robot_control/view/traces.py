@@ -1,6 +1,7 @@
-"""The last N seconds of a robot's signals per joint (q, q_d, error, commanded and applied torque),
-kept whole; only what is drawn is decimated (``drawn``: at most a number of points per trace,
-each bucket's extreme kept so a spike stays visible)."""
+"""The last N seconds of a robot's signals per joint (q, q_d, error, commanded and applied torque)
+or of another vector (the contact force: one signal over x, y, z), kept whole; only what is drawn
+is decimated (``drawn``: at most a number of points per trace, each bucket's extreme kept so a
+spike stays visible)."""
 
 from __future__ import annotations
 
@@ -12,15 +13,18 @@ SIGNALS = ("q", "q_d", "error", "tau_cmd", "tau_applied")
 
 
 class Traces:
-    """A ring of samples (time, then one vector per signal) over ``window_s`` seconds."""
+    """A ring of samples (time, then one vector per signal) over ``window_s`` seconds; ``joints``
+    names the vectors' elements."""
 
-    def __init__(self, joints: list[str], window_s: float = 10.0, capacity: int = 20000) -> None:
+    def __init__(self, joints: list[str], window_s: float = 10.0, capacity: int = 20000,
+                 signals: tuple[str, ...] = SIGNALS) -> None:
         self.joints = list(joints)
+        self.signals = tuple(signals)
         self.window_s = float(window_s)
         self.capacity = int(capacity)
         n = len(self.joints)
         self.t = np.full(self.capacity, np.nan)
-        self.data = {s: np.full((self.capacity, n), np.nan) for s in SIGNALS}
+        self.data = {s: np.full((self.capacity, n), np.nan) for s in self.signals}
         self.count = 0  # samples ever added
         self.lock = threading.Lock()
 
@@ -29,7 +33,7 @@ class Traces:
         with self.lock:
             i = self.count % self.capacity
             self.t[i] = t
-            for s in SIGNALS:
+            for s in self.signals:
                 v = values.get(s)
                 self.data[s][i] = np.nan if v is None else np.asarray(v, float)[:len(self.joints)]
             self.count += 1
@@ -40,7 +44,7 @@ class Traces:
             n = min(self.count, self.capacity)
             order = (np.arange(self.count - n, self.count) % self.capacity)
             t = self.t[order]
-            data = {s: self.data[s][order] for s in SIGNALS}
+            data = {s: self.data[s][order] for s in self.signals}
         if n == 0:
             return t, data
         end = t[-1] if end is None else end
@@ -53,7 +57,7 @@ class Traces:
             if self.count == 0:
                 return None
             i = (self.count - 1) % self.capacity
-            return {s: self.data[s][i].copy() for s in SIGNALS}
+            return {s: self.data[s][i].copy() for s in self.signals}
 
 
 def drawn(t: np.ndarray, y: np.ndarray, points: int) -> tuple[np.ndarray, np.ndarray]:
