@@ -1,5 +1,6 @@
 """/tf of the model (nodes/tf_publisher.py): each frame relative to its parent, composed along
-the chain, is the forward kinematics' world placement; quaternions are unit and exact; fixed
+the chain, is the forward kinematics' world placement of the link frames /robot_description
+states (a D-H body frame shifted onto its joint's axis); quaternions are unit and exact; fixed
 frames go on /tf_static. A real rclpy-free node on a private domain builds the messages."""
 
 import numpy as np
@@ -8,9 +9,16 @@ from stack_helpers import private_domain
 
 from robot_control.bus import create_node
 from robot_control.dynamics.kinematics import forward_kinematics
-from robot_control.model import load_robot
+from robot_control.model import load_robot, load_urdf
+from robot_control.model.urdf_export import link_frame_offsets, robot_description
 from robot_control.nodes.tf_publisher import TfPublisher
 from robot_control.spatial import quaternion_xyzw, rotation_exp
+
+
+def write_description(folder, model) -> str:
+    path = folder / f"{model.name}.urdf"
+    path.write_text(robot_description(model))
+    return str(path)
 
 
 def matrix(t) -> np.ndarray:
@@ -38,7 +46,7 @@ def test_quaternions_of_rotations_near_every_pivot():
 
 
 @pytest.mark.parametrize("robot", ["puma560", "ddarm"])
-def test_the_frames_compose_to_the_forward_kinematics(monkeypatch, robot):
+def test_the_frames_compose_to_the_forward_kinematics(monkeypatch, tmp_path, robot):
     for key, value in private_domain(47).items():
         monkeypatch.setenv(key, value)
     node = create_node("tf_test", ["prog", "--ros-args", "-p", "tf_rate:=50.0"], backend="dds",
@@ -54,8 +62,15 @@ def test_the_frames_compose_to_the_forward_kinematics(monkeypatch, robot):
             world[t.child_frame_id] = world[t.header.frame_id] @ matrix(t.transform)
         T = forward_kinematics(model, q)
         assert [t.child_frame_id for t in msg.transforms] == model.body_names
+        shifts = link_frame_offsets(model)
         for i, name in enumerate(model.body_names):
-            assert np.allclose(world[name], T[i], atol=1e-12)
+            assert np.allclose(world[name][:3, :3], T[i][:3, :3], atol=1e-12)
+            assert np.allclose(world[name][:3, 3], T[i][:3, :3] @ shifts[i] + T[i][:3, 3],
+                               atol=1e-12)
+        # the frames rviz would draw: the links of /robot_description, at the same q
+        described = load_urdf(write_description(tmp_path, model))
+        for i, D in enumerate(forward_kinematics(described, q)):
+            assert np.allclose(world[described.body_names[i]], D, atol=1e-9)
         assert tf.period_ns == 20_000_000
     finally:
         node.shutdown()

@@ -36,14 +36,27 @@ def _shift(r: np.ndarray) -> np.ndarray:
     return T
 
 
+def link_frame_offsets(model: RobotModel) -> np.ndarray:
+    """r_i per body (n × 3): the URDF link frame is the body frame shifted by r_i = ω × v, onto
+    the joint's axis (zero for a prismatic joint, and for a URDF model's axes through the origin).
+    /tf names these link frames, so it agrees with /robot_description."""
+    offsets = np.zeros((len(model.bodies), 3))
+    for i, b in enumerate(model.bodies):
+        if b.joint.type != "prismatic":
+            offsets[i] = np.cross(b.joint.screw[:3], b.joint.screw[3:])
+    return offsets
+
+
+def link_frame_shift(r: np.ndarray) -> np.ndarray:
+    """Trans(r): from a URDF link frame to its body frame's placement (4 × 4)."""
+    return _shift(r)
+
+
 def robot_description(model: RobotModel) -> str:
     """URDF of the model: links with inertials, joints with axes and limits, frames as fixed joints."""
     robot = ET.Element("robot", name=model.name)
     ET.SubElement(robot, "link", name=model.base_name)
-    offsets = []  # r_i: URDF link frame = body frame shifted to the joint axis
-    for b in model.bodies:
-        w, v = b.joint.screw[:3], b.joint.screw[3:]
-        offsets.append(np.cross(w, v) if b.joint.type != "prismatic" else np.zeros(3))
+    offsets = link_frame_offsets(model)
     for i, b in enumerate(model.bodies):
         r = offsets[i]
         link = ET.SubElement(robot, "link", name=b.name)

@@ -1,8 +1,11 @@
 """/tf and /tf_static (tf2_msgs/TFMessage) of the model, from the measured joint positions.
 
-Each moving body's frame is published on /tf relative to its parent body's (the model's base
+Each moving body's link frame is published on /tf relative to its parent's (the model's base
 frame for the first), from forward kinematics of the package's model (dynamics/kinematics.py:
-T_parent⁻¹ T_child of the world placements), at ``tf_rate``. Frames fixed to a body — links a
+L_parent⁻¹ L_child of the world placements), at ``tf_rate``. A link frame is the one
+/robot_description states (model/urdf_export.py): the body frame shifted onto its joint's axis,
+L_i = T_i Trans(r_i) — the body frame itself for a URDF robot, not for a D-H one — so rviz and the
+view draw the description's links where /tf puts them. Frames fixed to a body — links a
 URDF attaches by fixed joints, tools — go once on /tf_static (transient local, as tf2_ros'
 StaticTransformBroadcaster), so late subscribers get them. Frame ids are the model's link names
 (URDF link names; a D-H robot's ``link1…linkN`` on its ``base_name``), each behind the node's
@@ -17,6 +20,7 @@ import numpy as np
 
 from robot_control.bus.param_table import declare, param
 from robot_control.dynamics.kinematics import forward_kinematics
+from robot_control.model.urdf_export import link_frame_offsets, link_frame_shift
 from robot_control.spatial import inverse_transform, quaternion_xyzw
 
 NS = 1_000_000_000
@@ -46,6 +50,7 @@ class TfPublisher:
             if rate > 0 else None
         self.parents = [model.base_name if b.parent < 0 else model.body_names[b.parent]
                         for b in model.bodies]
+        self.shifts = np.array([link_frame_shift(r) for r in link_frame_offsets(model)])
         fixed = [f for name, f in model.frames.items()
                  if name != model.base_name and name not in model.body_names]
         if fixed:
@@ -53,7 +58,9 @@ class TfPublisher:
                                            qos="transient_local")
             static.publish(self.TFMessage(transforms=[
                 self._transform(0, model.base_name if f.body < 0 else model.body_names[f.body],
-                                f.name, f.placement) for f in fixed]))
+                                f.name, f.placement if f.body < 0
+                                else inverse_transform(self.shifts[f.body]) @ f.placement)
+                for f in fixed]))
 
     def due(self, stamp_ns: int) -> bool:
         """Whether the rate says to publish the frames of a state stamped ``stamp_ns``."""
@@ -67,11 +74,11 @@ class TfPublisher:
         self.pub.publish(self.message(stamp_ns, q))
 
     def message(self, stamp_ns: int, q: np.ndarray):
-        """The TFMessage of every moving body's frame relative to its parent at q."""
-        T = forward_kinematics(self.model, q)
+        """The TFMessage of every moving body's link frame relative to its parent at q."""
+        L = forward_kinematics(self.model, q) @ self.shifts
         out = []
         for i, body in enumerate(self.model.bodies):
-            local = T[i] if body.parent < 0 else inverse_transform(T[body.parent]) @ T[i]
+            local = L[i] if body.parent < 0 else inverse_transform(L[body.parent]) @ L[i]
             out.append(self._transform(stamp_ns, self.parents[i], self.model.body_names[i],
                                        local))
         return self.TFMessage(transforms=out)
