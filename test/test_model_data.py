@@ -54,6 +54,7 @@ def test_a_law_and_the_plants_hold_have_distinct_workspaces(model):
     """A compiled law and the plant on the same model object: neither's arrays are the other's,
     nor the calling thread's; scribbling over the plant's workspace leaves the law's torque be."""
     plant = Plant(model)
+    model = plant.model  # the model the plant integrates (plant_model's copy of the nominal)
     law = C.compiled_law(C.COMPUTED_TORQUE, model, kp=np.full(model.nq, 100.0),
                          kd=np.full(model.nq, 20.0))
     arrays = [law.data, law.hat, plant.data.D, model_data(model).D]
@@ -106,6 +107,7 @@ def test_threads_get_their_own_data_and_the_same_results(model):
 def test_gravity_edited_in_place_or_reassigned_takes_effect(model):
     q = np.full(model.nq, 0.4)
     plant = Plant(model)
+    model = plant.model  # the plant's own model: its gravity is the plant's
     g0 = dyn.gravity_torques(model, q)
     model.gravity[2] = -1.62  # in place: the Moon
     assert np.allclose(dyn.gravity_torques(model, q), g0 * 1.62 / 9.81, rtol=1e-12, atol=1e-14)

@@ -59,7 +59,12 @@ def _inverse_dynamics_derivatives_kim(P, g, q, qd, qdd, fext, W, Mw, Rw, vec, sc
 
 def world_pass(kernel, model, q, qd, x, f_ext) -> tuple[Array, Array, Array]:
     """The three n × n results of a ``derivatives_world`` kernel on the model's data array."""
-    d = model_data(model)
+    try:  # model_data(model) inlined
+        d = model._local.data
+    except AttributeError:
+        d = model_data(model)
+    if d.source is not model.gravity or d.seen != d.own:
+        d.sync_gravity(model)
     if not (type(q) is np.ndarray and type(qd) is np.ndarray and type(x) is np.ndarray):
         q, qd, x = array(q), array(qd), array(x)
     J = np.empty(d.three_square)
