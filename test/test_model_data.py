@@ -119,7 +119,7 @@ def test_gravity_edited_in_place_or_reassigned_takes_effect(model):
     assert np.array_equal(Data(model).D[0, K.GRAVITY : K.GRAVITY + 3], model.gravity)
 
 
-@pytest.mark.parametrize("bad", [[0.0, 0.0], [0.0, np.nan, -9.81]])
+@pytest.mark.parametrize("bad", [[0.0, 0.0], [0.0, np.nan, -9.81], "down"])
 def test_bad_gravity_is_refused_by_name(model, bad):
     model.gravity = bad
     with pytest.raises(ValueError, match="model.gravity must be three finite numbers"):

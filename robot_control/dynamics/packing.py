@@ -88,8 +88,11 @@ class Data:
         g = model.gravity
         if not (type(g) is np.ndarray and g.dtype == np.float64 and g.shape == (3,)
                 and g.flags.c_contiguous):
-            g = np.array(g, dtype=np.float64)
-            if g.shape != (3,):
+            try:
+                g = np.array(g, dtype=np.float64)
+            except (TypeError, ValueError):
+                g = None
+            if g is None or g.shape != (3,):
                 raise ValueError(f"model.gravity must be three finite numbers, got {model.gravity}")
             model.gravity = g
         if not np.all(np.isfinite(g)):
