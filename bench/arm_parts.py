@@ -33,7 +33,6 @@ from simulate import puma_10s  # noqa: E402
 from robot_control.control import compiled as C  # noqa: E402
 from robot_control.control.base import Reference  # noqa: E402
 from robot_control.dynamics import kernels as K  # noqa: E402
-from robot_control.dynamics.packing import kernel_data  # noqa: E402
 from robot_control.sim import plant_kernels as PK  # noqa: E402
 from robot_control.sim import run_kernels as RK  # noqa: E402
 from robot_control.sim.engine import make_plant  # noqa: E402
@@ -67,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     law = make_controller(sc)
     spec = law.compiled()
     n = sc.robot.nq
-    D = kernel_data(plant.model).D
+    D = plant.data.D
     J, S, X, Mbuf, Cs = plant._J, plant._S, plant._X, plant.mass_buffer, plant.surface
     q, qd, qdd = plant.q.copy(), np.full(n, 0.3), np.zeros(n)
     tau = np.full(n, 0.5)

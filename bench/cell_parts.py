@@ -53,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     D, g, cs = c[CK.C_D], model.gravity, plant._touching
     q, qd, tau = plant.q.copy(), np.zeros(n), np.zeros(n)
     qdd, lam = np.zeros(n), np.zeros(cs.m)
-    W, S = CM._workspaces(model, cs)
+    W, S = CM._workspaces(model, plant.data, cs)
     G = W[: n * CM.BWORK].reshape(n, CM.BWORK)
     M = W[n * CM.BWORK : n * CM.BWORK + n * n].reshape(n, n)
     u = W[n * CM.BWORK + n * n : n * CM.BWORK + n * n + n]
@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
         ("  q̈ = L⁻¹D⁻¹(u + Yλ)", CM.respond, (D, M, Y, u, lam, qdd)),
         ("Kim's pass (ABA + 13 unit passes)", constrained_pass,
          (D, g, 1.0, 1.0, q, qd, qdd, tau.copy(), none, c[CK.C_FEXT], cs.packed,
-          _body_work(model), _row_work(cs, model), lam)),
+          _body_work(plant.data), _row_work(cs, model), lam)),
         ("load-sharing law", load_sharing_torque,
          (cfg.data, cfg.tasks, cfg.object, cfg.starts, cfg.force_fractions, 10.0, q[:na], qd[:na],
           q[:na], zero, zero, out)),

@@ -14,7 +14,7 @@ from test_hybrid import dense_mass_matrix
 from robot_control import dynamics as dyn
 from robot_control.dynamics import constrained_mass as CM
 from robot_control.dynamics.contact import as_constraint_set, body_motion, constraint_rows
-from robot_control.dynamics.packing import kernel_data
+from robot_control.dynamics.packing import Data
 from robot_control.sim.cell_simulate import load_cell_scenario
 from robot_control.sim.engine import make_cell_plant
 
@@ -39,7 +39,7 @@ def case(request):
 def test_factor_is_the_mass_matrix(case):
     """Lᵀ D L rebuilt from the factor equals M (zero where no ancestor relation: no fill-in)."""
     model, _, q = case
-    d = kernel_data(model)
+    d = Data(model)
     n = model.nq
     W = np.zeros(CM.work_size(n))
     G = W[: n * CM.BWORK].reshape(n, CM.BWORK)
@@ -101,7 +101,7 @@ def test_gram_is_a_m_inverse_a_transpose(case):
     LᵀY = Aᵀ and the Gram matrix equals the dense A M⁻¹ Aᵀ to 1e-12, symmetric to the bit."""
     model, cs, q = case
     cs = as_constraint_set(cs)
-    d = kernel_data(model)
+    d = Data(model)
     n, m = model.nq, cs.m
     qd = np.random.default_rng(7).uniform(-1.0, 1.0, n)
     W, S = np.zeros(CM.work_size(n)), np.zeros(CM.row_work_size(n, m))

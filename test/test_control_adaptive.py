@@ -156,10 +156,10 @@ def test_estimated_model_packs_b_p_as_the_models_inertia(robot):
     from robot_control.control.adaptive_kernels import estimated_model
     from robot_control.control.basis import BasisRegressor
     from robot_control.dynamics import kernels as K
-    from robot_control.dynamics.packing import kernel_data
+    from robot_control.dynamics.packing import Data
 
     model = load_robot(robot)
-    D = kernel_data(model).D
+    D = Data(model).D
     standard = BasisRegressor(model, "standard")
     Dh = np.zeros_like(D)
     estimated_model(D, np.ascontiguousarray(standard.regressor_map), model.inertial_parameters(), Dh)

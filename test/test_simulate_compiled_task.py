@@ -15,7 +15,7 @@ from robot_control.control import Reference, State
 from robot_control.control import compiled as C
 from robot_control.control import task_kernels as KT
 from robot_control.control.task_space import TaskSpace
-from robot_control.dynamics.packing import kernel_data
+from robot_control.dynamics.packing import Data
 from robot_control.model import load_robot
 from robot_control.sim.environment import environment_from_config
 from robot_control.sim.plant import Plant
@@ -197,7 +197,7 @@ def test_frame_kinematics_match_the_python_kinematics(robot, frame):
     body, X = model.frame_placement(space.frame)
     A = np.zeros(KT.task_shape(model.nq))
     A[KT.TK_FRAME : KT.TK_FRAME + 4, :4] = X
-    D = kernel_data(model).D
+    D = Data(model).D
     rng = np.random.default_rng(7)
     T, J6 = np.empty((4, 4)), np.empty((6, model.nq))
     for _ in range(5):
@@ -243,7 +243,7 @@ def test_surface_push_as_an_external_wrench_of_the_aba_is_j_transpose_f(robot, n
     cfg = {"type": "compliant", "normal": normal, "offset": offset, "stiffness": 2e4,
            "damping": 200.0, "friction": 0.1}
     plant = Plant(model, {"environment": cfg}, 1e-3)
-    D, Cs, n = kernel_data(plant.model).D, plant.surface, model.nq
+    D, Cs, n = plant.data.D, plant.surface, model.nq
     rng = np.random.default_rng(4)
     pressed = 0
     for _ in range(40):

@@ -38,7 +38,7 @@ from robot_control.control.law_kernels import (  # noqa: F401  (the layout, re-e
     G_LAMBDA,
     GROWS,
 )
-from robot_control.dynamics.packing import kernel_data
+from robot_control.dynamics.packing import Data
 
 PD, PD_GRAVITY, PD_FIXED_GRAVITY, COMPUTED_TORQUE, PASSIVITY = 1, 2, 3, 4, 5
 ADAPTIVE, ADAPTIVE_CRAIG, SLIDING_MODE, ROBUST = 6, 7, 8, 9
@@ -91,10 +91,12 @@ def law_arrays(kind: int, model, hat=None, basis=None) -> CompiledLaw:
     m = B.shape[1]
     s = np.zeros(L.SSLOTS)
     s[L.S_TPREV] = math.nan
-    # the adaptive laws write the model of their estimate, θ = B p̂, into a terms array of their own
-    terms = (kernel_data(model).D.copy() if kind == ADAPTIVE_CRAIG or kind == ADAPTIVE
-             else kernel_data(model if hat is None else hat).D)
-    return CompiledLaw(kind, kernel_data(model).D, terms,
+    # the law's own data arrays (no other user writes them); the adaptive laws write the model of
+    # their estimate, θ = B p̂, into a terms array of their own
+    data = Data(model).D
+    terms = (Data(model).D if kind == ADAPTIVE_CRAIG or kind == ADAPTIVE
+             else data if hat is None else Data(hat).D)
+    return CompiledLaw(kind, data, terms,
                        np.zeros((GROWS, n)), np.zeros((EROWS, n)), np.zeros((L.VROWS, m)), B,
                        np.zeros(L.scratch_shape(n, m)), np.zeros((n, 10 * n)), s,
                        np.zeros(KT.task_shape(n)))

@@ -27,7 +27,7 @@ from robot_control.control.base import Config, ConfigurationError, Controller, R
 from robot_control.control.compiled import task_inputs, vector
 from robot_control.control.force import PLANE_PARAMETERS, unit_normal
 from robot_control.control.parameters import KD_MAX, KP_MAX, ParamSpec
-from robot_control.dynamics.packing import kernel_data
+from robot_control.dynamics.packing import Data
 
 Array = np.ndarray
 
@@ -135,7 +135,7 @@ class LoadSharing(Controller):
         cfg.arm_models = [augmented_arm_model(cell, i, s) for i, s in enumerate(shares)]
         cfg.normal = unit_normal(values["plane_normal"])
         # the compiled law's arrays (control.load_sharing_kernels)
-        cfg.data = tuple(kernel_data(mi).D for mi in cfg.arm_models)
+        cfg.data = tuple(Data(mi).D for mi in cfg.arm_models)
         cfg.tasks = tuple(LS.task_array(mi, "contact") for mi in cfg.arm_models)
         cfg.object = LS.task_array(cfg.arm_models[0], "contact")
         cfg.object[KT.TK_GAIN, :6], cfg.object[KT.TK_GAIN, 6:12] = cfg.kp, cfg.kd

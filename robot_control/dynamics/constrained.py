@@ -37,7 +37,7 @@ from robot_control.dynamics.hybrid import (
     unit_response,
 )
 from robot_control.dynamics.kernels import entry_point
-from robot_control.dynamics.packing import array, kernel_data, vector, wrenches
+from robot_control.dynamics.packing import Data, array, model_data, vector, workspace, wrenches
 from robot_control.dynamics.rigid_body import inverse_dynamics
 from robot_control.dynamics.spatial_kernels import matrix_view
 
@@ -138,12 +138,9 @@ def constrained_pass(P, g, alpha, beta, q, qd, qdd, tau, prescribed, fext, C, W,
 
 
 # ----------------------------------------------------------------------------- workspaces
-def _body_work(model) -> Array:
-    """Flat per-body workspace H | Z | G of the constrained pass, allocated once per model."""
-    W = model._kernel_cache.get("kim_constrained")
-    if W is None:
-        W = model._kernel_cache["kim_constrained"] = np.zeros(model.nq * (HWORK + ZWORK + GWORK))
-    return W
+def _body_work(d: Data) -> Array:
+    """Flat per-body workspace H | Z | G of the constrained pass, allocated once per Data."""
+    return workspace(d, "kim_constrained", lambda: np.zeros(d.n * (HWORK + ZWORK + GWORK)))
 
 
 def _row_work(cs, model) -> Array:
@@ -167,13 +164,13 @@ def _gains(baumgarte) -> tuple[float, float]:
 
 
 def _solve(model, q, qd, qdd, tau, u, constraints, f_ext, baumgarte):
-    d = model._kernel or kernel_data(model)
+    d = model_data(model)
     cs = constraints if type(constraints) is ConstraintSet else as_constraint_set(constraints)
     lam = np.empty(cs.m)
     alpha, beta = (0.0, 0.0) if baumgarte is None else _gains(baumgarte)
     ok = constrained_pass(d.P, model.gravity, alpha, beta, array(q), array(qd), qdd, tau, u,
                           d.fext0 if f_ext is None else wrenches(f_ext, d), cs.packed,
-                          _body_work(model), _row_work(cs, model), lam)
+                          _body_work(d), _row_work(cs, model), lam)
     if not ok:
         raise np.linalg.LinAlgError(
             "A M⁻¹ Aᵀ is singular: the constraint rows are dependent at this configuration "
@@ -277,12 +274,12 @@ def impact_velocity(model, q, qd, constraints, restitution: float = 0.0) -> tupl
     M(q̇⁺ − q̇) = AᵀΛ with Λ = −(1 + e)(AM⁻¹Aᵀ)⁻¹ A q̇: the velocity-level analogue of (67),
     with M⁻¹Aᵀ from the same no-bias passes. Used when a rigid contact closes.
     """
-    d = model._kernel or kernel_data(model)
+    d = model_data(model)
     n = d.n
     cs = as_constraint_set(constraints)
     qd = vector(qd, n, "qd")
     A, _, _ = constraint_terms(model, q, qd, cs)
-    W = _body_work(model)
+    W = _body_work(d)
     H = W[0 : n * HWORK].reshape(n, HWORK)
     Z = W[n * HWORK : n * (HWORK + ZWORK)].reshape(n, ZWORK)
     none = np.zeros(n, dtype=np.bool_)

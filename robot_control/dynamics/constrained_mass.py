@@ -35,7 +35,7 @@ from robot_control.dynamics.contact import (
     body_motion,
     constraint_rows,
 )
-from robot_control.dynamics.packing import array, kernel_data, wrenches
+from robot_control.dynamics.packing import Data, array, model_data, workspace, wrenches
 
 Array = np.ndarray
 
@@ -267,11 +267,9 @@ def plastic_impact_pass(P, q, qd, C, W, S, impulse):
 
 
 # ----------------------------------------------------------------------------- Python API
-def _workspaces(model, cs: ConstraintSet) -> tuple[Array, Array]:
+def _workspaces(model, d: Data, cs: ConstraintSet) -> tuple[Array, Array]:
     n = model.nq
-    W = model._kernel_cache.get("mass_constrained")
-    if W is None:
-        W = model._kernel_cache["mass_constrained"] = np.zeros(work_size(n))
+    W = workspace(d, "mass_constrained", lambda: np.zeros(work_size(n)))
     cache = cs.__dict__.setdefault("_mass_rows", {})
     S = cache.get(n)
     if S is None:
@@ -283,9 +281,9 @@ def _workspaces(model, cs: ConstraintSet) -> tuple[Array, Array]:
 def constrained_forward_dynamics_mass(model, q, qd, tau, constraints, f_ext=None,
                                       baumgarte=None) -> tuple[Array, Array]:
     """(q̈, λ) as ``constrained_forward_dynamics`` computes them, by the factored mass matrix."""
-    d = model._kernel or kernel_data(model)
+    d = model_data(model)
     cs = as_constraint_set(constraints)
-    W, S = _workspaces(model, cs)
+    W, S = _workspaces(model, d, cs)
     alpha, beta = _gains(baumgarte)
     qdd, lam = np.empty(d.n), np.empty(cs.m)
     if not constrained_mass_pass(d.P, model.gravity, alpha, beta, array(q), array(qd), qdd,
@@ -297,9 +295,9 @@ def constrained_forward_dynamics_mass(model, q, qd, tau, constraints, f_ext=None
 
 def plastic_impact_velocity(model, q, qd, constraints) -> tuple[Array, Array]:
     """(q̇⁺, Λ) of ``impact_velocity`` with e = 0, by the factored mass matrix."""
-    d = model._kernel or kernel_data(model)
+    d = model_data(model)
     cs = as_constraint_set(constraints)
-    W, S = _workspaces(model, cs)
+    W, S = _workspaces(model, d, cs)
     out, impulse = np.array(qd, dtype=np.float64), np.empty(cs.m)
     if not plastic_impact_pass(d.P, array(q), out, cs.packed, W, S, impulse):
         raise np.linalg.LinAlgError("M or A M⁻¹ Aᵀ is singular at this configuration")

@@ -32,7 +32,7 @@ from numba import njit
 
 from robot_control.dynamics import kernels as K
 from robot_control.dynamics import world_kernels as KW
-from robot_control.dynamics.packing import array, kernel_data, vector
+from robot_control.dynamics.packing import Data, array, model_data, vector, workspace
 from robot_control.model.resources import share_path
 from robot_control.safe_yaml import load_file
 
@@ -340,21 +340,18 @@ def constraint_rows(P, C, G, A, bias, phi):
 
 
 # ----------------------------------------------------------------------------- Python API
-def constraint_work(model) -> Array:
-    """The model's constraint-kinematics workspace G (n × GWORK), allocated on first use."""
-    G = model._kernel_cache.get("kim_contact")
-    if G is None:
-        G = model._kernel_cache["kim_contact"] = np.zeros((model.nq, GWORK))
-    return G
+def constraint_work(d: Data) -> Array:
+    """The constraint-kinematics workspace G (n × GWORK) of a Data, allocated on first use."""
+    return workspace(d, "kim_contact", lambda: np.zeros((d.n, GWORK)))
 
 
 def constraint_terms(model, q, qd, constraints) -> tuple[Array, Array, Array]:
     """(A, Ȧq̇, φ) of the constraints at (q, q̇): Kim's A q̇ = 0, A q̈ + Ȧ q̇ = 0, and φ(q) = 0."""
     cs = as_constraint_set(constraints)
     cs.check(model)
-    d = model._kernel or kernel_data(model)
+    d = model_data(model)
     n = d.n
-    G = constraint_work(model)
+    G = constraint_work(d)
     body_motion(d.P, array(q), array(qd), G)
     A = np.empty((cs.m, n))
     bias = np.empty(cs.m)
@@ -377,7 +374,7 @@ def frame_world_placement(model, q, body: int, X) -> Array:
     """World placement T_0X of a frame with placement X in ``body`` (−1: the base)."""
     if body < 0:
         return np.array(X, float)
-    d = model._kernel or kernel_data(model)
+    d = model_data(model)
     T = np.empty((d.n, 4, 4))
     K.placements(d.P, vector(q, d.n, "q"), T)
     return T[body] @ X

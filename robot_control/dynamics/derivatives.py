@@ -24,7 +24,7 @@ from robot_control.dynamics import derivatives_world as DW
 from robot_control.dynamics import kernels as K
 from robot_control.dynamics import world_kernels as KW
 from robot_control.dynamics.hybrid import HWORK, ZWORK, prescribed_mask
-from robot_control.dynamics.packing import array, kernel_data, not_vectors, wrenches
+from robot_control.dynamics.packing import Data, array, model_data, not_vectors, workspace, wrenches
 
 Array = np.ndarray
 
@@ -46,12 +46,9 @@ class DerivativeWork:
         self.scratch = np.zeros(n + DK.SCRATCH)
 
 
-def derivative_work(model) -> DerivativeWork:
-    """The model's derivative workspaces, allocated on first use."""
-    w = model._kernel_cache.get("kim_derivatives")
-    if w is None:
-        w = model._kernel_cache["kim_derivatives"] = DerivativeWork(model.nq)
-    return w
+def derivative_work(d: Data) -> DerivativeWork:
+    """The derivative workspaces of a Data, allocated on first use."""
+    return workspace(d, "kim_derivatives", lambda: DerivativeWork(d.n))
 
 
 @K.entry_point
@@ -62,9 +59,12 @@ def _inverse_dynamics_derivatives_kim(P, g, q, qd, qdd, fext, W, Mw, Rw, vec, sc
 
 def world_pass(kernel, model, q, qd, x, f_ext) -> tuple[Array, Array, Array]:
     """The three n × n results of a ``derivatives_world`` kernel on the model's data array."""
-    d = model._kernel
-    if d is None or model.gravity is not d.gravity:
-        d = kernel_data(model)
+    try:  # model_data(model) inlined
+        d = model._local.data
+    except AttributeError:
+        d = model_data(model)
+    if d.source is not model.gravity or d.seen != d.own:
+        d.sync_gravity(model)
     if not (type(q) is np.ndarray and type(qd) is np.ndarray and type(x) is np.ndarray):
         q, qd, x = array(q), array(qd), array(x)
     J = np.empty(d.three_square)
@@ -86,8 +86,8 @@ def inverse_dynamics_derivatives(model, q, qd, qdd, f_ext=None,
         return world_pass(DW.inverse_dynamics_derivatives_kernel, model, q, qd, qdd, f_ext)
     if method != "kim":
         raise ValueError(f"method must be 'carpentier' or 'kim', got '{method}'")
-    d = kernel_data(model)
-    w = model._kernel_cache.get("kim_derivatives") or derivative_work(model)
+    d = model_data(model)
+    w = derivative_work(d)
     J = np.empty((3, d.n, d.n))
     _inverse_dynamics_derivatives_kim(d.P, model.gravity, array(q), array(qd), array(qdd),
                                       None if f_ext is None else wrenches(f_ext, d), w.W, w.Mw,
@@ -112,8 +112,8 @@ def forward_dynamics_derivatives(model, q, qd, tau, f_ext=None,
         return world_pass(DW.forward_dynamics_derivatives_kernel, model, q, qd, tau, f_ext)
     if method != "kim":
         raise ValueError(f"method must be 'kim' or 'rnea', got '{method}'")
-    d = kernel_data(model)
-    w = model._kernel_cache.get("kim_derivatives") or derivative_work(model)
+    d = model_data(model)
+    w = derivative_work(d)
     J = np.empty((3, d.n, d.n))
     _forward_dynamics_derivatives_kim(d.P, model.gravity, array(q), array(qd), array(tau),
                                       d.fext0 if f_ext is None else wrenches(f_ext, d), w.H,
@@ -129,9 +129,9 @@ def hybrid_dynamics_derivatives(model, q, qd, qdd_given, tau_given, prescribed,
     otherwise. Returns (∂y/∂q, ∂y/∂q̇, ∂y/∂x), each n × n. With u = all these are the RNEA
     derivatives (∂y/∂x = M); with u = ∅ the ABA ones (∂y/∂x = M⁻¹).
     """
-    d = model._kernel or kernel_data(model)
+    d = model_data(model)
     n = d.n
-    w = model._kernel_cache.get("kim_derivatives") or derivative_work(model)
+    w = derivative_work(d)
     u = prescribed_mask(prescribed, n)
     qdd = np.array(qdd_given, dtype=np.float64)
     tau = np.array(tau_given, dtype=np.float64)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from robot_control.dynamics import kernels as K
-from robot_control.dynamics.packing import array, kernel_data, wrenches
+from robot_control.dynamics.packing import Data, array, model_data, workspace, wrenches
 
 Array = np.ndarray
 
@@ -201,12 +201,9 @@ class HybridWork:
         self.all = np.ones(n, dtype=np.bool_)
 
 
-def hybrid_work(model) -> HybridWork:
-    """The model's hybrid workspace, allocated on first use."""
-    w = model._kernel_cache.get("kim_hybrid")
-    if w is None:
-        w = model._kernel_cache["kim_hybrid"] = HybridWork(model.nq)
-    return w
+def hybrid_work(d: Data) -> HybridWork:
+    """The hybrid workspace of a Data, allocated on first use."""
+    return workspace(d, "kim_hybrid", lambda: HybridWork(d.n))
 
 
 def prescribed_mask(mask, n: int) -> Array:
@@ -234,10 +231,10 @@ def hybrid_dynamics(model, q, qd, qdd_given, tau_given, prescribed,
     outside u and of ``tau_given`` inside u are ignored. u = all joints gives the RNEA
     torque, u = none the ABA acceleration.
     """
-    d = model._kernel or kernel_data(model)
+    d = model_data(model)
     u = prescribed_mask(prescribed, d.n)
     qdd = np.array(qdd_given, dtype=np.float64)
     tau = np.array(tau_given, dtype=np.float64)
     hybrid_pass(d.P, model.gravity, array(q), array(qd), qdd, tau, u,
-                d.fext0 if f_ext is None else wrenches(f_ext, d), hybrid_work(model).H)
+                d.fext0 if f_ext is None else wrenches(f_ext, d), hybrid_work(d).H)
     return tau, qdd

@@ -155,7 +155,8 @@ def gravity_rnea(P, g, q, W, tau):
 
 
 # ------------------------------------------------------------- entry points on the data array
-# One array D holds the packed model (gravity in row 0) and its workspace (packing.KernelData).
+# One array D holds a copy of the packed model (gravity in row 0) and a workspace: one user's
+# data array (packing.Data).
 @entry_point
 def inverse_dynamics_kernel(D, q, qd, qdd, fext, tau):
     """``rnea`` on the model's data array with its own gravity."""
@@ -184,7 +185,7 @@ def forward_dynamics_kernel(D, q, qd, tau, fext, qdd):
 def placements(P, q, T):
     """World placement of every body: T_{0,i} = T_{0,λ(i)} T_{λ(i),i}(q_i) (forward kinematics).
 
-    P is the model's data array (packing.KernelData.D): its row-0 scratch holds each joint's
+    P is a data array (packing.Data.D): its row-0 scratch holds each joint's
     placement, so nothing is allocated and a first call loads no allocating code (numba's array
     runtime and its imports cost a fresh process ~20 ms)."""
     n = P.shape[0]

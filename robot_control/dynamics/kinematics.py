@@ -11,7 +11,7 @@ import numpy as np
 
 from robot_control.dynamics import kernels as K
 from robot_control.dynamics import world_kernels as KW
-from robot_control.dynamics.packing import array, kernel_data, vector
+from robot_control.dynamics.packing import array, model_data, vector
 from robot_control.dynamics.rigid_body import coriolis_matrix, gravity_torques, mass_matrix
 from robot_control.spatial import Ad, screw_exp
 
@@ -21,7 +21,7 @@ _REFERENCES = ("world", "local")
 
 def forward_kinematics(model, q) -> Array:
     """World placement T_{0,i} of every body, shape (n, 4, 4) (product of exponentials, Kim eq. 2.8)."""
-    d = kernel_data(model)
+    d = model_data(model)
     T = np.empty((d.n, 4, 4))
     K.placements(d.P, vector(q, d.n, "q"), T)
     return T
@@ -69,7 +69,7 @@ def jacobian(model, q, frame: str | None = None, reference: str = "world") -> Ar
     J = np.zeros((6, model.nq))
     if body < 0:
         return J
-    d = model._kernel or kernel_data(model)
+    d = model_data(model)
     KW.frame_jacobian_world(d.P, array(q), body, X, d.W, J)
     if reference == "local":
         R = d.W[body, KW.O_R : KW.O_R + 9].reshape(3, 3) @ X[:3, :3]
@@ -80,7 +80,7 @@ def jacobian(model, q, frame: str | None = None, reference: str = "world") -> Ar
 
 def _body_motion(model, q, qd) -> tuple[Array, Array]:
     """Body-frame twists V_i and accelerations V̇_i at q̈ = 0 without gravity (RNEA forward pass)."""
-    d = kernel_data(model)
+    d = model_data(model)
     n = d.n
     tau = np.empty(n)
     K.rnea(d.P, np.zeros(3), vector(q, n, "q"), vector(qd, n, "qd"), np.zeros(n), d.fext0, d.W,

@@ -1,8 +1,20 @@
-"""Flat arrays prepared once per model for the compiled kernels (Pinocchio's Model/Data split).
+"""The model's packed rows (immutable) and each user's data array (Pinocchio's Model/Data split).
 
-A model's packed rows and a workspace are cached on the model the first time an algorithm
-runs on it. Like a Pinocchio ``Data``, the workspace is per model and not shared between
-threads: give each thread its own ``model.copy()``.
+The model's packed rows (``packed_rows``: n × K.ROW_PACKED, read-only, built once per model) are
+the model as the compiled kernels read it. A :class:`Data` is one user's data array: its own copy
+of those rows, then its own workspace columns, so a kernel call still passes one array (numba's
+dispatcher pays several hundred instructions per array argument, more than a small kernel costs)
+and no two users ever write one workspace. Whatever keeps arrays across calls owns a Data: a
+compiled law (``control.compiled.law_arrays``), the plant and its hold (``sim.plant.Plant.data``),
+a cell plant, a load-sharing law. The functions of robot_control.dynamics that take a model use
+the calling thread's Data of it (``model_data``), so two threads never share one either.
+
+Gravity is the model's one setting that may change: ``model.gravity`` is the model's own array
+(not a view into any Data). A Data copies it into its row 0 when made and again whenever it is
+stale (``Data.current``: the attribute reassigned, or its values edited in place); the dynamics
+functions check at every call and the plant at every step, so editing or reassigning
+``model.gravity`` takes effect at their next call. A compiled law keeps the gravity it was built
+with (build it again for another).
 """
 
 from __future__ import annotations
@@ -14,59 +26,113 @@ from robot_control.dynamics import kernels as K
 Array = np.ndarray
 
 
-class KernelData:
-    """The model's data array ``D`` (n × K.WORK): packed model rows, then the workspace.
+def pack(model) -> Array:
+    """The model's packed rows (n × K.ROW_PACKED, read-only; gravity's columns zero: a Data's)."""
+    n = model.nq
+    P = np.zeros((n, K.ROW_PACKED))
+    P[:, K.PARENT] = model.parent
+    P[:, K.TYPE] = model.joint_type
+    P[:, K.SCREW : K.SCREW + 6] = model.screw
+    P[:, K.ROT : K.ROT + 9] = model.origin_rotation.reshape(n, 9)
+    P[:, K.POS : K.POS + 3] = model.origin_translation
+    P[:, K.INERTIA : K.INERTIA + 36] = model.spatial_inertia.reshape(n, 36)
+    # the same inertia as (m, h = m c, J about the origin) for the rigid-body products
+    I6 = model.spatial_inertia
+    P[:, K.MASS] = I6[:, 3, 3]
+    P[:, K.FIRST_MOMENT : K.FIRST_MOMENT + 3] = np.stack(
+        [I6[:, 2, 4], I6[:, 0, 5], I6[:, 1, 3]], axis=1)
+    P[:, K.ROT_INERTIA : K.ROT_INERTIA + 9] = I6[:, :3, :3].reshape(n, 9)
+    P[:, K.AXIS] = [axis_code(t, s) for t, s in zip(model.joint_type, model.screw)]
+    P.setflags(write=False)
+    return P
 
-    ``P`` and ``W`` are both ``D`` (the kernels read model columns < K.ROW_PACKED and work in
-    the columns after them), so an algorithm is called with one array for model and workspace:
-    numba's dispatcher pays several hundred instructions per array argument, more than a small
-    kernel costs. The model's gravity lives in row 0 too; ``model.gravity`` is rebound to that
-    view, so editing it in place reaches the kernels, and ``sync_gravity`` adopts a reassigned one.
-    """
 
-    __slots__ = ("n", "D", "P", "W", "gravity", "fext0", "zeros", "T", "square", "three_square")
+def packed_rows(model) -> Array:
+    """The model's packed rows, built on first use (``pack``)."""
+    P = model._packed
+    if P is None:
+        P = model._packed = pack(model)
+    return P
+
+
+class Data:
+    """One user's data array ``D`` (n × K.WORK): a copy of the model's packed rows, then its own
+    workspace (``P`` and ``W`` are both ``D``: the kernels read model columns < K.ROW_PACKED and
+    work in the columns after them), with its own copy of the model's gravity in row 0."""
+
+    __slots__ = ("n", "D", "P", "W", "gravity", "source", "seen", "own", "fext0", "zeros", "T",
+                 "square", "three_square", "work")
 
     def __init__(self, model) -> None:
         n = model.nq
         D = np.zeros((n, K.WORK))
-        D[:, K.PARENT] = model.parent
-        D[:, K.TYPE] = model.joint_type
-        D[:, K.SCREW : K.SCREW + 6] = model.screw
-        D[:, K.ROT : K.ROT + 9] = model.origin_rotation.reshape(n, 9)
-        D[:, K.POS : K.POS + 3] = model.origin_translation
-        D[:, K.INERTIA : K.INERTIA + 36] = model.spatial_inertia.reshape(n, 36)
-        # the same inertia as (m, h = m c, J about the origin) for the rigid-body products
-        I6 = model.spatial_inertia
-        D[:, K.MASS] = I6[:, 3, 3]
-        D[:, K.FIRST_MOMENT : K.FIRST_MOMENT + 3] = np.stack(
-            [I6[:, 2, 4], I6[:, 0, 5], I6[:, 1, 3]], axis=1)
-        D[:, K.ROT_INERTIA : K.ROT_INERTIA + 9] = I6[:, :3, :3].reshape(n, 9)
-        D[:, K.AXIS] = [axis_code(t, s) for t, s in zip(model.joint_type, model.screw)]
+        D[:, : K.ROW_PACKED] = packed_rows(model)
         self.n = n
-        self.square, self.three_square = (n, n), (3, n, n)  # output shapes, built once
-        self.D = self.P = self.W = D
-        self.gravity = D[0, K.GRAVITY : K.GRAVITY + 3]
+        self._arrays(D)
         self.fext0 = np.zeros((n, 6))
         self.zeros = np.zeros(n)
         self.T = np.zeros((n, 4, 4))
+        self.work: dict = {}  # an algorithm's further workspaces by name (``workspace``)
         self.sync_gravity(model)
 
+    def _arrays(self, D: Array) -> None:
+        self.square, self.three_square = (self.n, self.n), (3, self.n, self.n)  # output shapes
+        self.D = self.P = self.W = D
+        self.gravity = D[0, K.GRAVITY : K.GRAVITY + 3]
+        self.own = memoryview(self.gravity)
+        self.source = self.seen = None  # no model's gravity copied yet
+
     def sync_gravity(self, model) -> None:
-        """Copy ``model.gravity`` into the data array and make the attribute that view."""
-        g = np.asarray(model.gravity, dtype=np.float64)
-        if g.shape != (3,) or not np.all(np.isfinite(g)):
+        """Copy ``model.gravity`` into this data's row 0 (a list or ints become the model's float
+        array), or a ValueError naming it."""
+        g = model.gravity
+        if not (type(g) is np.ndarray and g.dtype == np.float64 and g.shape == (3,)
+                and g.flags.c_contiguous):
+            try:
+                g = np.array(g, dtype=np.float64)
+            except (TypeError, ValueError):
+                g = None
+            if g is None or g.shape != (3,):
+                raise ValueError(f"model.gravity must be three finite numbers, got {model.gravity}")
+            model.gravity = g
+        if not np.all(np.isfinite(g)):
             raise ValueError(f"model.gravity must be three finite numbers, got {model.gravity}")
         self.gravity[:] = g
-        model.gravity = self.gravity
+        self.source, self.seen = g, memoryview(g)
+
+    def current(self, model) -> Data:
+        """This data with the model's gravity as it is now (reassigned or edited in place)."""
+        if self.source is not model.gravity or self.seen != self.own:
+            self.sync_gravity(model)
+        return self
 
     def __getstate__(self):
         return self.n, self.D, self.fext0, self.zeros, self.T
 
     def __setstate__(self, state) -> None:
-        self.n, self.D, self.fext0, self.zeros, self.T = state
-        self.square, self.three_square = (self.n, self.n), (3, self.n, self.n)
-        self.P = self.W = self.D
-        self.gravity = self.D[0, K.GRAVITY : K.GRAVITY + 3]  # the model adopts it on next use
+        self.n, D, self.fext0, self.zeros, self.T = state
+        self._arrays(D)  # the model's gravity is copied again at first use (``current``)
+        self.work = {}
+
+
+def workspace(data: Data, name: str, make):
+    """The workspace ``name`` of an algorithm in ``data``, ``make()`` on first use."""
+    w = data.work.get(name)
+    if w is None:
+        w = data.work[name] = make()
+    return w
+
+
+def model_data(model) -> Data:
+    """The calling thread's Data of ``model``, current with its gravity (made on first use): the
+    one the functions of robot_control.dynamics use."""
+    try:
+        d = model._local.data
+    except AttributeError:
+        d = model._local.data = Data(model)
+    if d.source is not model.gravity or d.seen != d.own:
+        d.sync_gravity(model)
+    return d
 
 
 #: a screw component this small is a rounding of zero (a D-H quarter turn leaves cos(π/2) =
@@ -93,16 +159,6 @@ def axis_code(joint_type: int, screw: Array) -> int:
     return code * int(np.sign(w[a]))
 
 
-def kernel_data(model) -> KernelData:
-    """The model's packed kernel data, built on first use."""
-    data = model._kernel
-    if data is None:
-        data = model._kernel = KernelData(model)
-    elif model.gravity is not data.gravity:
-        data.sync_gravity(model)
-    return data
-
-
 def array(x) -> Array:
     """x itself when already a 1-D ndarray (the hot path), else a 1-D float array or ValueError."""
     if type(x) is np.ndarray and x.ndim == 1:
@@ -126,7 +182,7 @@ def vector(x, n: int, what: str) -> Array:
     return a
 
 
-def wrenches(f_ext, data: KernelData) -> Array:
+def wrenches(f_ext, data: Data) -> Array:
     """External wrenches as an (n_bodies, 6) float array, zeros when None."""
     if f_ext is None:
         return data.fext0

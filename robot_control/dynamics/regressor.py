@@ -21,7 +21,7 @@ import numpy as np
 from scipy.linalg import qr
 
 from robot_control.dynamics import regressor_kernels as RK
-from robot_control.dynamics.packing import array, kernel_data
+from robot_control.dynamics.packing import array, model_data
 
 Array = np.ndarray
 
@@ -32,7 +32,7 @@ STANDARD_PARAMETERS = ("xx", "xy", "xz", "yy", "yz", "zz", "mx", "my", "mz", "m"
 # ------------------------------------------------------------------------ regressors
 def regressor(model, q, qd, qdd) -> Array:
     """Y (n × 10n) with Y θ = inverse_dynamics, θ = model.inertial_parameters() (Huo 2-113)."""
-    d = model._kernel or kernel_data(model)
+    d = model_data(model)
     Y = np.empty((d.n, 10 * d.n))
     RK.regressor(d.P, model.gravity, array(q), array(qd), array(qdd), d.W, Y)
     return Y
@@ -40,7 +40,7 @@ def regressor(model, q, qd, qdd) -> Array:
 
 def reference_regressor(model, q, qd, qd_r, qdd_r) -> Array:
     """Y (n × 10n) with Y θ = M q̈_r + C(q, q̇) q̇_r + g, C Christoffel-consistent (Huo 3-79)."""
-    d = model._kernel or kernel_data(model)
+    d = model_data(model)
     Y = np.empty((d.n, 10 * d.n))
     RK.reference_regressor(d.P, model.gravity, array(q), array(qd), array(qd_r), array(qdd_r),
                            d.W, Y)
@@ -49,7 +49,7 @@ def reference_regressor(model, q, qd, qd_r, qdd_r) -> Array:
 
 def slotine_li_torque(model, q, qd, qd_r, qdd_r) -> Array:
     """M q̈_r + C(q, q̇) q̇_r + g in O(n) without forming Y (Niemeyer–Slotine; ID_SlotineLi)."""
-    d = model._kernel or kernel_data(model)
+    d = model_data(model)
     tau = np.empty(d.n)
     RK.slotine_li(d.P, model.gravity, array(q), array(qd), array(qd_r), array(qdd_r), d.W, tau)
     return tau

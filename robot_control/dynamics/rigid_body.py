@@ -13,7 +13,7 @@ from scipy.linalg import cho_factor, cho_solve
 
 from robot_control.dynamics import kernels as K
 from robot_control.dynamics import world_kernels as KW
-from robot_control.dynamics.packing import array, kernel_data, not_vectors, wrenches
+from robot_control.dynamics.packing import array, model_data, not_vectors, wrenches
 
 Array = np.ndarray
 _ND = np.ndarray
@@ -22,9 +22,12 @@ _empty = np.empty
 
 def inverse_dynamics(model, q, qd, qdd, f_ext=None) -> Array:
     """τ = M q̈ + C q̇ + g − Σ Jᵀ F_ext by recursive Newton–Euler (Kim Table 2)."""
-    d = model._kernel
-    if d is None or model.gravity is not d.gravity:
-        d = kernel_data(model)
+    try:  # model_data(model) inlined: one Python call less per call
+        d = model._local.data
+    except AttributeError:
+        d = model_data(model)
+    if d.source is not model.gravity or d.seen != d.own:
+        d.sync_gravity(model)
     if not (type(q) is _ND and type(qd) is _ND and type(qdd) is _ND):
         q, qd, qdd = array(q), array(qd), array(qdd)
     tau = _empty(d.n)
@@ -38,15 +41,17 @@ def inverse_dynamics(model, q, qd, qdd, f_ext=None) -> Array:
 
 def bias_torques(model, q, qd, f_ext=None) -> Array:
     """h(q, q̇) = C q̇ + g (− Σ Jᵀ F_ext): inverse dynamics at zero acceleration."""
-    d = model._kernel or kernel_data(model)
-    return inverse_dynamics(model, q, qd, d.zeros, f_ext)
+    return inverse_dynamics(model, q, qd, model_data(model).zeros, f_ext)
 
 
 def gravity_torques(model, q) -> Array:
     """g(q) = ∂U/∂q by a gravity-only Newton–Euler pass (Kim Table 2 at rest)."""
-    d = model._kernel
-    if d is None or model.gravity is not d.gravity:
-        d = kernel_data(model)
+    try:  # model_data(model) inlined: one Python call less per call
+        d = model._local.data
+    except AttributeError:
+        d = model_data(model)
+    if d.source is not model.gravity or d.seen != d.own:
+        d.sync_gravity(model)
     if type(q) is not _ND:
         q = array(q)
     tau = _empty(d.n)
@@ -59,7 +64,10 @@ def gravity_torques(model, q) -> Array:
 
 def mass_matrix(model, q) -> Array:
     """M(q) by the composite-rigid-body algorithm in body frames (Featherstone RBDA Table 6.2)."""
-    d = model._kernel or kernel_data(model)
+    try:  # model_data(model) inlined; M and C do not depend on gravity
+        d = model._local.data
+    except AttributeError:
+        d = model_data(model)
     if type(q) is not _ND:
         q = array(q)
     M = _empty(d.square)
@@ -72,7 +80,10 @@ def mass_matrix(model, q) -> Array:
 
 def coriolis_matrix(model, q, qd) -> Array:
     """C(q, q̇) with C q̇ the Coriolis/centrifugal torque and Ṁ − 2C skew-symmetric."""
-    d = model._kernel or kernel_data(model)
+    try:  # model_data(model) inlined; M and C do not depend on gravity
+        d = model._local.data
+    except AttributeError:
+        d = model_data(model)
     if not (type(q) is _ND and type(qd) is _ND):
         q, qd = array(q), array(qd)
     C = _empty(d.square)
@@ -85,9 +96,12 @@ def coriolis_matrix(model, q, qd) -> Array:
 
 def forward_dynamics(model, q, qd, tau, f_ext=None) -> Array:
     """q̈ by the articulated-body algorithm, O(n) (Kim Table 3)."""
-    d = model._kernel
-    if d is None or model.gravity is not d.gravity:
-        d = kernel_data(model)
+    try:  # model_data(model) inlined: one Python call less per call
+        d = model._local.data
+    except AttributeError:
+        d = model_data(model)
+    if d.source is not model.gravity or d.seen != d.own:
+        d.sync_gravity(model)
     if not (type(q) is _ND and type(qd) is _ND and type(tau) is _ND):
         q, qd, tau = array(q), array(qd), array(tau)
     qdd = _empty(d.n)

@@ -9,6 +9,7 @@ URDF joints have S = (axis, 0) or (0, axis); standard D-H joints have a general 
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -320,8 +321,21 @@ class RobotModel:
                 for b in self.bodies
             ]
         ).reshape(n, 4)
-        self._kernel_cache: dict = {}
-        self._kernel = None  # packed arrays of robot_control.dynamics, built on first use
+        for a in (self.parent, self.joint_type, self.screw, self.origin_rotation,
+                  self.origin_translation, self.spatial_inertia, self.friction):
+            a.setflags(write=False)  # the model is immutable: a change is a new model
+        self._kernel_cache: dict = {}  # what the algorithms derive from the model (bases…)
+        self._packed = None  # the rows robot_control.dynamics.packing packs, built on first use
+        self._local = threading.local()  # each thread's dynamics.packing.Data (model_data)
+
+    def __getstate__(self) -> dict:
+        # a thread's workspace is scratch and cannot be pickled; the packed rows are rebuilt
+        return {k: v for k, v in self.__dict__.items() if k not in ("_local", "_packed")}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._packed = None
+        self._local = threading.local()
 
     def __repr__(self) -> str:
         return f"RobotModel('{self.name}', nq={self.nq}, joints={self.joint_names})"

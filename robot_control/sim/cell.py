@@ -21,7 +21,7 @@ from robot_control import dynamics as dyn
 from robot_control.control.compiled import vector
 from robot_control.dynamics.constrained_mass import row_work_size, work_size
 from robot_control.dynamics.contact import GWORK, Constraint, loop_closure
-from robot_control.dynamics.packing import kernel_data
+from robot_control.dynamics.packing import Data
 from robot_control.model.cell import (
     OBJECT_JOINTS,
     Cell,
@@ -69,6 +69,7 @@ class CellPlantBase:
         self.cell = cell
         self.dt = float(physics_dt)
         self.model = closed_chain_model(cell)
+        self.data = Data(self.model)  # the plant's own data array (its kinematics and its hold)
         self.n_arms = cell.nq
         self.n = self.model.nq
         env = environment_from_config(cfg.get("environment"))
@@ -153,13 +154,13 @@ class CellPlantBase:
         G = self.__dict__.get("_frame_rows")
         if G is None:
             G = self._frame_rows = np.zeros((self.n, GWORK))
-        CK.frame_kinematics(kernel_data(self.model).D, G, F, vector(self.q), vector(self.qd),
+        CK.frame_kinematics(self.data.current(self.model).D, G, F, vector(self.q), vector(self.qd),
                             qdd)
         return F
 
     def frame_pose(self, frame: str) -> Array:
         """World placement of a frame of the closed-chain model (``object``, ``contact``, …)."""
-        pose = self._frame(frame, kernel_data(self.model).zeros)  # (the pose needs no q̈)
+        pose = self._frame(frame, self.data.zeros)  # (the pose needs no q̈)
         return pose[CK.F_T : CK.F_T + 16].reshape(4, 4).copy()
 
     def object_acceleration(self) -> Array:
@@ -191,7 +192,7 @@ class CellPlant(CellPlantBase):
     def _pack(self) -> tuple:
         """The plant tuple of sim.cell_kernels (items C_*), built once."""
         model, n, na = self.model, self.n, self.n_arms
-        d = kernel_data(model)
+        d = self.data
         S = np.zeros(CK.SSLOTS)
         S[CK.S_DT], (S[CK.S_ALPHA], S[CK.S_BETA]) = self.dt, self._baumgarte
         joints = np.zeros((na, PK.JCOLS))

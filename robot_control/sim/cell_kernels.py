@@ -26,7 +26,7 @@ from robot_control.dynamics.constrained_mass import (
 )
 from robot_control.dynamics.contact import G_S, GWORK, body_motion, constraint_rows, frame_state
 from robot_control.dynamics.kernels import entry_point
-from robot_control.dynamics.packing import kernel_data
+from robot_control.dynamics.packing import model_data
 from robot_control.sim import plant_kernels as PK
 from robot_control.trajectory.cartesian import path_sample_into
 
@@ -68,7 +68,7 @@ def frame_pose_at(model, q: np.ndarray, frame: str) -> np.ndarray:
     """World pose of a named frame of ``model`` at q, as the plant's ``frame_pose`` computes it
     (``frame_kinematics``: the kernel a cell run has loaded anyway)."""
     F, zero = frame_array(model, frame), np.zeros(model.nq)
-    frame_kinematics(kernel_data(model).D, np.zeros((model.nq, GWORK)), F,
+    frame_kinematics(model_data(model).D, np.zeros((model.nq, GWORK)), F,
                      np.ascontiguousarray(q, dtype=float), zero, zero)
     return F[F_T : F_T + 16].reshape(4, 4).copy()
 

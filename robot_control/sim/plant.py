@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from robot_control import dynamics as dyn
-from robot_control.dynamics.packing import kernel_data
+from robot_control.dynamics.packing import Data
 from robot_control.model.robot_model import RobotModel
 from robot_control.sim import plant_kernels as PK
 from robot_control.sim.environment import CompliantSurface, RigidSurface
@@ -49,6 +49,7 @@ class Plant(PlantBase):
         self._X = np.zeros((PK.XROWS, self.n))
         self._M = np.zeros((self.n, self.n))
         self._C = self._packed_surface()
+        self._data = Data(self.model)  # the plant's own: no law's arrays are its workspace
         self.reset(np.zeros(self.n))
 
     def _packed_settings(self) -> tuple[Array, Array]:
@@ -88,6 +89,11 @@ class Plant(PlantBase):
         return C
 
     @property
+    def data(self) -> Data:
+        """The plant's own data array (dynamics.packing.Data), current with model.gravity."""
+        return self._data.current(self.model)
+
+    @property
     def surface(self) -> Array | None:
         """The compliant surface for the compiled kernels (plant_kernels' C), None without one."""
         return self._C
@@ -125,7 +131,7 @@ class Plant(PlantBase):
         if self._C is None:
             return np.zeros(self.n), np.zeros(6)
         tau = np.zeros(self.n)
-        PK.contact_torque(kernel_data(self.model).D, self._C, self._joint_vector(q),
+        PK.contact_torque(self.data.D, self._C, self._joint_vector(q),
                           self._joint_vector(qd), tau)
         return tau, self._C[PK.C_WRENCH, :6].copy()
 
@@ -133,7 +139,7 @@ class Plant(PlantBase):
         """q̈ of the plant's full model for a held (already saturated) torque."""
         if self.compiled:
             out = np.empty(self.n)
-            PK.acceleration(kernel_data(self.model).D, self._J, self._S, self._X, self.mass_buffer,
+            PK.acceleration(self.data.D, self._J, self._S, self._X, self.mass_buffer,
                             self._C, t, self._joint_vector(q), self._joint_vector(qd),
                             self._joint_vector(tau), out)
             if self._C is not None:
@@ -163,7 +169,7 @@ class Plant(PlantBase):
         steps = max(1, int(round(duration / self.dt)))
         if self.compiled:
             q, qd, qdd = self.q.copy(), self.qd.copy(), np.empty(self.n)
-            self.t = self._hold(kernel_data(self.model).D, self._J, self._S, self._X,
+            self.t = self._hold(self.data.D, self._J, self._S, self._X,
                                 self.mass_buffer, self._C, self.t, steps, q, qd, qdd, tau)
             self.q, self.qd, self.qdd = q, qd, qdd
             if self._C is not None:

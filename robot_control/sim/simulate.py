@@ -16,7 +16,7 @@ from robot_control.control import compiled as C
 from robot_control.control.base import NonFiniteOutput, Reference, State
 from robot_control.control.registry import create
 from robot_control.dynamics.compile_cache import notice_if_slow
-from robot_control.dynamics.packing import kernel_data
+from robot_control.dynamics.packing import Data
 from robot_control.sim import plant_kernels as PK
 from robot_control.sim import run_kernels as RK
 from robot_control.sim.clock import period_ns, seconds
@@ -152,7 +152,7 @@ def run_stepwise(sc: Scenario, plant: Plant, law, tick_ns: int, log: RunLog, bar
     period = seconds(tick_ns)
     cartesian = log.task is not None
     frame = task_frame(sc, plant)
-    D = kernel_data(plant.model).D
+    D = Data(plant.model).D  # the log's own (the plant may be another engine, with none)
     normal = contact_normal(sc, plant)
     for k in range(steps + 1):
         t = seconds(k * tick_ns)
@@ -189,7 +189,7 @@ def run_compiled(sc: Scenario, plant: Plant, law, spec, sampling, tick_ns: int, 
     clock = np.array([plant.t])
     work = np.zeros((8, n))
     knots, seg_rows, first, last = sampling
-    D = kernel_data(plant.model).D
+    D = plant.data.D  # the compiled loop runs the plant's hold on it
     path = sc.trajectory.table if isinstance(sc.trajectory, CartesianPath) else None
     series = sc.trajectory.table if isinstance(sc.trajectory, FourierExcitation) else None
     if path is not None:

@@ -53,7 +53,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from robot_control.dynamics import kernels as K
 from robot_control.dynamics.friction import friction_torques
-from robot_control.dynamics.packing import kernel_data
+from robot_control.dynamics.packing import model_data
 from robot_control.trajectory.joint_trajectory import Hold, JointTrajectory
 from robot_control.trajectory.limits import limit_vector, pieces_extrema
 
@@ -237,7 +237,7 @@ def check_motion_feasible(model, trajectory, limits: Limits | None = None) -> Fe
 def _torques(model, q: Array, qd: Array, qdd: Array) -> Array:
     """τ + friction at every sample."""
     effort = np.empty_like(q)
-    torques_along(kernel_data(model).D, q, qd, qdd, effort)
+    torques_along(model_data(model).D, q, qd, qdd, effort)
     if np.any(model.friction[:, :3]):
         effort += np.array([friction_torques(model, v) for v in qd])
     return effort
@@ -264,7 +264,7 @@ def _torques_refined(model, q: Array, qd: Array, qdd: Array, seg: Array, counts:
 def _gravity(model, q: Array) -> Array:
     """g at every sample."""
     gravity = np.empty_like(q)
-    gravity_along(kernel_data(model).D, q, gravity)
+    gravity_along(model_data(model).D, q, gravity)
     return gravity
 
 
