@@ -31,7 +31,6 @@ from numba.core.caching import NullCache
 from robot_control.dynamics.compile_cache import CACHE_DIR
 
 _depth = threading.local()  # top-level compiles of this thread under way (0 or 1)
-_busy = [0]  # compiles (or waits for another process's) under way in this process, all threads
 _said = threading.Event()  # the notice has been given in this process
 _say: list[Callable[[str], None]] = []  # where the notice goes (announce)
 _original_compile = numba.core.dispatcher.Dispatcher.compile
@@ -66,18 +65,11 @@ class _CompileListener(numba.core.event.Listener):
     """numba's compile event (a cache miss, before typing starts): the notice, once."""
 
     def on_start(self, event) -> None:
-        _busy[0] += 1
         if not _said.is_set():
             say_once(kernel_label(event.data["dispatcher"]))
 
     def on_end(self, event) -> None:
-        _busy[0] -= 1
-
-
-def compiling() -> bool:
-    """Whether this process is compiling a kernel (or waiting for another process's compile of
-    it) now: :func:`announce` and :func:`install_lock` count them."""
-    return _busy[0] > 0
+        pass
 
 
 def announce(say: Callable[[str], None]) -> None:
@@ -104,7 +96,6 @@ def _compile_once(self, sig):
         except OSError:  # a cache folder gone read-only: compile without the lock
             return _original_compile(self, sig)
         _depth.n = 1
-        _busy[0] += 1
         try:
             with fh:
                 try:
@@ -115,7 +106,6 @@ def _compile_once(self, sig):
                 return _original_compile(self, sig)  # a cache load if the other one wrote it
         finally:  # closing the file released the lock
             _depth.n = 0
-            _busy[0] -= 1
 
 
 def install_lock() -> None:

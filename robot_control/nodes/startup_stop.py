@@ -125,9 +125,16 @@ class StartupStop:
 
 
 def _compiling() -> bool:
-    """Whether this process compiles a kernel now (dynamics/compile_once.py counts them, once a
-    node loaded it; never imported from here: numba is not loaded while a node starts)."""
+    """Whether a thread of this process holds numba's compiler lock now: it compiles a kernel (or
+    loads one, or waits for another process's compile: dynamics/compile_once.py). numba is never
+    imported from here: it is not loaded while a node starts."""
     import sys
 
-    module = sys.modules.get("robot_control.dynamics.compile_once")
-    return module is not None and module.compiling()
+    lock = getattr(getattr(sys.modules.get("numba.core.compiler_lock"), "global_compiler_lock",
+                           None), "_lock", None)
+    if lock is None:
+        return False
+    if not lock.acquire(blocking=False):
+        return True  # another thread has it
+    lock.release()
+    return False
