@@ -214,7 +214,8 @@ class Ran:
 
 #: commands the README shows that no test can run, with the reason (key: Command.key)
 NOT_RUN: dict[str, str] = {
-    "bash scripts/test.sh": "runs the whole suite, this test included",
+    "bash scripts/test.sh": "runs the suite's fast default",
+    "bash scripts/test.sh --slow": "runs the suite's slow tests, this test included",
     "bash scripts/test_ros2.sh": "runs the ROS 2 suite, which holds test_readme_examples_ros2.py",
     "sudo apt-get install python3-numpy python3-scipy python3-yaml":
         "installs system packages (as root)",

@@ -153,6 +153,7 @@ def test_a_live_lockstep_panda_holds_its_fingers_and_tracks(tmp_path):
     assert max(summary["max_error"]) <= matrix.families()["model"].bound, summary["max_error"]
 
 
+@pytest.mark.slow  # a stack launch
 @pytest.mark.slow
 def test_a_stack_on_a_description_that_cannot_run_fails_at_configure_with_the_reason(tmp_path):
     weak = _broken(tmp_path, "ur5", weak_shoulder)

@@ -14,6 +14,9 @@ import pytest
 
 from robot_control.dynamics import cache_loading as cl
 
+# slow (scripts/test.sh --slow): cold compiles (an empty compile cache) in fresh processes
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[1]
 
 KERNELS = textwrap.dedent('''

@@ -9,6 +9,11 @@ import sys
 import textwrap
 import time
 
+import pytest
+
+# slow (scripts/test.sh --slow): cold compiles (an empty compile cache) in several processes
+pytestmark = pytest.mark.slow
+
 KERNEL = textwrap.dedent("""
     from numba import njit
 

@@ -18,6 +18,9 @@ from robot_control.control import compiled as C
 from robot_control.control.registry import builtin, create
 from robot_control.model import load_robot
 
+# slow (scripts/test.sh --slow): every law compiled and compared (a tenth of the default, measured)
+pytestmark = pytest.mark.slow
+
 COMPILED = [name for name, cls in builtin().items() if cls.KIND is not None]
 
 

@@ -272,6 +272,7 @@ def test_tools_in_other_processes_see_the_separate_nodes_and_the_topics(composed
     assert "/plant/change_state: lifecycle_msgs/srv/ChangeState" in seen["info"], seen["info"]
 
 
+@pytest.mark.slow  # a lockstep stack launch
 def test_lockstep_in_a_container_equals_the_offline_simulation(tmp_path):
     """The container (controller, plant, trajectory generator, dynamics server, lifecycle
     manager, as composed:=true runs them) in lockstep; this test's reader is in another

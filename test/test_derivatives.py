@@ -29,6 +29,9 @@ from robot_control.dynamics.hybrid import hybrid_dynamics
 from robot_control.model import bundled_robots
 from robot_control.spatial import Ad, ad, inverse_transform, screw_exp
 
+# slow (scripts/test.sh --slow): derivatives on every arm (a quarter of the default, measured)
+pytestmark = pytest.mark.slow
+
 ROBOTS = ["ur5", "panda", "random_screw_tree", "five_bar"]
 EPS = 1e-6
 

@@ -23,6 +23,9 @@ from model_samples import EXAMPLE_URDFS, random_screw_tree, sample_robot
 from robot_control import dynamics as dyn
 from robot_control.model import RobotModel, bundled_robots
 
+# slow (scripts/test.sh --slow): the identities on every arm (a tenth of the default, measured)
+pytestmark = pytest.mark.slow
+
 ROBOTS = list(EXAMPLE_URDFS) + ["random_screw_tree"] + bundled_robots()
 _MODELS: dict[str, RobotModel] = {}
 

@@ -14,10 +14,14 @@ import sys
 import time
 
 import numpy as np
+import pytest
 from stack_helpers import Stack, private_domain
 
 from robot_control.bus.dds.action_client import send_goal
 from robot_control.bus.dds.client import BusClient
+
+# slow (scripts/test.sh --slow): a stack of node processes driven through the action
+pytestmark = pytest.mark.slow
 
 ACTION = "/trajectory_generator/follow_joint_trajectory"
 TYPE = "control_msgs/action/FollowJointTrajectory"

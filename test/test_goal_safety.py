@@ -12,6 +12,7 @@ import threading
 import time
 
 import numpy as np
+import pytest
 from launch_run import Stack as LaunchedStack
 from launch_run import stack_env
 from stack_helpers import Stack, private_domain, wait_until
@@ -21,6 +22,9 @@ from robot_control.bus.dds.action_client import send_goal
 from robot_control.bus.dds.client import BusClient
 from robot_control.bus.dds.lifecycle_client import change_state
 from robot_control.nodes.convert import TRAJECTORY_TOPIC, Messages
+
+# slow (scripts/test.sh --slow): a stack of node processes per test
+pytestmark = pytest.mark.slow
 
 ACTION = "/trajectory_generator/follow_joint_trajectory"
 TYPE = "control_msgs/action/FollowJointTrajectory"

@@ -425,6 +425,7 @@ def test_every_output_line_is_prefixed_by_its_node(timed_run):
     assert any(line.startswith("[plant] [INFO]") for line in output)
 
 
+@pytest.mark.slow  # a stack launch of its own
 def test_ctrl_c_stops_every_node_process():
     stack = Stack(stack_env("launch-sigint"), f"rate:={STACK_RATE}")
     try:
@@ -441,6 +442,7 @@ def test_ctrl_c_stops_every_node_process():
     assert {n: s["exit"] for n, s in summary["nodes"].items()} == {n: 0 for n in PROCESSES}
 
 
+@pytest.mark.slow  # a stack launch of its own
 def test_a_failing_node_stops_the_others_and_fails_the_run():
     stack = Stack(stack_env("launch-fail"), "robot:=no_such_robot", "--startup-timeout", "60")
     code = stack.finish(timeout_s=120.0)

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 import yaml
 from launch_run import Stack, stack_env
 
@@ -19,6 +20,9 @@ from robot_control.bringup.runner import resolve_launch_file
 from robot_control.bus.backend import create_node
 from robot_control.model.resources import share_path
 from robot_control.nodes.convert import TRAJECTORY_TOPIC, Messages
+
+# slow (scripts/test.sh --slow): a stack launch per test
+pytestmark = pytest.mark.slow
 
 RATE = "250.0"
 NAMES = ["joint1", "joint2", "joint3"]

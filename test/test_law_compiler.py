@@ -11,6 +11,9 @@ import textwrap
 
 import pytest
 
+# slow (scripts/test.sh --slow): cold compiles (an empty compile cache) of the background law compiler
+pytestmark = pytest.mark.slow
+
 SCRIPT = textwrap.dedent("""
     import fcntl, os, sys, time
     from robot_control.dynamics.compile_cache import CACHE_DIR, is_compiled

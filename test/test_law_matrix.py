@@ -140,6 +140,7 @@ def test_the_issues_failing_cell_failed_with_the_generic_gains_the_matrix_would_
 LIVE = [("puma560", "passivity", 500.0), ("stanford_arm", "pd", 1000.0)]
 
 
+@pytest.mark.slow  # a lockstep stack launch per cell
 @pytest.mark.parametrize("robot,law,rate", LIVE)
 def test_a_live_lockstep_stack_tracks_within_the_bound(robot, law, rate, tmp_path):
     out = tmp_path / "summary.json"

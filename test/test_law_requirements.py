@@ -61,6 +61,7 @@ def test_the_stacks_task_space_defaults_hold_every_joint(robot):
         assert refusal(instance, sc.q0, None) is None, (robot, law)
 
 
+@pytest.mark.slow  # a stack launch
 def test_a_stack_started_with_a_law_it_cannot_feed_stops_with_the_reason():
     stack = Stack(stack_env("needs-force"), "controller:=hybrid_force", "rate:=250",
                   "--duration", "3")

@@ -25,6 +25,9 @@ from stack_helpers import LOCKSTEP_SCENARIO, NODES, private_domain, states_on_th
 from robot_control.bus.parameters import node_key_matches
 from robot_control.bus.ros_args import RosArgsError, check_namespace, namespace_error
 
+# slow (scripts/test.sh --slow): namespaced stacks side by side, lockstep runs, a cell
+pytestmark = pytest.mark.slow
+
 #: the second stack: another law and another motion than LOCKSTEP_SCENARIO's
 RIGHT_SCENARIO = {**LOCKSTEP_SCENARIO,
                   "trajectory": {"type": "named", "name": "huo_printed"},

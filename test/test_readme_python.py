@@ -7,6 +7,10 @@ import re
 from pathlib import Path
 
 import numpy as np
+import pytest
+
+# slow (scripts/test.sh --slow): the README's Python example, run whole
+pytestmark = pytest.mark.slow
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 

@@ -93,6 +93,7 @@ def test_topic_hz_of_a_topic_nobody_publishes_gives_up_with_a_reason():
     assert one_line(err) == "robot-control topic hz: no publisher on /nonexistent within 1 s"
 
 
+@pytest.mark.slow  # a stack launch
 def test_ctrl_c_during_start_up_stops_quietly():
     stack = Stack(stack_env("rel-ctrl-c"), "rate:=100.0")
     try:

@@ -29,6 +29,9 @@ from model_samples import dh_link
 from stack_helpers import Stack as Nodes
 from stack_helpers import messages_within, private_domain
 
+# slow (scripts/test.sh --slow): a stack launch per test, up to a minute each
+pytestmark = pytest.mark.slow
+
 HOSTILE = str(Path(__file__).with_name("hostile.py"))
 #: hostile.py as the stack's controller: the node the plant takes commands from
 AS_CONTROLLER = ("--ros-args", "-r", "__node:=controller")

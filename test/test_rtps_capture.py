@@ -102,6 +102,7 @@ else:
 """
 
 
+@pytest.mark.slow  # processes on two network namespaces
 @pytest.mark.timeout(120)
 @pytest.mark.skipif(not _netns_available(), reason="needs root and `ip netns` for two hosts")
 def test_a_real_capture_between_two_hosts_counts_discovery_and_user_data(tmp_path):

@@ -18,6 +18,9 @@ from stack_helpers import (
     states_on_the_period_grid,
 )
 
+# slow (scripts/test.sh --slow): a lockstep stack of node processes against the offline run
+pytestmark = pytest.mark.slow
+
 
 def test_lockstep_bus_run_equals_offline_simulation(tmp_path):
     from robot_control.sim.simulate import run

@@ -8,12 +8,16 @@ import os
 import time
 
 import numpy as np
+import pytest
 from stack_helpers import Stack, private_domain
 
 from robot_control.bus import create_node
 from robot_control.bus.dds.client import BusClient
 from robot_control.bus.dds.lifecycle_client import change_state
 from robot_control.nodes.convert import TRAJECTORY_TOPIC, Messages, stamp_ns
+
+# slow (scripts/test.sh --slow): a stack of node processes
+pytestmark = pytest.mark.slow
 
 GOAL = [0.3, 1.2, 0.5]
 NAMES = ["joint1", "joint2", "joint3"]

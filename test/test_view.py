@@ -20,7 +20,9 @@ import pytest
 from launch_run import Stack, robot_control_command, stack_env
 from view_helpers import Browser, View, browser_missing, free_port, png_pixels
 
-pytestmark = [pytest.mark.skipif(browser_missing() is not None, reason=str(browser_missing())),
+# slow (scripts/test.sh --slow): a composed stack and a headless Chromium
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(browser_missing() is not None, reason=str(browser_missing())),
               pytest.mark.timeout(600)]
 
 SECOND = "/side"  # the second namespace: a plant alone, stopped and started again by the test

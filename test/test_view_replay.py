@@ -11,7 +11,9 @@ import yaml
 from launch_run import stack_env
 from view_helpers import Browser, View, browser_missing, free_port, png_pixels
 
-pytestmark = [pytest.mark.skipif(browser_missing() is not None, reason=str(browser_missing())),
+# slow (scripts/test.sh --slow): a headless Chromium replaying a run
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(browser_missing() is not None, reason=str(browser_missing())),
               pytest.mark.timeout(600)]
 
 SCENARIO = {"robot": "ddarm", "duration": 2.0, "rate": 200, "physics_dt": 0.001,

@@ -154,7 +154,10 @@ def main(argv: list[str] | None = None) -> int:
     """``python -m robot_control.cli.launch …``: the same as ``robot-control launch …``."""
     parser = argparse.ArgumentParser(prog="robot-control launch")
     add_arguments(parser)
-    return run(parser.parse_args(argv))
+    try:
+        return run(parser.parse_args(argv))
+    except KeyboardInterrupt:  # Ctrl-C while it loads the launch file: quiet, as robot-control
+        return 0
 
 
 def _show_args(plan: LaunchPlan) -> int:
@@ -194,9 +197,8 @@ def run_plan(plan: LaunchPlan, options: RunOptions, stream: IO[str] = sys.stdout
     log = lambda message: out.write("launch", message)  # noqa: E731
     for node in plan.nodes:
         node_module(node)  # refuse a file we cannot run before starting anything
-    env = child_environment()
-    domain = check_domain(env)
-    client_factory = _client_factory(plan, env)
+    # first of all: a Ctrl-C while the bus modules load (seconds on a busy machine) stops the run
+    # quietly, and one before the nodes start starts none of them
     stop = _StopRequest()
     stop.install()
     monitor = None
@@ -206,7 +208,10 @@ def run_plan(plan: LaunchPlan, options: RunOptions, stream: IO[str] = sys.stdout
     ended = time.monotonic()
     load_at_start = os.getloadavg()
     try:
-        if options.monitor:
+        env = child_environment()
+        domain = check_domain(env)
+        client_factory = _client_factory(plan, env)
+        if options.monitor and not stop.count:
             from robot_control.bringup.summary import StackMonitor
 
             members = dict(plan.members())  # executable -> fully qualified name, composed too
@@ -215,8 +220,11 @@ def run_plan(plan: LaunchPlan, options: RunOptions, stream: IO[str] = sys.stdout
                                    controller_node=next((members[exe] for exe in CONTROLLERS
                                                          if exe in members), None),
                                    namespace=plan.namespace)
-        refuse_name_clashes(plan, names_on_domain(monitor, client_factory), domain)
+        if not stop.count:
+            refuse_name_clashes(plan, names_on_domain(monitor, client_factory), domain)
         for node in plan.nodes:
+            if stop.count:
+                break
             procs.append(NodeProcess(node, env, out))
             log(f"started {node.label} (pid {procs[-1].proc.pid}): "
                 f"{shlex.join(procs[-1].command[1:])}")
