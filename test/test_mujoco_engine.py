@@ -122,10 +122,10 @@ def test_payload_and_mismatch_are_in_the_mujoco_model():
     import mujoco
 
     q = np.array([0.3, -0.2, 0.7])
-    plant.data.qpos[:] = q
-    mujoco.mj_forward(plant.mj, plant.data)
+    plant.mj_data.qpos[:] = q
+    mujoco.mj_forward(plant.mj, plant.mj_data)
     M = np.zeros((3, 3))
-    mujoco.mj_fullM(plant.mj, plant.data, M)
+    mujoco.mj_fullM(plant.mj, plant.mj_data, M)
     expected = dyn.mass_matrix(plant.model, q) + 0.05 * np.eye(3)
     np.testing.assert_allclose(M, expected, rtol=1e-12)
     assert plant.mj.body_mass[1:].sum() == pytest.approx(

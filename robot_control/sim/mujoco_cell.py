@@ -84,7 +84,7 @@ class MujocoCellPlant(CellPlantBase):
                       quiet=self.model.name in _WARNED)
         _WARNED.add(self.model.name)  # the minimum-mass warnings once per cell and process
         m = self.mj = compile_mjcf(xml)
-        d = self.data = mujoco.MjData(m)
+        d = self.mj_data = mujoco.MjData(m)
         m.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_AUTORESET  # divergence is seen
         m.jnt_limited[:] = 0
         m.dof_damping[:] = 0.0
@@ -107,7 +107,7 @@ class MujocoCellPlant(CellPlantBase):
     def reset(self, q_arms_guess, object_pose, t: float = 0.0) -> None:
         """Grasp the object at rest at ``object_pose`` (the internal engine's assembly)."""
         super().reset(q_arms_guess, object_pose, t)
-        mujoco, d = self._mujoco, self.data
+        mujoco, d = self._mujoco, self.mj_data
         mujoco.mj_resetData(self.mj, d)  # also clears the solver's warm start
         d.qpos[:], d.qvel[:], d.time = self.q, self.qd, self.t
         mujoco.mj_forward(self.mj, d)
@@ -126,7 +126,7 @@ class MujocoCellPlant(CellPlantBase):
         """q̈ and the constraint forces at the current state under ``tau_arms`` (``mj_forward``:
         the state and the solver's warm start are untouched)."""
         self._tau[:] = self.saturate(tau_arms)
-        self._mujoco.mj_forward(self.mj, self.data)
+        self._mujoco.mj_forward(self.mj, self.mj_data)
         self.qdd = self._qacc.copy()
         self._read_forces()
 
@@ -136,9 +136,9 @@ class MujocoCellPlant(CellPlantBase):
         if not finite(tau):  # what NaN torques do to the internal engine, at once
             raise FloatingPointError(f"cell state diverged at t = {self.t:.6f} s (torque {tau})")
         self._tau[:] = tau
-        self._mujoco.mj_step(self.mj, self.data, max(1, int(round(duration / self.dt))))
+        self._mujoco.mj_step(self.mj, self.mj_data, max(1, int(round(duration / self.dt))))
         self.q, self.qd = self._qpos.copy(), self._qvel.copy()
-        self.t = float(self.data.time)
+        self.t = float(self.mj_data.time)
         self.applied = tau
         if not (finite(self.q) and finite(self.qd)):
             raise FloatingPointError(f"cell state diverged at t = {self.t:.6f} s")
@@ -146,7 +146,7 @@ class MujocoCellPlant(CellPlantBase):
 
     def _read_forces(self) -> None:
         """The table's normal push on E and each arm's grasp wrench, from MuJoCo's forces."""
-        mujoco, m, d = self._mujoco, self.mj, self.data
+        mujoco, m, d = self._mujoco, self.mj, self.mj_data
         MC.contact_wrench(mujoco, m, d, self._sphere, self._wrench)
         self._normal = float(self.plane.normal @ self._wrench[3:])
         self.in_contact = self._normal > 0.0

@@ -57,7 +57,7 @@ class MujocoPlant(PlantBase):
                       quiet=model.name in _WARNED)
         _WARNED.add(model.name)  # the minimum-mass warning once per robot and process
         self.mj = compile_mjcf(xml)
-        self.data = mujoco.MjData(self.mj)
+        self.mj_data = mujoco.MjData(self.mj)
         m = self.mj
         m.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_AUTORESET
         friction = self.model.friction  # plant_model's: the scenario's friction, if any
@@ -69,12 +69,12 @@ class MujocoPlant(PlantBase):
         if not self._limits_on:
             m.jnt_limited[:] = 0
         else:
-            MC.map_joint_stops(mujoco, m, self.data, self._lower, self._upper,
+            MC.map_joint_stops(mujoco, m, self.mj_data, self._lower, self._upper,
                                cfg.limit_stiffness, cfg.limit_damping)
-        MC.map_environment(mujoco, m, self.data, self.environment, self.dt)
+        MC.map_environment(mujoco, m, self.mj_data, self.environment, self.dt)
         self._sphere = m.geom(MC.SPHERE).id if self.environment is not None else -1
         self._disturbed = cfg.disturbance_amplitude is not None
-        d = self.data  # views into MjData, fetched once (each attribute access builds one)
+        d = self.mj_data  # views into MjData, fetched once (each attribute access builds one)
         self._qpos, self._qvel, self._qacc, self._force = d.qpos, d.qvel, d.qacc, d.qfrc_applied
         self._probe = mujoco.MjData(self.mj)  # acceleration() evaluates here, never on the state
         MK.load_library(mujoco)
@@ -94,7 +94,7 @@ class MujocoPlant(PlantBase):
         S = np.zeros(PK.SCOLS)
         S[PK.S_DT], S[PK.S_INTEGRATOR] = self.dt, PK.MUJOCO
         S[PK.S_SATURATE] = self.config.saturate
-        addresses = (self.mj._address, self.data._address, self._qpos.ctypes.data,
+        addresses = (self.mj._address, self.mj_data._address, self._qpos.ctypes.data,
                      self._qvel.ctypes.data, self._qacc.ctypes.data, self._force.ctypes.data)
         for column, address in zip(range(PK.S_MJ_MODEL, PK.S_MJ_QFRC + 1), addresses):
             if address >= 2**53:
@@ -120,7 +120,7 @@ class MujocoPlant(PlantBase):
     def reset(self, q, qd=None, t: float = 0.0) -> None:
         """Place the plant at (q, q̇) at time t (PlantBase.reset) and MuJoCo's data with it."""
         super().reset(q, qd, t)
-        d = self.data
+        d = self.mj_data
         self._mujoco.mj_resetData(self.mj, d)  # also clears the solver's warm start
         d.qpos[:], d.qvel[:], d.time = self.q, self.qd, self.t
         self._mujoco.mj_forward(self.mj, d)
@@ -146,7 +146,7 @@ class MujocoPlant(PlantBase):
             self._check_finite()
         self.t = t
         if self.environment is not None:
-            self._mujoco.mj_forward(self.mj, self.data)  # the contact force at the new state
+            self._mujoco.mj_forward(self.mj, self.mj_data)  # the contact force at the new state
             self._read_contact()
         return self.applied
 
@@ -160,7 +160,7 @@ class MujocoPlant(PlantBase):
         if not finite(tau):
             self.q = np.full(self.n, np.nan)
             self._check_finite()
-        mujoco, m, d = self._mujoco, self.mj, self.data
+        mujoco, m, d = self._mujoco, self.mj, self.mj_data
         for _ in range(steps):
             self._force[:] = tau + self.disturbance(d.time)
             mujoco.mj_step(m, d)
@@ -186,7 +186,7 @@ class MujocoPlant(PlantBase):
         """The wrench on the contact frame from MuJoCo's contact forces (zero in free space)."""
         if self._sphere < 0:
             return
-        MC.contact_wrench(self._mujoco, self.mj, self.data, self._sphere, self.wrench)
+        MC.contact_wrench(self._mujoco, self.mj, self.mj_data, self._sphere, self.wrench)
         self.in_contact = bool(self.wrench[3:].any())
 
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import numpy as np
 
 from robot_control import dynamics as dyn
-from robot_control.dynamics.packing import Data
 from robot_control.model.robot_model import RobotModel
 from robot_control.sim import plant_kernels as PK
 from robot_control.sim.environment import CompliantSurface, RigidSurface
@@ -49,7 +48,6 @@ class Plant(PlantBase):
         self._X = np.zeros((PK.XROWS, self.n))
         self._M = np.zeros((self.n, self.n))
         self._C = self._packed_surface()
-        self._data = Data(self.model)  # the plant's own: no law's arrays are its workspace
         self.reset(np.zeros(self.n))
 
     def _packed_settings(self) -> tuple[Array, Array]:
@@ -87,11 +85,6 @@ class Plant(PlantBase):
         row[PK.C_FRICTION], row[PK.C_SLIP] = env.friction, env.slip_velocity
         C[PK.C_FRAME : PK.C_FRAME + 4, :4] = self._contact_X
         return C
-
-    @property
-    def data(self) -> Data:
-        """The plant's own data array (dynamics.packing.Data), current with model.gravity."""
-        return self._data.current(self.model)
 
     @property
     def surface(self) -> Array | None:

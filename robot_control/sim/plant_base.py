@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+from robot_control.dynamics.packing import Data
 from robot_control.model.robot_model import RobotModel
 from robot_control.sim.environment import environment_from_config
 from robot_control.sim.plant_config import PlantConfig, parse_plant_config, plant_model
@@ -42,6 +43,13 @@ class PlantBase:
         self._lower, self._upper = self.model.lower, self.model.upper
         self._limits_on = self.config.limits_enabled and bool(
             np.any(np.isfinite(self._lower)) or np.any(np.isfinite(self._upper)))
+        self._data = Data(self.model)  # the plant's own: no law's arrays are its workspace
+
+    @property
+    def data(self) -> Data:
+        """The plant's own data array (dynamics.packing.Data), current with model.gravity (an
+        engine's own state, such as MuJoCo's MjData, goes by another name)."""
+        return self._data.current(self.model)
 
     def reset(self, q, qd=None, t: float = 0.0) -> None:
         """Place the plant at (q, q̇) at time t, at rest unless q̇ is given; reseed noise/disturbance."""
