@@ -3,7 +3,7 @@
     python bench/files.py [--repeat 5]
 
 Prints the median wall time of:
-- robot_control.safe_yaml refusing a billion-laughs scenario (nested anchors in kp), a 100 MB
+- robot_control.foundation.safe_yaml refusing a billion-laughs scenario (nested anchors in kp), a 100 MB
   file, a non-UTF-8 file, a document nested 150 deep and one of 650 000 numbers (3.9 MB), and
   loading a bundled scenario and a list of 99 990 numbers (the largest document accepted);
 - load_robot of a 1000-link URDF chain (the tree built without recursion);
@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT / "test"))
 
 from test_reliability_files import SCENARIO_HEAD, chain_urdf, laughs  # noqa: E402
 
-from robot_control import safe_yaml  # noqa: E402
+from robot_control.foundation import safe_yaml  # noqa: E402
 from robot_control.model import load_robot  # noqa: E402
 from robot_control.recording.bag import qos_of_profile  # noqa: E402
 from robot_control.recording.writer import BagWriter, reindex_bag  # noqa: E402

@@ -16,8 +16,8 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 
+from robot_control.foundation.spatial import inverse_transform, transform
 from robot_control.model import RobotModel
-from robot_control.spatial import inverse_transform, transform
 
 
 def _rotation_with_z(u: np.ndarray) -> np.ndarray:

@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from robot_control.foundation.spatial import rot_x, rot_y, rot_z, transform
 from robot_control.model import (
     Body,
     Frame,
@@ -26,7 +27,6 @@ from robot_control.model import (
     load_urdf,
 )
 from robot_control.sim import matrix
-from robot_control.spatial import rot_x, rot_y, rot_z, transform
 
 #: example-robot-data URDFs, relative to its robots/ folder
 EXAMPLE_URDFS = {

@@ -13,10 +13,8 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "robot_control"
-# the foundations everything imports: the spatial algebra and the bounded file loader
-ROOT_MODULES = {"__init__.py", "spatial.py", "safe_yaml.py", "log_text.py"}
 #: the rooms from the bottom up (docs/architecture.md): each imports only rooms at or below it
-LAYERS = ("root", "model", "dynamics", "trajectory", "control", "sim", "identification",
+LAYERS = ("root", "foundation", "model", "dynamics", "trajectory", "control", "sim", "identification",
           "security", "bus", "nodes", "recording", "view", "bringup", "cli")
 #: (importer, imported) modules allowed against LAYERS, each with the reason why; empty
 ALLOWED_UPWARD: set[tuple[str, str]] = set()
@@ -84,11 +82,9 @@ def import_graph() -> dict[str, set[str]]:
 
 
 def room_of(module: str) -> str:
-    """The room a module lives in: its sub-package, or "root" for the package's own modules."""
+    """The room a module lives in: its sub-package, or "root" for the package itself."""
     parts = module.split(".")
-    if len(parts) == 1 or f"{parts[1]}.py" in ROOT_MODULES:
-        return "root"
-    return parts[1]
+    return "root" if len(parts) == 1 else parts[1]
 
 
 def room_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
@@ -172,11 +168,14 @@ def test_the_import_graph_sees_type_checking_and_literal_import_module(tmp_path)
 
 
 def test_the_layer_check_names_an_upward_import_and_only_that():
-    graph = {"robot_control.model.a": {"robot_control.spatial", "robot_control.dynamics.b"},
-             "robot_control.dynamics.b": {"robot_control.model.a", "robot_control.safe_yaml"},
+    graph = {"robot_control.model.a": {"robot_control.foundation.spatial",
+                                       "robot_control.dynamics.b"},
+             "robot_control.dynamics.b": {"robot_control.model.a",
+                                          "robot_control.foundation.safe_yaml"},
              "robot_control.cli": {"robot_control.nodes.c"}, "robot_control.nodes.c": set()}
     assert upward_imports(graph) == ["robot_control.model.a -> robot_control.dynamics.b"]
-    assert room_graph(graph) == {"model": {"root", "dynamics"}, "dynamics": {"model", "root"},
+    assert room_graph(graph) == {"model": {"foundation", "dynamics"},
+                                 "dynamics": {"model", "foundation"},
                                  "cli": {"nodes"}, "nodes": set()}
 
 
@@ -204,9 +203,9 @@ def test_the_backends_are_chosen_outside_the_interface():
     assert {"robot_control.bus.dds.node", "robot_control.bus.ros.node"} <= graph["robot_control.bus.backend"]
 
 
-def test_the_root_holds_only_rooms_and_the_foundation():
+def test_the_root_holds_only_rooms():
     loose = {p.name for p in PACKAGE.glob("*.py")}
-    assert loose <= ROOT_MODULES, f"modules outside a room: {sorted(loose - ROOT_MODULES)}"
+    assert loose == {"__init__.py"}, f"modules outside a room: {sorted(loose - {'__init__.py'})}"
 
 
 def test_command_line_code_lives_in_the_cli_room():

@@ -26,8 +26,8 @@ from robot_control.dynamics.derivatives import (
     linearize,
 )
 from robot_control.dynamics.hybrid import hybrid_dynamics
+from robot_control.foundation.spatial import Ad, ad, inverse_transform, screw_exp
 from robot_control.model import bundled_robots
-from robot_control.spatial import Ad, ad, inverse_transform, screw_exp
 
 # slow (scripts/test.sh --slow): derivatives on every arm (a quarter of the default, measured)
 pytestmark = pytest.mark.slow

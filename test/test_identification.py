@@ -22,6 +22,7 @@ from bag_helpers import record_scenario
 
 from robot_control.control import Reference, State, create
 from robot_control.dynamics.regressor import parameter_basis
+from robot_control.foundation.spatial import parameters_to_inertia
 from robot_control.identification import (
     FilterSpec,
     RecordingError,
@@ -42,7 +43,6 @@ from robot_control.model import load_robot
 from robot_control.model.robot_model import check_inertia
 from robot_control.sim.plant_config import parse_plant_config, plant_model
 from robot_control.sim.scenario import load_scenario
-from robot_control.spatial import parameters_to_inertia
 from robot_control.trajectory.excitation import FourierExcitation, optimise_excitation
 
 REPO = Path(__file__).resolve().parents[1]

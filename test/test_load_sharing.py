@@ -23,6 +23,7 @@ import yaml
 from robot_control import dynamics as dyn
 from robot_control.control import ConfigurationError, ParameterError, Reference, State, create
 from robot_control.control.load_sharing import average_pose, force_split
+from robot_control.foundation.spatial import rotation_exp, transform
 from robot_control.model.cell import (
     OBJECT_JOINTS,
     arms_model,
@@ -32,7 +33,6 @@ from robot_control.model.cell import (
 )
 from robot_control.sim.cell import CellPlant, grasp_constraints
 from robot_control.sim.cell_simulate import load_cell_scenario, run_cell
-from robot_control.spatial import rotation_exp, transform
 
 REPO = Path(__file__).resolve().parents[1]
 SCENARIO = REPO / "config" / "scenarios" / "huo_3_13_load_sharing.yaml"

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from model_samples import dh_link
 
 from robot_control import dynamics as dyn
+from robot_control.foundation.spatial import rpy_to_matrix, screw_exp, transform
 from robot_control.model import ModelError, bundled_robots, load_robot, load_urdf
 from robot_control.model.dh import (
     dh_joint,
@@ -22,7 +23,6 @@ from robot_control.model.dh import (
 from robot_control.model.expressions import number, read_constants
 from robot_control.model.parameter_groups import parse_parameter_groups
 from robot_control.model.resources import share_path
-from robot_control.spatial import rpy_to_matrix, screw_exp, transform
 
 EXPECTED = {
     "one_axis": 1,

@@ -28,7 +28,7 @@ from recording_helpers import (
 )
 from ros2_env import dds_python, without_ros
 
-from robot_control import safe_yaml
+from robot_control.foundation import safe_yaml
 from robot_control.recording.recorder import CHECKPOINT_S
 
 pytestmark = pytest.mark.slow

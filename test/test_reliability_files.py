@@ -1,5 +1,5 @@
 """Bad files fail fast and small. Every YAML entry point goes through
-robot_control.safe_yaml (bounded size, alias expansion and nesting, UTF-8 only), and the model
+robot_control.foundation.safe_yaml (bounded size, alias expansion and nesting, UTF-8 only), and the model
 algorithms have no recursion limit (a 1000-link chain loads and simulates).
 
 Timings are measured in bench/files.py; here each refusal must come within the test's deadline
@@ -14,9 +14,9 @@ import pytest
 import yaml
 from launch_run import robot_control_command
 
-from robot_control import safe_yaml
 from robot_control.bringup.runner import LaunchError, read_entities
 from robot_control.bus.parameters import ParameterError, load_params_file
+from robot_control.foundation import safe_yaml
 from robot_control.model import ModelError, load_robot
 from robot_control.model.cell import load_cell
 from robot_control.model.resources import share_path

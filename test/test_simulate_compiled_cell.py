@@ -11,11 +11,11 @@ import yaml
 
 from robot_control.control.load_sharing import LoadSharing, average_pose
 from robot_control.control.registry import create
+from robot_control.foundation.spatial import rpy_to_matrix
 from robot_control.model.cell import arms_model
 from robot_control.sim import cell_kernels as CK
 from robot_control.sim.cell_simulate import has_compiled_loop, load_cell_scenario, run_cell
 from robot_control.sim.engine import make_cell_plant
-from robot_control.spatial import rpy_to_matrix
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIO = ROOT / "config" / "scenarios" / "huo_3_13_load_sharing.yaml"

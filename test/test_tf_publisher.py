@@ -9,10 +9,10 @@ from stack_helpers import private_domain
 
 from robot_control.bus import create_node
 from robot_control.dynamics.kinematics import forward_kinematics
+from robot_control.foundation.spatial import quaternion_xyzw, rotation_exp
 from robot_control.model import load_robot, load_urdf
 from robot_control.model.urdf_export import link_frame_offsets, robot_description
 from robot_control.nodes.tf_publisher import TfPublisher
-from robot_control.spatial import quaternion_xyzw, rotation_exp
 
 
 def write_description(folder, model) -> str:

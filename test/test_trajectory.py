@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from robot_control.spatial import rpy_to_matrix, transform
+from robot_control.foundation.spatial import rpy_to_matrix, transform
 from robot_control.trajectory import (
     CartesianQuintic,
     Hold,

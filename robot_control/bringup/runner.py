@@ -30,7 +30,7 @@ from pathlib import Path
 import yaml
 
 from robot_control.bus.ros_args import RosArgsError, check_namespace
-from robot_control.safe_yaml import YamlError, load_file, load_text
+from robot_control.foundation.safe_yaml import YamlError, load_file, load_text
 
 PACKAGE = "robot_control"
 DEFAULT_LAUNCH_FILE = "control.launch.yaml"

@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from robot_control.safe_yaml import load_file
+from robot_control.foundation.safe_yaml import load_file
 
 # rcl_interfaces/msg/ParameterType constants
 NOT_SET, BOOL, INTEGER, DOUBLE, STRING = 0, 1, 2, 3, 4

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from robot_control.safe_yaml import load_text
+from robot_control.foundation.safe_yaml import load_text
 
 
 class RosArgsError(ValueError):

@@ -16,7 +16,7 @@ import json
 import sys
 from pathlib import Path
 
-from robot_control.safe_yaml import load_text
+from robot_control.foundation.safe_yaml import load_text
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -39,7 +39,7 @@ def bundled() -> list[str]:
 
 def warm(name: str, periods: int) -> None:
     """Run one scenario for ``periods`` control periods (its compiled loop or Python loop)."""
-    from robot_control.safe_yaml import load_file
+    from robot_control.foundation.safe_yaml import load_file
     from robot_control.sim.cell_simulate import load_cell_scenario, run_cell
     from robot_control.sim.scenario import load_scenario, resolve_scenario_path
     from robot_control.sim.simulate import run

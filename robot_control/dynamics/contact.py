@@ -33,8 +33,8 @@ from numba import njit
 from robot_control.dynamics import kernels as K
 from robot_control.dynamics import world_kernels as KW
 from robot_control.dynamics.packing import Data, array, model_data, vector, workspace
+from robot_control.foundation.safe_yaml import load_file
 from robot_control.model.resources import share_path
-from robot_control.safe_yaml import load_file
 
 Array = np.ndarray
 

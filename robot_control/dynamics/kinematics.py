@@ -13,7 +13,7 @@ from robot_control.dynamics import kernels as K
 from robot_control.dynamics import world_kernels as KW
 from robot_control.dynamics.packing import array, model_data, vector
 from robot_control.dynamics.rigid_body import coriolis_matrix, gravity_torques, mass_matrix
-from robot_control.spatial import Ad, screw_exp
+from robot_control.foundation.spatial import Ad, screw_exp
 
 Array = np.ndarray
 _REFERENCES = ("world", "local")

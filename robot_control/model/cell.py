@@ -33,13 +33,13 @@ from pathlib import Path
 
 import numpy as np
 
+from robot_control.foundation.safe_yaml import load_file
+from robot_control.foundation.spatial import inverse_transform, rpy_to_matrix, transform_inertia
 from robot_control.model.dh import _placement
 from robot_control.model.expressions import read_constants
 from robot_control.model.loader import load_robot
 from robot_control.model.resources import share_path
 from robot_control.model.robot_model import Body, Frame, Inertia, Joint, ModelError, RobotModel
-from robot_control.safe_yaml import load_file
-from robot_control.spatial import inverse_transform, rpy_to_matrix, transform_inertia
 
 Array = np.ndarray
 

@@ -33,6 +33,8 @@ from pathlib import Path
 
 import numpy as np
 
+from robot_control.foundation.safe_yaml import load_file
+from robot_control.foundation.spatial import Ad, inverse_transform, rot_x, rot_z, rpy_to_matrix, transform
 from robot_control.model.expressions import number, read_constants
 from robot_control.model.robot_model import (
     Body,
@@ -44,8 +46,6 @@ from robot_control.model.robot_model import (
     RobotModel,
     check_inertia,
 )
-from robot_control.safe_yaml import load_file
-from robot_control.spatial import Ad, inverse_transform, rot_x, rot_z, rpy_to_matrix, transform
 
 CONVENTIONS = ("standard", "modified")
 _TOP_KEYS = ("name", "convention", "gravity", "constants", "base", "base_name", "links", "tool",

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from robot_control.foundation.safe_yaml import load_file
 from robot_control.model.model_cache import cached_load
 from robot_control.model.parameter_groups import parse_parameter_groups
 from robot_control.model.resources import share_path
 from robot_control.model.robot_model import ModelError, RobotModel
 from robot_control.model.urdf import load_urdf
-from robot_control.safe_yaml import load_file
 
 #: Robots shipped in urdf/ (and D-H tables in config/robots/ where the source gives D-H).
 BUNDLED = (

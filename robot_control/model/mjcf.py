@@ -23,9 +23,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from robot_control.foundation.spatial import quaternion_xyzw
 from robot_control.model.robot_model import Inertia, ModelError, RobotModel
 from robot_control.model.xml_text import element_text
-from robot_control.spatial import quaternion_xyzw
 
 log = logging.getLogger(__name__)
 Array = np.ndarray

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from robot_control.spatial import (
+from robot_control.foundation.spatial import (
     Array,
     inertia_to_parameters,
     parameters_to_inertia,

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
+from robot_control.foundation.safe_yaml import read_text
+from robot_control.foundation.spatial import rpy_to_matrix, transform, transform_inertia
 from robot_control.model.robot_model import (
     Body,
     Frame,
@@ -26,8 +28,6 @@ from robot_control.model.robot_model import (
     ModelError,
     RobotModel,
 )
-from robot_control.safe_yaml import read_text
-from robot_control.spatial import rpy_to_matrix, transform, transform_inertia
 
 _MOVABLE = ("revolute", "continuous", "prismatic")
 #: largest URDF read (file or robot_description string): a 1000-link chain is about 0.5 MB;

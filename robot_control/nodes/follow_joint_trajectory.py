@@ -30,7 +30,7 @@ from typing import Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-from robot_control.log_text import bounded
+from robot_control.foundation.log_text import bounded
 from robot_control.trajectory.joint_trajectory import Hold
 from robot_control.trajectory.jtc_goal import (
     GOAL_TOLERANCE_VIOLATED,

@@ -20,8 +20,8 @@ import numpy as np
 
 from robot_control.bus.param_table import declare, param
 from robot_control.dynamics.kinematics import forward_kinematics
+from robot_control.foundation.spatial import inverse_transform, quaternion_xyzw
 from robot_control.model.urdf_export import link_frame_offsets, link_frame_shift
-from robot_control.spatial import inverse_transform, quaternion_xyzw
 
 NS = 1_000_000_000
 

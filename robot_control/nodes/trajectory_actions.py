@@ -23,7 +23,7 @@ import numpy as np
 from robot_control.bus.cdr_prefix import CdrMotion, DeclaredMotion
 from robot_control.bus.node import ActionHandler
 from robot_control.bus.param_table import declare
-from robot_control.log_text import bounded
+from robot_control.foundation.log_text import bounded
 from robot_control.nodes.follow_joint_trajectory import Feedback, TrajectoryFollower
 from robot_control.nodes.health import ERROR, WARN, status_level
 from robot_control.nodes.motion_feasibility import MotionCheck

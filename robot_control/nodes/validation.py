@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from robot_control.bus.cdr_prefix import DeclaredMotion
-from robot_control.log_text import bounded, names_text
+from robot_control.foundation.log_text import bounded, names_text
 from robot_control.model.robot_model import IMPLAUSIBLE_FACTOR
 from robot_control.sim.clock import NS
 

@@ -31,7 +31,7 @@ from rosbags.serde import SerdeError
 from rosbags.typesys import Stores, get_typestore
 
 from robot_control.bus.qos import QosProfile
-from robot_control.safe_yaml import load_file
+from robot_control.foundation.safe_yaml import load_file
 
 __all__ = ["BagError", "Connection", "Qos", "RecordedMessage", "decode", "qos_of_endpoint",
            "qos_of_profile", "read_messages", "reader_profile", "stamp_text", "typestore"]

@@ -35,9 +35,9 @@ from rosbags.rosbag2 import StoragePlugin, Writer, WriterError
 from rosbags.rosbag2.metadata import dump_qos_v9
 from rosbags.rosbag2.storage_mcap import get_qos
 
+from robot_control.foundation.safe_yaml import load_file
 from robot_control.recording import mcap_index
 from robot_control.recording.bag import BagError, stamp_text, typestore
-from robot_control.safe_yaml import load_file
 
 NO_MESSAGES = 2**63 - 1  # rosbags' start time of a bag without messages
 #: space a writer holds in its bag directory while it records, given back when a write fails, so

@@ -13,7 +13,7 @@ import os
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from robot_control.safe_yaml import load_file
+from robot_control.foundation.safe_yaml import load_file
 from robot_control.sim.scenario import Scenario, ScenarioError, resolve_scenario_path
 
 

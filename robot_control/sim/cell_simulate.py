@@ -39,6 +39,7 @@ from robot_control.control.compiled import task_inputs, vector
 from robot_control.control.load_sharing import LoadSharing
 from robot_control.control.registry import available, create, is_available
 from robot_control.dynamics.compile_cache import notice_if_slow
+from robot_control.foundation.safe_yaml import load_file
 from robot_control.model.cell import (
     Cell,
     arms_model,
@@ -50,7 +51,6 @@ from robot_control.model.cell import (
 from robot_control.model.dh import _placement
 from robot_control.model.expressions import read_constants
 from robot_control.model.robot_model import ModelError
-from robot_control.safe_yaml import load_file
 from robot_control.sim import cell_kernels as CK
 from robot_control.sim.cell import CellPlant, CellPlantBase
 from robot_control.sim.clock import period_ns, seconds

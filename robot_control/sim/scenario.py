@@ -13,10 +13,10 @@ from pathlib import Path
 
 import numpy as np
 
+from robot_control.foundation.safe_yaml import load_file
 from robot_control.model import load_robot
 from robot_control.model.resources import share_path
 from robot_control.model.robot_model import RobotModel
-from robot_control.safe_yaml import load_file
 from robot_control.trajectory import CartesianQuintic, Hold, JointTrajectory, named_trajectory
 from robot_control.trajectory.cartesian import path_sample_into, path_table
 from robot_control.trajectory.excitation import EXCITATION_KEYS, excitation_from_config

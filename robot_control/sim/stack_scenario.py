@@ -16,9 +16,9 @@ from pathlib import Path
 
 import numpy as np
 
+from robot_control.foundation.safe_yaml import load_file
 from robot_control.model.arm import load_arm
 from robot_control.model.resources import share_path
-from robot_control.safe_yaml import load_file
 from robot_control.sim.scenario import Scenario, load_scenario
 
 

@@ -1,6 +1,6 @@
 """Reference trajectories: quintic polynomials (Huo Ex. 3-7) in joint and task space."""
 
-from robot_control.spatial import rotation_exp, rotation_log
+from robot_control.foundation.spatial import rotation_exp, rotation_log
 from robot_control.trajectory.cartesian import CartesianQuintic
 from robot_control.trajectory.examples import (
     NAMED_TRAJECTORIES,

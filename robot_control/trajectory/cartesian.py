@@ -4,7 +4,7 @@ Both position and orientation follow the normalised rest-to-rest quintic s(τ) =
 σ = τ/T (Huo Ex. 3-7 with zero boundary rates):
     p(t) = p₀ + s(t) (p₁ − p₀)                      a straight line,
     R(t) = R₀ exp(s(t) [w]),  w = log(R₀ᵀ R₁)       the geodesic (constant axis, angle s·|w|).
-Rates in the base frame, angular first as in ``robot_control.spatial``: ω = R₀ w ṡ (exp(s[w]) leaves
+Rates in the base frame, angular first as in ``foundation.spatial``: ω = R₀ w ṡ (exp(s[w]) leaves
 w fixed), v = (p₁ − p₀) ṡ, and the classical accelerations ω̇ = R₀ w s̈, a = (p₁ − p₀) s̈ — the same
 (ω; v of the frame origin) convention as ``jacobian(reference="world")`` and ``jacobian_dot_qd``.
 """
@@ -17,7 +17,7 @@ import numpy as np
 from numba import njit
 from numpy.typing import ArrayLike, NDArray
 
-from robot_control.spatial import rotation_log, skew
+from robot_control.foundation.spatial import rotation_log, skew
 from robot_control.trajectory.quintic import Quintic
 
 Array = NDArray[np.float64]

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from robot_control.log_text import names_text
+from robot_control.foundation.log_text import names_text
 from robot_control.trajectory.joint_trajectory import Hold, JointTrajectory
 from robot_control.trajectory.variable_degree import spline_knots
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from robot_control.spatial import quaternion_xyzw
+from robot_control.foundation.spatial import quaternion_xyzw
 from robot_control.view.scene import RobotScene, Shape
 
 BODY = (40, 90, 170)

@@ -8,7 +8,7 @@ import threading
 
 import numpy as np
 
-from robot_control.spatial import quaternion_matrix
+from robot_control.foundation.spatial import quaternion_matrix
 
 
 class TfTree:

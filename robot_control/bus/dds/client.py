@@ -33,7 +33,7 @@ from robot_control.bus.dds.parameters import from_descriptor_msg, from_value_msg
 from robot_control.bus.dds.services import ServiceClient, ServiceError
 from robot_control.bus.parameters import Descriptor
 from robot_control.bus.ros_args import parse_value
-from robot_control.safe_yaml import load_text
+from robot_control.foundation.safe_yaml import load_text
 
 __all__ = ["BusClient", "BusClientError", "format_descriptor", "format_hz", "format_message",
            "format_node_info", "format_node_list", "format_param_list", "format_param_value",

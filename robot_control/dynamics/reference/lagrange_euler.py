@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robot_control.spatial import inverse_transform, screw_exp, skew
+from robot_control.foundation.spatial import inverse_transform, screw_exp, skew
 
 Array = np.ndarray
 
