@@ -32,6 +32,7 @@ reference's current position.
 from __future__ import annotations
 
 import sys
+import time
 
 import numpy as np
 
@@ -60,6 +61,7 @@ from robot_control.trajectory.schedule import trajectory_knots
 
 #: without a monitor rate, how often the node still looks after a looping motion, s
 HOUSEKEEPING_PERIOD_S = 0.1
+FRESH_STATE_S = 0.5  # a joint state this recent anchors a re-activated reference at once
 
 
 class TrajectoryNode(LoopTimerHooks):
@@ -90,6 +92,7 @@ class TrajectoryNode(LoopTimerHooks):
         # and a goal's tolerances: one subscription, so a lockstep plant counting its
         # listeners counts this node once
         self.state_sub = None
+        self.measured = None  # (q, stamp ns, monotonic s) of the last valid joint state
         if self.lockstep:
             self._watch_states()
         self.trajectory = None  # the motion, on its own clock (seconds since start_ns)
@@ -141,6 +144,9 @@ class TrajectoryNode(LoopTimerHooks):
         self.trajectory, self.looping = None, False
         if self.scenario is not None:
             self._start(self.scenario.trajectory, 0 if self.lockstep else self._now_ns())
+        elif not self.lockstep and self.measured is not None and \
+                time.monotonic() - self.measured[2] <= FRESH_STATE_S:
+            self._anchor(self.measured[0], self._now_ns())
         self._watch_states()
         if not self.lockstep:
             self.timer = self.node.create_timer(self._monitor_period(), self._monitor)
@@ -157,11 +163,25 @@ class TrajectoryNode(LoopTimerHooks):
             self._start(Hold(q), now)
         return super().on_deactivate(previous)
 
-    def _stop_timer(self) -> None:
-        super()._stop_timer()
+    def on_cleanup(self, previous) -> CallbackReturn:
+        self._forget_states()
+        return CallbackReturn.SUCCESS
+
+    def on_shutdown(self, previous) -> CallbackReturn:
+        self._forget_states()
+        return super().on_shutdown(previous)
+
+    def on_error(self, previous) -> CallbackReturn:
+        self._forget_states()
+        return super().on_error(previous)
+
+    def _forget_states(self) -> None:
+        """Leave the joint states (deactivate keeps them: a new subscription would first wait
+        for discovery, and a goal sent right after re-activation would find no reference)."""
         if self.state_sub is not None and not self.lockstep:
             self.node.destroy_subscription(self.state_sub)
             self.state_sub = None
+        self.measured = None
 
     # ---------------------------------------------------------------- motions
     def _default_trajectory(self, q_start: np.ndarray):
@@ -208,22 +228,31 @@ class TrajectoryNode(LoopTimerHooks):
                 "sensor_msgs/msg/JointState", "joint_states", self._on_state)
 
     def _on_state(self, msg) -> None:
-        if not self.node.is_active:
+        active = self.node.is_active
+        if not active and self.lockstep:
             return
         try:
             q, qd = self.joints.state(msg)
         except Rejected as exc:
-            self.drops.drop("/joint_states", str(exc))
+            if active:
+                self.drops.drop("/joint_states", str(exc))
             return  # a goal's deadline still runs
         ns = stamp_ns(msg.header.stamp)
-        if self.trajectory is None:  # real time: the first state after activation anchors it
-            loops = self.settings.default_motion == "sweep" and self.settings.loop
-            own = self.actions.follower.motion_check.own_motion(self._default_trajectory(q), q)
-            self._start(own, 0 if self.lockstep else ns, loops)
-            self.log.info(f"reference starts from the measured position ({self.settings.default_motion})")
+        self.measured = (q, ns, time.monotonic())
+        if not active:
+            return
+        if self.trajectory is None:  # the first state after activation anchors it
+            self._anchor(q, 0 if self.lockstep else ns)
         if self.lockstep:
             self._publish(ns)
         self.actions.on_state(ns, q, qd)
+
+    def _anchor(self, q: np.ndarray, start_ns: int) -> None:
+        """Start the default motion from the measured position ``q``."""
+        loops = self.settings.default_motion == "sweep" and self.settings.loop
+        own = self.actions.follower.motion_check.own_motion(self._default_trajectory(q), q)
+        self._start(own, start_ns, loops)
+        self.log.info(f"reference starts from the measured position ({self.settings.default_motion})")
 
     # ------------------------------------------------ the reference, for goals
     def desired(self, ns: int) -> np.ndarray:
