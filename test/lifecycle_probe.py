@@ -2,7 +2,8 @@
 
 ``python test/lifecycle_probe.py [--ros-args …]`` runs the managed node ``/lc_probe``:
 - every hook logs ``hook on_<x> from <state label>`` and returns SUCCESS, unless parameter
-  ``fail_on`` names it (then FAILURE) or ``raise_on`` names it (then it raises: ERROR);
+  ``fail_on`` names it (then FAILURE) or ``raise_on`` names it (then it raises: ERROR), or
+  ``hang_on`` names it (then it never returns: the caller waits for a reply that never comes);
 - a 50 Hz timer publishes a std_msgs/String counter on ``/lc_probe/out`` through a lifecycle
   publisher (so only while active);
 - setting parameter ``fault`` to a non-empty reason calls ``node.fail(reason)``;
@@ -12,6 +13,7 @@
 from __future__ import annotations
 
 import sys
+import threading
 
 from robot_control.bus.backend import create_node
 from robot_control.bus.lifecycle import HOOK_NAMES, CallbackReturn
@@ -22,6 +24,7 @@ def run_probe(argv: list[str]) -> None:
     log = node.get_logger()
     node.declare_parameter("fail_on", "", "hook that returns FAILURE ('' for none)")
     node.declare_parameter("raise_on", "", "hook that raises, i.e. ERROR ('' for none)")
+    node.declare_parameter("hang_on", "", "hook that never returns ('' for none)")
     node.declare_parameter("fault", "", "a non-empty reason calls node.fail(reason)")
     out = node.create_lifecycle_publisher("std_msgs/msg/String", "~/out")
     String = node.msg("std_msgs/msg/String")
@@ -36,6 +39,8 @@ def run_probe(argv: list[str]) -> None:
             log.info(f"hook {name} from {previous.label}")
             if node.get_parameter("raise_on") == name:
                 raise RuntimeError(f"{name} asked to raise")
+            if node.get_parameter("hang_on") == name:
+                threading.Event().wait(600)  # longer than any test: the test ends the process
             if node.get_parameter("fail_on") == name:
                 return CallbackReturn.FAILURE
             return CallbackReturn.SUCCESS

@@ -5,6 +5,7 @@ clock node last in lockstep; a failed transition stops it with status 1 and a re
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import threading
 import time
@@ -119,3 +120,16 @@ def test_a_failed_configure_stops_the_manager_with_the_reason(env):
                  probe_params={"lc_b": ["fail_on:=on_configure"]}) as manager:
         assert manager.proc.wait(60) == 1
         assert "bring-up failed: lc_b: configure failed" in manager.output, manager.output
+
+
+def test_ctrl_c_while_a_configure_is_never_answered_stops_the_manager_at_once(env):
+    """A node that never answers its configure (it hangs, or Ctrl-C killed it first): the
+    manager's SIGINT still ends it within seconds with status 0, not after transition_timeout."""
+    with running(env, "transition_timeout:=300",
+                 probe_params={"lc_b": ["hang_on:=on_configure"]}) as manager:
+        for name in ("lc_a", "lc_c"):
+            assert manager.wait_for_line(rf"{name}: configured in", 60), manager.output
+        asked = time.monotonic()
+        manager.proc.send_signal(signal.SIGINT)
+        assert manager.proc.wait(30) == 0, manager.output
+        assert time.monotonic() - asked < 5.0, manager.output

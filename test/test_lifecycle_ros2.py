@@ -6,8 +6,10 @@ $ROBOT_CONTROL_DDS_PYTHON)."""
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -181,3 +183,30 @@ def test_an_invalid_transition_is_refused_with_a_reason_and_the_rclpy_node_lives
         assert proc.proc.poll() is None, proc.output  # alive, and still serving
         assert lifecycle(env, "get", "/lc_guard").startswith("active [3]")
         assert "Transitioning successful" in lifecycle(env, "set", "/lc_guard", "deactivate")
+
+
+def test_ctrl_c_of_the_rclpy_manager_while_a_configure_is_never_answered(env):
+    """A node that never answers its configure (it hangs, or Ctrl-C killed it first): the rclpy
+    manager's SIGINT still ends it within seconds with status 0 (it waited out
+    transition_timeout, and ``ros2 launch`` escalated to SIGKILL: CI's failure)."""
+    rcl_env = {**env, "ROBOT_CONTROL_BUS": "rclpy"}
+    probes = [Watched([sys.executable, PROBE, "--ros-args", "-r", f"__node:={name}",
+                       *(["-p", "hang_on:=on_configure"] if name == "h_hangs" else [])], rcl_env)
+              for name in ("h_fine", "h_hangs")]
+    manager = None
+    try:
+        for probe in probes:
+            assert probe.wait_for_line("lifecycle probe ready", 60), probe.output
+        manager = Watched([sys.executable, "-m", "robot_control.nodes.lifecycle_manager",
+                           "--ros-args", "-p", "node_names:=[h_fine, h_hangs]",
+                           "-p", "transition_timeout:=300"], rcl_env)
+        assert manager.wait_for_line(r"h_fine: configured in", 90), manager.output
+        assert probes[1].wait_for_line(r"hook on_configure", 30), probes[1].output
+        asked = time.monotonic()
+        manager.proc.send_signal(signal.SIGINT)
+        assert manager.proc.wait(30) == 0, manager.output
+        assert time.monotonic() - asked < 5.0, manager.output
+    finally:
+        for proc in (manager, *probes):
+            if proc is not None:
+                proc.stop()

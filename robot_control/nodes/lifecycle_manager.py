@@ -31,7 +31,6 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from robot_control.bus.node import ServiceCallError
@@ -167,9 +166,7 @@ class LifecycleManager:
     def bring_up(self) -> None:
         """Configure all, then activate in order (see the module docstring)."""
         self.phase = "configuring"
-        with ThreadPoolExecutor(max_workers=len(self.names)) as pool:
-            for future in [pool.submit(self.change, n, "configure") for n in self.names]:
-                future.result()
+        self._configure_all()
         self.log.info(f"all configured ({self._elapsed()})")
         self.phase = "activating"
         if self.lockstep:
@@ -194,6 +191,28 @@ class LifecycleManager:
         self.up, self.up_since = True, time.monotonic()
         self.phase = "stack active"
         self.log.info(f"stack active: {', '.join(self.names)} ({self._elapsed()})")
+
+    def _configure_all(self) -> None:
+        """Configure every node at once, each call from its own daemon thread (a pool's workers
+        are joined at exit: after Ctrl-C the process would wait for replies that never come);
+        the first failure, in node order, is raised."""
+        failures: dict[str, Exception] = {}
+
+        def configure(name: str) -> None:
+            try:
+                self.change(name, "configure")
+            except Exception as exc:  # re-raised below, from the worker
+                failures[name] = exc
+
+        threads = [threading.Thread(target=configure, args=(n,), daemon=True,
+                                    name=f"configure {n}") for n in self.names]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        for name in self.names:
+            if name in failures:
+                raise failures[name]
 
     def _on_loop(self, _msg) -> None:
         """The loop is closed; the topic runs at the control rate, so stop listening."""

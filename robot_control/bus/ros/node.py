@@ -25,6 +25,7 @@ import copy
 import functools
 import importlib
 import threading
+import time
 import traceback
 from collections.abc import Callable, Sequence
 
@@ -200,6 +201,7 @@ class RclpyClient:
 
     def __init__(self, rcl_node, srv_class, service: str):
         self._srv = srv_class
+        self._context = rcl_node.context
         self._client = rcl_node.create_client(srv_class, service)
         self.srv_name = self._client.srv_name
 
@@ -215,9 +217,13 @@ class RclpyClient:
         done = threading.Event()
         future = self._client.call_async(request)
         future.add_done_callback(lambda _: done.set())
-        if not done.wait(timeout_s):
-            self._client.remove_pending_request(future)
-            raise ServiceCallError(f"no reply from {self.srv_name} within {timeout_s} s")
+        deadline = time.monotonic() + timeout_s
+        while not done.wait(min(0.1, max(0.0, deadline - time.monotonic()))):
+            # in slices: after Ctrl-C no reply comes, and the caller must not wait the timeout out
+            if not self._context.ok() or time.monotonic() >= deadline:
+                self._client.remove_pending_request(future)
+                why = "shut down" if not self._context.ok() else f"within {timeout_s} s"
+                raise ServiceCallError(f"no reply from {self.srv_name} {why}")
         return future.result()
 
     def destroy(self) -> None:
