@@ -12,6 +12,7 @@ from cyclonedds.domain import Domain, DomainParticipant
 from cyclonedds.qos import Policy
 
 from robot_control.bus.dds import config as cfg
+from robot_control.bus.transport import RECEIVE_BUFFER_FRAGMENT, with_receive_buffer
 
 
 def _unique_domain_id(offset: int) -> int:
@@ -85,7 +86,48 @@ def test_cyclonedds_config_is_rmw_cyclonedds_fragment():
             "ROS_AUTOMATIC_DISCOVERY_RANGE": "SYSTEM_DEFAULT",
             "CYCLONEDDS_URI": "u",
         }
-    ) == (7, "u")
+    ) == (7, RECEIVE_BUFFER_FRAGMENT + ",u")
+
+
+def test_the_receive_buffer_request_comes_before_the_users_own_config():
+    """Cyclone lets a later part of CYCLONEDDS_URI override an earlier one: the user's wins."""
+    assert with_receive_buffer("") == RECEIVE_BUFFER_FRAGMENT
+    assert with_receive_buffer("file:///mine.xml") == RECEIVE_BUFFER_FRAGMENT + ",file:///mine.xml"
+    assert with_receive_buffer(with_receive_buffer("u")) == with_receive_buffer("u")
+    assert 'max="4MB"' in RECEIVE_BUFFER_FRAGMENT  # a request: never a minimum that could fail
+
+
+RECEIVE_BUFFERS = r"""
+import os, re, subprocess, sys
+from cyclonedds.domain import Domain, DomainParticipant
+from robot_control.bus.dds import config as cfg
+domain_id, config = cfg.domain_config_from_env({"ROS_DOMAIN_ID": "0",
+                                                "ROS_AUTOMATIC_DISCOVERY_RANGE": "OFF"})
+if sys.argv[1] == "without":
+    config = config.replace(cfg.with_receive_buffer(""), "")
+domain, participant = Domain(domain_id, config), DomainParticipant(domain_id)
+out = subprocess.run(["ss", "-uamp"], capture_output=True, text=True, timeout=20).stdout
+print(" ".join(re.findall(r"pid=%d,[^\n]*\n\s*skmem:\([^)]*rb(\d+)" % os.getpid(), out)))
+"""
+
+
+@pytest.mark.skipif(shutil.which("ss") is None, reason="needs ss (iproute2) to read socket buffers")
+def test_a_participant_on_the_packages_config_gets_the_larger_receive_buffer():
+    """Real Cyclone participants (own processes): the package's config gets its sockets a 4 MB
+    receive buffer where the kernel allows it (Linux reports twice the size asked), Cyclone's
+    own default a smaller one; and it starts where the kernel grants less (a max, not a min)."""
+    def buffers(which: str) -> list[int]:
+        run = subprocess.run([sys.executable, "-c", RECEIVE_BUFFERS, which], capture_output=True,
+                             text=True, timeout=60)
+        assert run.returncode == 0, run.stderr
+        return [int(b) for b in run.stdout.split()]
+
+    allowed = int(open("/proc/sys/net/core/rmem_max").read())
+    ours, default = buffers("with"), buffers("without")
+    assert ours and default
+    assert min(ours) >= 2 * min(4 * 2**20, allowed)
+    if allowed >= 4 * 2**20:
+        assert max(default) < min(ours)
 
 
 def test_endpoint_qos_mirrors_rmw_profiles():

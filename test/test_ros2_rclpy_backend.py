@@ -305,3 +305,35 @@ def test_ctrl_c_ends_a_node_process_cleanly(signals):
          "-p", "autostart:=true"],
         {**os.environ, "ROBOT_CONTROL_BUS": "rclpy"}, r"\[plant\]: plant '", signals)
     assert code == 0 and "Traceback" not in output, output
+
+
+RCLPY_BUFFERS = r"""
+import os, re, subprocess, sys
+from robot_control.bus.backend import create_node
+node = create_node("buffers", ["prog"], backend="rclpy")
+out = subprocess.run(["ss", "-uamp"], capture_output=True, text=True, timeout=20).stdout
+print(" ".join(re.findall(r"pid=%d,[^\n]*\n\s*skmem:\([^)]*rb(\d+)" % os.getpid(), out)))
+print(os.environ["CYCLONEDDS_URI"])
+node.shutdown()
+"""
+
+
+def test_an_rclpy_node_asks_cyclone_for_the_larger_receive_buffer_and_keeps_the_users_config():
+    """rmw_cyclonedds reads CYCLONEDDS_URI: an rclpy node of the package puts its receive-buffer
+    request first (bus/transport.py) and the user's own part after it, which Cyclone applies
+    last; its sockets get 4 MB where the kernel allows it (Linux reports twice the size)."""
+    import shutil
+    import subprocess
+
+    if shutil.which("ss") is None:
+        pytest.skip("needs ss (iproute2) to read socket buffers")
+    mine = ("<CycloneDDS><Domain><General><AllowMulticast>false</AllowMulticast></General>"
+            "</Domain></CycloneDDS>")
+    run = subprocess.run([sys.executable, "-c", RCLPY_BUFFERS], capture_output=True, text=True,
+                         timeout=120, env={**os.environ, "RMW_IMPLEMENTATION": "rmw_cyclonedds_cpp",
+                                           "CYCLONEDDS_URI": mine})
+    assert run.returncode == 0, run.stderr
+    sizes, uri = run.stdout.splitlines()[:2]
+    allowed = int(open("/proc/sys/net/core/rmem_max").read())
+    assert sizes and min(int(b) for b in sizes.split()) >= 2 * min(4 * 2**20, allowed)
+    assert uri.endswith("," + mine) and 'SocketReceiveBufferSize max="4MB"' in uri

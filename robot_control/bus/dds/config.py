@@ -40,6 +40,7 @@ from robot_control.bus.qos import (  # noqa: F401  (the profiles, re-exported fo
     TOPIC_PROFILES,
     QosProfile,
 )
+from robot_control.bus.transport import with_receive_buffer
 
 log = logging.getLogger(__name__)
 
@@ -110,10 +111,12 @@ def cyclonedds_config(
 
 def domain_config_from_env(env: Mapping[str, str] | None = None) -> tuple[int, str]:
     """(domain id, Cyclone config) for ``cyclonedds.domain.Domain(id, config)``, from the
-    environment exactly as a ROS 2 node with rmw_cyclonedds would build them."""
+    environment exactly as a ROS 2 node of the package (rmw_cyclonedds) builds them: its
+    CYCLONEDDS_URI carries the package's receive-buffer request (bus/transport.py)."""
     env = os.environ if env is None else env
     options = discovery_options_from_env(env)
-    return options.domain_id, cyclonedds_config(options, env.get("CYCLONEDDS_URI", ""))
+    return options.domain_id, cyclonedds_config(
+        options, with_receive_buffer(env.get("CYCLONEDDS_URI", "")))
 
 
 # --- QoS ---------------------------------------------------------------------------------------

@@ -69,6 +69,7 @@ from robot_control.bus.node import (
 from robot_control.bus.parameters import ParameterError, coerce
 from robot_control.bus.ros.chain import ChainPublisher, SameProcessChain
 from robot_control.bus.ros.executor import LeanExecutor
+from robot_control.bus.transport import ask_for_receive_buffer
 from robot_control.security.keystore import check_process
 
 SPIN_WAIT_S = 0.1  # longest wait of a spin: how soon it sees running() turn false
@@ -231,11 +232,13 @@ class RclpyClient:
 
 
 def _init_rclpy(argv: Sequence[str]) -> None:
-    """rclpy.init for this process (once), after the secure-start check: with
-    ROS_SECURITY_ENABLE=true a node whose enclave the keystore cannot back refuses to start with
-    the reason (security.keystore.check_process), not with an error from deep in the RMW."""
+    """rclpy.init for this process (once), asking Cyclone for the package's receive buffer
+    (bus/transport.py), after the secure-start check: with ROS_SECURITY_ENABLE=true a node
+    whose enclave the keystore cannot back refuses to start with the reason
+    (security.keystore.check_process), not with an error from deep in the RMW."""
     if not rclpy.ok():
         check_process(argv)
+        ask_for_receive_buffer()
         rclpy.init(args=list(argv))
 
 
