@@ -80,24 +80,65 @@ ROS2_TWINS = {"topic": "ros2 topic", "node": "ros2 node", "param": "ros2 param",
 
 
 def main(argv: list[str] | None = None) -> int:
+    import sys
+
+    argv_ = sys.argv[1:] if argv is None else argv
     try:
-        args = build_parser().parse_args(argv)
-        run: Callable[[argparse.Namespace], int] = _load(args._module).run
+        with _LoadingInterrupt() as loading:
+            parser = build_parser()
+            args = parser.parse_args(argv)
+            run: Callable[[argparse.Namespace], int] = _load(args._module).run
+        if loading.requested:
+            return _interrupted(argv_)
         try:
             return run(args)
         except ModuleNotFoundError as exc:
             if exc.name != "cyclonedds":
                 raise
             return _needs_cyclonedds(args.command)
-    except KeyboardInterrupt:  # Ctrl-C while a command loads: a line, not a traceback
-        import sys
+    except KeyboardInterrupt:  # Ctrl-C while a command loads its own part: a line, no traceback
+        return _interrupted(argv_)
 
-        module = COMMANDS.get(next((a for a in (sys.argv[1:] if argv is None else argv)
-                                    if not a.startswith("-")), ""), ("",))[0]
-        if module in STOPPED_BY_CTRL_C:
-            return 0  # its usual way to end: quiet
-        print("robot-control: interrupted", file=sys.stderr, flush=True)
-        return 130
+
+class _LoadingInterrupt:
+    """While the command's modules load, Ctrl-C is recorded, not raised: a KeyboardInterrupt
+    inside a library's import can land in C code that runs Python source (Cython's module
+    set-up), where CPython marks it unhandled for good, and the process then dies of SIGINT
+    (exit −2, no output) even after the command caught it and returned 0. The command runs only
+    if no Ctrl-C came."""
+
+    def __init__(self) -> None:
+        self.requested = False
+        self.previous = None
+
+    def _record(self, signum, frame) -> None:
+        self.requested = True
+
+    def __enter__(self) -> _LoadingInterrupt:
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            self.previous = signal.signal(signal.SIGINT, self._record)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        import signal
+
+        if self.previous is not None:
+            signal.signal(signal.SIGINT, self.previous)
+
+
+def _interrupted(argv: list[str]) -> int:
+    """The exit status of a command stopped by Ctrl-C before it ran: quiet 0 for a command that
+    runs until Ctrl-C, else a line and 130."""
+    import sys
+
+    module = COMMANDS.get(next((a for a in argv if not a.startswith("-")), ""), ("",))[0]
+    if module in STOPPED_BY_CTRL_C:
+        return 0  # its usual way to end: quiet
+    print("robot-control: interrupted", file=sys.stderr, flush=True)
+    return 130
 
 
 def _needs_cyclonedds(command: str) -> int:
