@@ -1,7 +1,8 @@
 """A node that publishes a known sequence, for the recording tests and bench/recording.py.
 
 ``python test/bag_publisher.py --count N --rate HZ [--subscribers K] [--ros-args …]`` runs node
-``/bag_publisher``: 0.5 s after K subscribers have matched on each topic (default 1) it publishes N
+``/bag_publisher``: 0.5 s after K subscribers have matched on each topic (default 1; ``--awaited
+TOPIC …``: on those) it publishes N
 messages at HZ on ``/joint_states`` (sensor_msgs/JointState: position = [k, k/2, -k], velocity,
 effort; stamp = k/HZ s) and ``/joint_command`` (effort = [k, 2k, 3k], same stamp), one of each
 per period, waits until its reliable subscribers have acknowledged everything, prints
@@ -18,6 +19,7 @@ from robot_control.bus.backend import create_node
 
 JOINTS = ["joint1", "joint2", "joint3"]
 SETTLE_S = 0.5
+TOPICS = ("/joint_states", "/joint_command")
 
 
 def expected_state(k: int) -> tuple[list[float], list[float], list[float]]:
@@ -35,12 +37,14 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--count", type=int, required=True)
     parser.add_argument("--rate", type=float, default=1000.0)
     parser.add_argument("--subscribers", type=int, default=1)
+    parser.add_argument("--awaited", nargs="+", default=["/joint_states", "/joint_command"],
+                        help="the topics whose subscribers --subscribers counts")
     args, ros_args = parser.parse_known_args(argv)
     node = create_node("bag_publisher", ros_args)
     JointState = node.msg("sensor_msgs/msg/JointState")
     Header, Time = node.msg("std_msgs/msg/Header"), node.msg("builtin_interfaces/msg/Time")
     pubs = [node.create_publisher("sensor_msgs/msg/JointState", t)
-            for t in ("/joint_states", "/joint_command")]
+            for t in TOPICS]
     state = {"k": 0, "started": False, "matched_at": None}
 
     def stamp(k: int):
@@ -51,7 +55,8 @@ def main(argv: list[str]) -> int:
         if not state["started"]:
             # our writers see the readers first; a reader that has not yet matched the writer
             # would miss the first samples of a volatile topic, so give its side a moment
-            if not all(p.get_subscription_count() >= args.subscribers for p in pubs):
+            if not all(p.get_subscription_count() >= args.subscribers
+                       for p, topic in zip(pubs, TOPICS) if topic in args.awaited):
                 state["matched_at"] = None
             elif state["matched_at"] is None:
                 state["matched_at"] = time.monotonic()
