@@ -5,11 +5,16 @@ By default numba caches next to the source (``__pycache__``), which a read-only 
 compiles again. This package's kernels are cached in a user cache directory instead —
 ``$XDG_CACHE_HOME/robot_control/numba`` (``~/.cache/robot_control/numba``; the platform's cache
 directory elsewhere, as platformdirs places it) — unless ``NUMBA_CACHE_DIR`` names one. numba
-keys each entry by the path and stamp of the file that defines the kernel only, but a compiled
-kernel holds the code of every kernel it calls in other files: after one of those changes (an
-upgrade, an edit) numba would load the old code without a word. So the user cache has one
-folder per state of the kernel sources (:func:`kernel_sources_key`: every module of the kernel
-rooms, by path, size and stamp); folders unused for PRUNE_DAYS are removed.
+keys each entry by the content of the file that defines the kernel only, but a compiled kernel
+holds the code of every kernel it calls in other files: after one of those changes (an upgrade,
+an edit) numba would load the old code without a word. So the user cache has one folder per
+state of the kernel sources (:func:`kernel_sources_key`: every module of the kernel rooms, by
+path inside the package and content); folders unused for PRUNE_DAYS are removed. Inside it,
+each module's kernels sit under the module's path in the package (:class:`PackageCacheLocator`),
+not under a digest of its absolute path as numba files them: the key changes only when the
+compiled code's inputs change, so a copy of the same sources (another checkout, a ``pip install``
+of it, a ``colcon build``'s install/) or a checkout that only touched the files' stamps loads
+what an earlier one compiled.
 
 :func:`compiling` serialises the first call of a kernel across processes with a file lock: when
 the four nodes of a stack start together, one compiles and writes the cache while the others
@@ -32,6 +37,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import numba.core.caching
 import numba.core.config
 
 from robot_control.dynamics import cache_loading
@@ -41,15 +47,48 @@ KERNEL_ROOMS = ("dynamics", "control", "sim", "trajectory", "identification")
 PRUNE_DAYS = 14
 
 
+PACKAGE = Path(__file__).resolve().parent.parent
+
+
 def kernel_sources_key(package: Path | None = None) -> str:
-    """A short digest of the kernel rooms' modules (relative path, size, stamp of each .py)."""
-    package = Path(__file__).resolve().parent.parent if package is None else package
+    """A short digest of the kernel rooms' modules (path in the package and content of each
+    .py; not their stamps, which a copy or a checkout changes)."""
+    package = PACKAGE if package is None else package
     digest = hashlib.sha1()
     for room in KERNEL_ROOMS:
         for path in sorted((package / room).rglob("*.py")):
-            st = path.stat()
-            digest.update(f"{path.relative_to(package)}:{st.st_size}:{st.st_mtime_ns};".encode())
+            digest.update(f"{path.relative_to(package).as_posix()}\0".encode())
+            digest.update(hashlib.sha1(path.read_bytes()).digest())
     return digest.hexdigest()[:16]
+
+
+class PackageCacheLocator(numba.core.caching.UserProvidedCacheLocator):
+    """numba's locator for the configured cache folder, filing the package's own modules under
+    their path in the package (``robot_control/dynamics``) instead of a digest of the absolute
+    directory, so every copy of the same sources shares the folder's entries (numba checks each
+    entry against the source's content)."""
+
+    @classmethod
+    def get_suitable_cache_subpath(cls, py_file: str) -> str:
+        folder = Path(py_file).resolve().parent
+        try:
+            return (Path(PACKAGE.name) / folder.relative_to(PACKAGE)).as_posix()
+        except ValueError:  # not one of ours: numba's own filing
+            return super().get_suitable_cache_subpath(py_file)
+
+
+def use_package_locator() -> bool:
+    """File the package's kernels with :class:`PackageCacheLocator` (numba's list of locators,
+    ``CacheImpl._locator_classes``, is not documented: False, and numba's own filing, if a numba
+    release changed it)."""
+    impl = getattr(numba.core.caching, "CacheImpl", getattr(numba.core.caching, "_CacheImpl", None))
+    locators = getattr(impl, "_locator_classes", None)
+    if not isinstance(locators, list) or numba.core.caching.UserProvidedCacheLocator not in locators:
+        return False
+    if PackageCacheLocator not in locators:
+        locators.insert(locators.index(numba.core.caching.UserProvidedCacheLocator),
+                        PackageCacheLocator)
+    return True
 
 
 def numba_cache_dir(env: dict[str, str] | None = None) -> Path | None:
@@ -89,6 +128,7 @@ def configure() -> Path | None:
     if path is not None and not os.environ.get("NUMBA_CACHE_DIR"):
         # numba reads NUMBA_CACHE_DIR once; setting its config keeps other processes' env alone
         numba.core.config.CACHE_DIR = str(path)
+        use_package_locator()
     return path
 
 
