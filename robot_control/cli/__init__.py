@@ -84,12 +84,10 @@ def main(argv: list[str] | None = None) -> int:
 
     argv_ = sys.argv[1:] if argv is None else argv
     try:
-        with _LoadingInterrupt() as loading:
+        with _LoadingInterrupt(argv_):
             parser = build_parser()
             args = parser.parse_args(argv)
             run: Callable[[argparse.Namespace], int] = _load(args._module).run
-        if loading.requested:
-            return _interrupted(argv_)
         try:
             return run(args)
         except ModuleNotFoundError as exc:
@@ -101,25 +99,30 @@ def main(argv: list[str] | None = None) -> int:
 
 
 class _LoadingInterrupt:
-    """While the command's modules load, Ctrl-C is recorded, not raised: a KeyboardInterrupt
-    inside a library's import can land in C code that runs Python source (Cython's module
-    set-up), where CPython marks it unhandled for good, and the process then dies of SIGINT
-    (exit −2, no output) even after the command caught it and returned 0. The command runs only
-    if no Ctrl-C came."""
+    """While the command's modules load, Ctrl-C ends the process at once, quietly, without
+    raising: a KeyboardInterrupt inside a library's import can land in C code that runs Python
+    source (Cython's module set-up), where CPython marks it unhandled for good, and the process
+    then dies of SIGINT (exit −2, no output) even after the command caught it and returned 0 —
+    or goes on running, the interrupt swallowed. Nothing has started yet: nothing to clean up."""
 
-    def __init__(self) -> None:
-        self.requested = False
+    def __init__(self, argv: list[str]) -> None:
+        self.argv = argv
         self.previous = None
 
-    def _record(self, signum, frame) -> None:
-        self.requested = True
+    def _stop(self, signum, frame) -> None:
+        import os
+        import sys
+
+        code = _interrupted(self.argv)
+        sys.stdout.flush()
+        os._exit(code)
 
     def __enter__(self) -> _LoadingInterrupt:
         import signal
         import threading
 
         if threading.current_thread() is threading.main_thread():
-            self.previous = signal.signal(signal.SIGINT, self._record)
+            self.previous = signal.signal(signal.SIGINT, self._stop)
         return self
 
     def __exit__(self, *exc) -> None:
