@@ -100,10 +100,12 @@ def main(argv: list[str] | None = None) -> int:
 
 class _LoadingInterrupt:
     """While the command's modules load, Ctrl-C ends the process at once, quietly, without
-    raising: a KeyboardInterrupt inside a library's import can land in C code that runs Python
-    source (Cython's module set-up), where CPython marks it unhandled for good, and the process
-    then dies of SIGINT (exit −2, no output) even after the command caught it and returned 0 —
-    or goes on running, the interrupt swallowed. Nothing has started yet: nothing to clean up."""
+    raising. A KeyboardInterrupt raised inside the libraries' imports was seen (1 run in 20 under
+    load) to end the process by SIGINT (exit −2, no output) although the command caught it and
+    returned 0: strace shows the handled signal, then CPython sending itself SIGINT at exit —
+    its exit path for an unhandled KeyboardInterrupt, whose flag C code that runs Python code
+    through ``PyRun_*`` sets and leaves set; the import that did it was not identified. Nothing
+    has started yet, so there is nothing to clean up."""
 
     def __init__(self, argv: list[str]) -> None:
         self.argv = argv
