@@ -264,3 +264,30 @@ def test_ctrl_c_while_the_nodes_compile_on_an_empty_cache_is_a_clean_quiet_stop(
     runner's SIGINT wait, exit 0, quiet."""
     env = {**private_domain(155), "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
     check_clean_quiet_stop(*interrupt_launch("compiling ", env), unforced=True)
+
+
+@pytest.mark.parametrize("command, status, said", [
+    (("laws",), 130, ["robot-control: interrupted"]),  # a command that ends by itself
+    (("launch", "rate:=250"), 0, []),  # one that runs until Ctrl-C: its usual quiet end
+])
+def test_ctrl_c_while_the_modules_load_ends_at_once_with_the_commands_status(command, status,
+                                                                             said):
+    """SIGINT the moment numpy starts loading (the command's modules load for a second more):
+    the process ends within a second, by itself (not by a signal: exit −2 was CI's flake), with
+    the command's status and at most its one line."""
+    import signal
+
+    proc = subprocess.Popen(cli(*command), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=private_domain(156))
+    try:
+        assert past_interpreter_start(proc.pid, 60.0), "it never got past start-up"
+        asked = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+        took = time.monotonic() - asked
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == status, (out, err)
+    assert err.splitlines() == said and not out, (out, err)
+    assert took < 1.0, took
