@@ -9,11 +9,6 @@
 The ``robot-control identify`` command does the same and writes files a controller loads.
 """
 
-# first: numba fixes a kernel's cache folder when the kernel is defined, so the user cache
-# (dynamics/compile_cache.py) is set before this room's kernels, whatever a process imports
-from robot_control.dynamics import compile_cache  # noqa: F401, I001
-
-# isort: split
 from robot_control.identification.estimation import Estimate, identify
 from robot_control.identification.recording import (
     JointRecording,
