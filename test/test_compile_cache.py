@@ -114,3 +114,40 @@ def test_cache_folders_unused_for_two_weeks_are_pruned(tmp_path):
     os.utime(keep, (weeks_ago, weeks_ago))
     cc.prune(tmp_path, keep=keep)
     assert not old.exists() and recent.exists() and keep.exists()
+
+
+WHERE = """
+import importlib, sys
+import numba
+first = importlib.import_module(sys.argv[1])  # before anything else of the package
+from robot_control.dynamics import compile_cache
+for name in sys.argv[2:]:
+    for value in vars(importlib.import_module(name)).values():
+        cached = getattr(getattr(value, "_cache", None), "_cache_path", None)
+        if isinstance(value, numba.core.registry.CPUDispatcher) and cached:
+            print(value.__module__, value.__name__, cached)
+print("CACHE_DIR", compile_cache.CACHE_DIR)
+"""
+
+
+@pytest.mark.parametrize("first", ["robot_control.trajectory.limits",
+                                   "robot_control.control.law_kernels",
+                                   "robot_control.sim.plant_kernels",
+                                   "robot_control.identification"])
+def test_every_kernel_caches_in_the_user_cache_whatever_is_imported_first(tmp_path, first):
+    """numba fixes a kernel's cache folder when it is defined: a room's kernels defined before
+    compile_cache ran would be cached next to the sources instead (a second compile of the
+    same kernel in another process, stale code after an edit of a kernel they call)."""
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env.update(PYTHONPATH=str(ROOT), XDG_CACHE_HOME=str(tmp_path))
+    modules = ["robot_control.trajectory.limits", "robot_control.trajectory.sampling",
+               "robot_control.control.law_kernels", "robot_control.sim.plant_kernels"]
+    run = subprocess.run([sys.executable, "-c", WHERE, first, *modules], env=env,
+                         capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    cache_dir = lines[-1].split()[1]
+    assert cache_dir.startswith(str(tmp_path))
+    kernels = [line.split() for line in lines[:-1]]
+    assert {k[0] for k in kernels} >= set(modules)
+    assert [k for k in kernels if not k[2].startswith(cache_dir)] == []

@@ -7,6 +7,11 @@
     tau = law.update(t, state, Reference(q_d, qd_d, qdd_d))
 """
 
+# first: numba fixes a kernel's cache folder when the kernel is defined, so the user cache
+# (dynamics/compile_cache.py) is set before this room's kernels, whatever a process imports
+from robot_control.dynamics import compile_cache  # noqa: F401, I001
+
+# isort: split
 from robot_control.control.base import Config, ConfigurationError, Controller, Reference, State
 from robot_control.control.errors import TrackingErrors, saturation
 from robot_control.control.model_terms import (

@@ -1,5 +1,10 @@
 """Reference trajectories: quintic polynomials (Huo Ex. 3-7) in joint and task space."""
 
+# first: numba fixes a kernel's cache folder when the kernel is defined, so the user cache
+# (dynamics/compile_cache.py) is set before this room's kernels, whatever a process imports
+from robot_control.dynamics import compile_cache  # noqa: F401, I001
+
+# isort: split
 from robot_control.foundation.spatial import rotation_exp, rotation_log
 from robot_control.trajectory.cartesian import CartesianQuintic
 from robot_control.trajectory.examples import (

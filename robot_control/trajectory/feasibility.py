@@ -67,20 +67,21 @@ ROUNDING = 1e-9  # relative: a sample exactly at its limit (a scaled motion) is 
 MAX_SCALINGS = 8
 
 
-@njit(cache=True)
+# The rows go through the stack's own entry kernels (the controller's laws and the plant's hold
+# torque load them anyway): a recursion of their own, compiled with numba's reference counting,
+# was a second compile of Newton–Euler (3.8–4.9 s of CPU at a cold start).
+@K.entry_point
 def torques_along(D, q, qd, qdd, tau):
     """τ(q, q̇, q̈) at each row (Newton–Euler, Kim Table 2) into tau (k, n)."""
-    g = D[0, K.GRAVITY:K.GRAVITY + 3]
     for k in range(q.shape[0]):
-        K.rnea(D, g, q[k], qd[k], qdd[k], None, D, tau[k])
+        K.inverse_dynamics_kernel(D, q[k], qd[k], qdd[k], None, tau[k])
 
 
-@njit(cache=True)
+@K.entry_point
 def gravity_along(D, q, gravity):
     """g(q) at each row (Newton–Euler at rest) into gravity (k, n)."""
-    g = D[0, K.GRAVITY:K.GRAVITY + 3]
     for k in range(q.shape[0]):
-        K.gravity_rnea(D, g, q[k], D, gravity[k])
+        K.gravity_kernel(D, q[k], gravity[k])
 
 
 @dataclass(frozen=True)
@@ -361,5 +362,10 @@ def warm_up(model) -> None:
     """One check of a small motion and one gravity pass: loads the compiled kernels (seconds
     the first time they compile) that a first goal would otherwise wait for."""
     q = np.clip(np.zeros(model.nq), model.lower, model.upper)
+    # the row kernels first, at the top level: their compile-once locks (dynamics/compile_once.py)
+    # then make this process load what another node compiles instead of compiling it alongside
+    D, tau = model_data(model).D, np.zeros(model.nq)
+    K.inverse_dynamics_kernel(D, q, tau, tau, None, np.zeros(model.nq))
+    K.gravity_kernel(D, q, np.zeros(model.nq))
     check_motion_feasible(model, JointTrajectory([0.0, 1.0], [q, q]))
     _gravity(model, q[None, :])
