@@ -3,7 +3,8 @@ composed:=true realtime_priority:=50``, the rclpy-free route) run in alternation
 the view open: the launch file's own view (``view:=true``) and a headless Chromium page on it
 (Debian's chromium driven by Playwright), the page's frames per second counted meanwhile.
 
-    python bench/view_load.py [--duration 20] [--rounds 2] [--screenshot docs/view.png]
+    python bench/view_load.py [--duration 30] [--rounds 2] [--screenshot docs/view.png]
+                              [--query '?fixedDpr=0.5']
 
 Prints, per run, the achieved rate and the missed deadlines from the launch summary (the plant's
 own counts), the page's frames/s (requestAnimationFrame callbacks over the run: frames the
@@ -12,7 +13,9 @@ draws on demand, so this is the frame rate of the moving arm), the CPU the brows
 (all its processes: seconds per second, and milliseconds per 3D frame — the page's cost, which
 the machine's load changes less than its frames/s) and the load average: the
 machine is shared, so compare runs of the same round (same window), not with other days. Each
-run is on its own ROS domain.
+run is on its own ROS domain. The frames are counted over the run's last ``duration - 12`` s
+after the page shows the stack's time: ``--duration 30`` (18 s) rather than 15 (3 s, mostly the
+page's start).
 """
 
 from __future__ import annotations
@@ -46,7 +49,8 @@ COUNT_FRAMES_JS = """(() => { const w = window; w.__frames = 0; w.__drawn = 0; l
 FRAMES_JS = "[window.__frames, window.__drawn, performance.now()]"
 
 
-def run_stack(duration: float, with_view: bool, domain: int, screenshot: str | None) -> dict:
+def run_stack(duration: float, with_view: bool, domain: int, screenshot: str | None,
+              query: str = "") -> dict:
     """One launch; with the view, a browser page open on it while the loop runs."""
     port = free_port()
     summary = Path(tempfile.mkdtemp()) / "summary.json"
@@ -66,7 +70,7 @@ def run_stack(duration: float, with_view: bool, domain: int, screenshot: str | N
         if with_view:
             browser = Browser()
             browser.page.add_init_script(COUNT_FRAMES_JS)
-            browser.open(f"http://127.0.0.1:{port}/")
+            browser.open(f"http://127.0.0.1:{port}/{query}")
             browser.wait_text(r"t = [\d.]+ s", 150)
             if screenshot:  # while the stack runs (the page says "Connecting..." once it ends)
                 browser.page.screenshot(path=screenshot)
@@ -99,6 +103,8 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--domain", type=int, default=171)
     parser.add_argument("--screenshot", help="save the page (with the view) here")
+    parser.add_argument("--query", default="", help="the page's URL query, e.g. '?fixedDpr=0.5' "
+                        "(viser's fixed device pixel ratio)")
     args = parser.parse_args()
     if (why := browser_missing()) is not None:
         print(f"view_load: {why}", file=sys.stderr)
@@ -107,7 +113,7 @@ def main() -> int:
           "ms/3D frame  load  outcome")
     for r in range(args.rounds):
         for with_view in (False, True):
-            m = run_stack(args.duration, with_view, args.domain, args.screenshot)
+            m = run_stack(args.duration, with_view, args.domain, args.screenshot, args.query)
             print(f"{r:5d}  {'yes' if with_view else 'no ':4s}  {_f(m['rate_hz'], 7, 1)}  "
                   f"{m['missed']!s:>6} ({_f(m['missed_pct'], 5, 2)})  {_f(m['p99_us'], 7, 0)}  "
                   f"{_f(m['page_fps'], 8, 1)}  {_f(m['drawn_fps'], 6, 1)}  {_f(m['cpu'], 15, 2)}  "
