@@ -131,6 +131,18 @@ def test_torque_plots_show_the_limit_only_when_the_torques_come_near_it() -> Non
     assert torque_span(np.nan, np.array([np.nan])) == 0.001
 
 
+def test_the_floor_is_lines_every_cell_darker_every_section() -> None:
+    from robot_control.view.app import floor_lines
+
+    points, colors = floor_lines(4.0, 0.1, 0.5)
+    assert points.shape == colors.shape == (82, 2, 3)  # 41 lines each way
+    assert np.allclose(np.abs(points[:, :, :2]).max(), 2.0) and not points[:, :, 2].any()
+    along_x = points[:41]
+    assert np.allclose(along_x[:, 0, 1], along_x[:, 1, 1])  # constant y: parallel to x
+    dark = along_x[colors[:41, 0, 0] < colors.max(), 0, 1]
+    assert np.allclose(dark, np.arange(-2.0, 2.01, 0.5))
+
+
 def test_without_viser_the_command_says_how_to_install_it() -> None:
     code = ("import sys; sys.modules['viser'] = None\n"
             "from robot_control.cli import main\n"

@@ -62,16 +62,38 @@ def start_server(bind: str, port: int):
         server.stop()
         raise ViewError(f"port {port} on {bind} is in use: choose another with --port")
     server.gui.configure_theme(control_width="large", dark_mode=False, show_logo=False)
+    # the panel beside the 3D view, not over it: a canvas a third narrower to draw, and no
+    # panel to composite over it every frame (docs/view.md, "Cost")
+    server.gui.main_panel.dock_right()
     server.scene.set_up_direction("+z")
     # no shadow pass and no environment map (image-based lighting samples it at every pixel):
     # the page stays smooth where WebGL is software (a laptop on battery, CI); plain lights
     server.scene.configure_default_lights(cast_shadow=False)
     server.scene.configure_environment_map(hdri=None)
-    server.scene.add_grid("/ground", width=4.0, height=4.0, cell_size=0.1, section_size=0.5,
-                         shadow_opacity=0.0)
+    # the floor as thin lines, not viser's grid: the grid is a plane whose shader runs at every
+    # pixel it covers (half the screen), the frame's largest cost in software WebGL
+    server.scene.add_line_segments("/ground", *floor_lines(4.0, 0.1, 0.5), thickness=1.0,
+                                   thickness_units="screen")
     server.initial_camera.position = (1.0, -1.4, 0.9)
     server.initial_camera.look_at = (0.0, 0.0, 0.2)
     return server
+
+
+def floor_lines(width: float, cell: float, section: float) -> tuple:
+    """Line segments (N × 2 × 3) of a square floor grid centred at the origin, and their
+    colours (N × 2 × 3): every ``cell`` metres light, every ``section`` metres darker."""
+    import numpy as np
+
+    n = int(round(width / cell))
+    ticks = (np.arange(n + 1) - n / 2) * cell
+    half = width / 2.0
+    along_x = np.stack([np.stack([np.full_like(ticks, -half), ticks, np.zeros_like(ticks)], 1),
+                        np.stack([np.full_like(ticks, half), ticks, np.zeros_like(ticks)], 1)], 1)
+    points = np.concatenate([along_x, along_x[:, :, [1, 0, 2]]])
+    on_section = np.isclose(np.remainder(np.concatenate([ticks, ticks]) + section / 2, section),
+                            section / 2, atol=cell / 10)
+    colors = np.where(on_section[:, None, None], np.uint8(140), np.uint8(205))
+    return points.astype(np.float32), np.broadcast_to(colors, points.shape).astype(np.uint8)
 
 
 def run(args: argparse.Namespace, ros_argv: list[str] | None = None) -> int:
