@@ -13,7 +13,7 @@ from robot_control.model.loader import load_robot
 from robot_control.model.urdf_export import robot_description
 from robot_control.view.controls import slider_range
 from robot_control.view.frames import TfTree, robot_root_frame
-from robot_control.view.panel import torque_span
+from robot_control.view.panel import torque_span, value_range
 from robot_control.view.scene import load_scene
 from robot_control.view.traces import Traces, drawn
 
@@ -152,3 +152,18 @@ def test_without_viser_the_command_says_how_to_install_it() -> None:
     assert got.stderr.strip().splitlines() == [
         "robot-control view: needs the viser package: `pip install -e .[view]` or "
         "`bash scripts/setup.sh view`"]
+
+
+def test_a_plots_range_never_collapses_on_a_trace_flat_to_float_noise():
+    """A held arm's q and q_d, equal up to float32 noise: uPlot's own range would be min ≈ max,
+    where its tick loop never ends ("Invalid array length" on the page, uPlot issue 1084)."""
+    held = np.float32([1.0, 1.0000002, 0.9999998, 1.0])
+    lo, hi = value_range(held, held)
+    assert lo <= 0.9999998 and hi >= 1.0000002 and hi - lo >= 2e-3  # 10⁻³ of the magnitude
+    lo, hi = value_range(np.zeros(5))
+    assert lo < 0.0 < hi and hi - lo >= 2e-6  # flat at zero: the floor
+    moving = np.array([-0.31, 0.2, 0.47])
+    lo, hi = value_range(moving, np.array([np.nan, 0.5]))
+    assert lo <= -0.31 and hi >= 0.5 and hi - lo < 2.0  # everything shown, not too loose
+    assert value_range(moving) == value_range(moving + 1e-9)  # steps: no update for a hair
+    assert value_range(np.array([np.nan, np.nan])) is None

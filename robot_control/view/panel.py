@@ -150,8 +150,9 @@ class RobotPanel:
             def col(signal: str) -> tuple[np.ndarray, np.ndarray]:
                 return drawn(t, data[signal][:, j], DRAWN_POINTS)  # noqa: B023
             td, q = col("q")
-            self.plots[f"q{j}"].data = _sent(td, q, col("q_d")[1])
-            self.plots[f"e{j}"].data = _sent(*col("error"))
+            q_d, (te, error) = col("q_d")[1], col("error")
+            self._show(self.plots[f"q{j}"], (td, q, q_d))
+            self._show(self.plots[f"e{j}"], (te, error))
             bound = limits.get(self.joints[j], np.nan)
             limit = np.full(len(td), bound)
             plot = self.plots[f"t{j}"]
@@ -174,8 +175,17 @@ class RobotPanel:
         if len(t) < 2:
             return
         td = drawn(t, data["force"][:, 0], DRAWN_POINTS)[0]
-        self.force_plot.data = _sent(td, *(drawn(t, data["force"][:, i], DRAWN_POINTS)[1]
-                                           for i in range(3)))
+        self._show(self.force_plot, (td, *(drawn(t, data["force"][:, i], DRAWN_POINTS)[1]
+                                           for i in range(3))))
+
+    @staticmethod
+    def _show(plot, columns: tuple[np.ndarray, ...]) -> None:
+        """A plot's columns, on a y range of ours (:func:`value_range`; set first, so the page
+        never draws these columns on uPlot's own range)."""
+        bounds = value_range(*columns[1:])
+        if bounds is not None and plot.scales["y"].get("range") != bounds:
+            plot.scales = {**plot.scales, "y": {"auto": False, "range": bounds}}
+        plot.data = _sent(*columns)
 
     def _effort_limits(self) -> dict[str, float]:
         if self.scene is None:
@@ -207,6 +217,24 @@ def torque_span(limit: float, *torques: np.ndarray) -> float:
     span = 1.05 * limit if np.isfinite(limit) and peak >= limit / 3.0 else 1.2 * peak
     span = max(span, 1e-3)
     return float(f"{span:.2g}")
+
+
+def value_range(*columns: np.ndarray, floor: float = 1e-6) -> tuple[float, float] | None:
+    """A plot's y range: its finite values with a margin, at least 10⁻³ of their magnitude (or
+    ``floor``) wide, widened to whole powers-of-ten steps so it changes only when the traces
+    move; None when nothing is finite. uPlot's own range of a trace flat to float noise (a held
+    arm) has min ≈ max, where its tick loop never ends and the page fails with "Invalid array
+    length" (uPlot issue 1084: the range is the caller's to make sensible)."""
+    values = np.concatenate([np.asarray(c, float).ravel() for c in columns]) if columns else \
+        np.empty(0)
+    values = values[np.isfinite(values)]
+    if not values.size:
+        return None
+    lo, hi = float(values.min()), float(values.max())
+    mid = 0.5 * (lo + hi)
+    half = max(0.55 * (hi - lo), 1e-3 * abs(mid), floor)
+    step = 10.0 ** np.floor(np.log10(half))
+    return float(np.floor((mid - half) / step) * step), float(np.ceil((mid + half) / step) * step)
 
 
 def _sent(*columns: np.ndarray) -> tuple[np.ndarray, ...]:
