@@ -51,6 +51,10 @@ def ready(client: BusClient, stop) -> np.ndarray:
     """Wait until the controller commands and the generator holds a reference (``stop()``: what
     a failure shows); the position."""
     assert client.topic_echo("/joint_command", timeout_s=120), stop()
+    settle = time.monotonic() + 30  # the arm at rest first: a hold goal then means "stay"
+    while time.monotonic() < settle and np.abs(np.asarray(client.topic_echo(
+            "/joint_states", timeout_s=10)[0].velocity)).max() > 0.02:
+        time.sleep(0.2)
     deadline = time.monotonic() + 60
     while True:  # until the generator anchored its hold at the first joint state
         q = measured(client)
