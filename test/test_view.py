@@ -58,7 +58,7 @@ def session():
     launched_port = free_port()  # the launch file's own view (view:=true) serves here
     stack = Stack(env, "composed:=true", "view:=true", f"view_port:={launched_port}",
                   "--startup-timeout", "300")
-    side = plant_alone(env)
+    sides = [plant_alone(env)]  # (a test replaces it: the one running is stopped at the end)
     view = View(env, "--namespace", "/", "--namespace", SECOND, "--port", str(free_port()))
     browser = None
     try:
@@ -66,14 +66,14 @@ def session():
         assert stack.wait_for("control loop running", 300), "\n".join(stack.lines[-30:])
         browser = Browser()
         browser.open(view.url)
-        yield {"env": env, "stack": stack, "view": view, "browser": browser, "side": [side],
+        yield {"env": env, "stack": stack, "view": view, "browser": browser, "side": sides,
                "launched_port": launched_port}
     finally:
         if browser is not None:
             browser.close()
         view.stop()
         stack.stop()
-        for proc in [side]:
+        for proc in sides:  # the plant a test started again included: none is left running
             stopped(proc)
 
 
