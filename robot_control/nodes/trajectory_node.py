@@ -92,7 +92,7 @@ class TrajectoryNode(LoopTimerHooks):
         # and a goal's tolerances: one subscription, so a lockstep plant counting its
         # listeners counts this node once
         self.state_sub = None
-        self.measured = None  # (q, stamp ns, monotonic s) of the last valid joint state
+        self.measured = None  # (q, monotonic s) of the last valid joint state
         if self.lockstep:
             self._watch_states()
         self.trajectory = None  # the motion, on its own clock (seconds since start_ns)
@@ -145,7 +145,7 @@ class TrajectoryNode(LoopTimerHooks):
         if self.scenario is not None:
             self._start(self.scenario.trajectory, 0 if self.lockstep else self._now_ns())
         elif not self.lockstep and self.measured is not None and \
-                time.monotonic() - self.measured[2] <= FRESH_STATE_S:
+                time.monotonic() - self.measured[1] <= FRESH_STATE_S:
             self._anchor(self.measured[0], self._now_ns())
         self._watch_states()
         if not self.lockstep:
@@ -238,7 +238,7 @@ class TrajectoryNode(LoopTimerHooks):
                 self.drops.drop("/joint_states", str(exc))
             return  # a goal's deadline still runs
         ns = stamp_ns(msg.header.stamp)
-        self.measured = (q, ns, time.monotonic())
+        self.measured = (q, time.monotonic())
         if not active:
             return
         if self.trajectory is None:  # the first state after activation anchors it

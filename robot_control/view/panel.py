@@ -155,11 +155,9 @@ class RobotPanel:
             self._show(self.plots[f"e{j}"], (te, error))
             bound = limits.get(self.joints[j], np.nan)
             limit = np.full(len(td), bound)
-            plot = self.plots[f"t{j}"]
-            plot.data = _sent(td, col("tau_cmd")[1], col("tau_applied")[1], limit, -limit)
             span = torque_span(bound, data["tau_cmd"][:, j], data["tau_applied"][:, j])
-            if plot.scales["y"].get("range") != (-span, span):
-                plot.scales = {**plot.scales, "y": {"auto": False, "range": (-span, span)}}
+            self._show(self.plots[f"t{j}"], (td, col("tau_cmd")[1], col("tau_applied")[1], limit,
+                                            -limit), (-span, span))
 
     def update_force(self, force) -> None:
         """The contact force plot (x, y, z in the world frame), made when the first force comes:
@@ -179,10 +177,11 @@ class RobotPanel:
                                            for i in range(3))))
 
     @staticmethod
-    def _show(plot, columns: tuple[np.ndarray, ...]) -> None:
-        """A plot's columns, on a y range of ours (:func:`value_range`; set first, so the page
-        never draws these columns on uPlot's own range)."""
-        bounds = value_range(*columns[1:])
+    def _show(plot, columns: tuple[np.ndarray, ...],
+              bounds: tuple[float, float] | None = None) -> None:
+        """A plot's columns on a y range of ours (``bounds``, else :func:`value_range`), set
+        first, so the page never draws these columns on uPlot's own range."""
+        bounds = value_range(*columns[1:]) if bounds is None else bounds
         if bounds is not None and plot.scales["y"].get("range") != bounds:
             plot.scales = {**plot.scales, "y": {"auto": False, "range": bounds}}
         plot.data = _sent(*columns)

@@ -221,9 +221,10 @@ class RclpyClient:
         deadline = time.monotonic() + timeout_s
         while not done.wait(min(0.1, max(0.0, deadline - time.monotonic()))):
             # in slices: after Ctrl-C no reply comes, and the caller must not wait the timeout out
-            if not self._context.ok() or time.monotonic() >= deadline:
+            shut_down = not self._context.ok()
+            if shut_down or time.monotonic() >= deadline:
                 self._client.remove_pending_request(future)
-                why = "shut down" if not self._context.ok() else f"within {timeout_s} s"
+                why = "shut down" if shut_down else f"within {timeout_s} s"
                 raise ServiceCallError(f"no reply from {self.srv_name} {why}")
         return future.result()
 
