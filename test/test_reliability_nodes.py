@@ -176,6 +176,42 @@ def test_a_motion_received_ahead_of_its_start_is_checked_after_the_next_command(
         shut(sender, node)
 
 
+def test_a_motion_anchored_at_a_state_the_arm_has_since_left_starts_there():
+    """The generator starts its motion at one joint state and stamps it so; an arm settling
+    under a law that has just taken over (the adaptive law sags 0.04 rad) has moved on by the
+    time the motion arrives. Checked against the state of its stamp, it is taken; the same
+    motion stamped with a state the controller never saw is checked against the newest one
+    and refused (CI's launch of the adaptive law lost its first motion so)."""
+    node, ctrl = managed(ControllerNode, "controller", "robot:=ddarm", "rate:=200.0")
+    sender = create_node("sender", ["prog"], backend="dds")
+    m = Messages(sender)
+    traj = sender.create_publisher("trajectory_msgs/msg/JointTrajectory", TRAJECTORY_TOPIC,
+                                   qos="transient_local")
+    states = sender.create_publisher("sensor_msgs/msg/JointState", "/joint_states")
+    names, q0, zeros = list(ctrl.names), [-0.1, 1.5, 1.0], [0.0, 0.0, 0.0]
+    sagged = [-0.1, 1.54, 1.0]
+    knots = (np.array([0.0, 2.0]), np.array([q0, [0.2, 1.2, 0.8]]), np.zeros((2, 3)),
+             np.zeros((2, 3)))
+    dropped = lambda: ctrl.drops.counts["/" + TRAJECTORY_TOPIC]  # noqa: E731
+    try:
+        assert spin([node, sender], 10.0, until=lambda: traj.get_subscription_count() > 0
+                    and states.get_subscription_count() > 0)
+        anchored = time.time_ns()
+        states.publish(m.joint_state(anchored, names, q0, zeros))
+        assert spin([node, sender], 10.0, until=lambda: ctrl.recent.at(anchored) is not None)
+        states.publish(m.joint_state(anchored + 20_000_000, names, sagged, zeros))
+        assert spin([node, sender], 10.0, until=lambda: ctrl.last_state is not None
+                    and ctrl.last_state.q[1] > 1.53)
+        traj.publish(m.joint_trajectory(anchored + 5_000_000, names, knots))  # unseen stamp
+        assert spin([node, sender], 10.0, until=lambda: dropped() == 1)
+        assert len(ctrl.schedule) == 0
+        traj.publish(m.joint_trajectory(anchored, names, knots))
+        assert spin([node, sender], 10.0, until=lambda: len(ctrl.schedule) == 1)
+        assert dropped() == 1
+    finally:
+        shut(sender, node)
+
+
 def test_gains_too_high_for_the_actuators_saturate_and_are_blamed_only_at_rest():
     """Commands beyond the effort limits are saturated at them by the controller (the plant
     never gets one to reject); "gains too high" is an ERROR only when the reference is at rest

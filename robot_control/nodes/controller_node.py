@@ -70,6 +70,7 @@ from robot_control.nodes.law_host import CONFIGURE_ERRORS, LawHost
 from robot_control.nodes.motion_feasibility import check_feasible
 from robot_control.nodes.node_parameters import AutostartParams, RobotParams, TimingParams, declare_common
 from robot_control.nodes.realtime import LoopDiscipline, RealtimeParams
+from robot_control.nodes.state_history import RecentPositions
 from robot_control.nodes.validation import (
     MAX_MOTION_POINTS,
     DropLog,
@@ -167,6 +168,7 @@ class ControllerNode(LoopTimerHooks):
         self.anchor: Quintic | None = None  # reference offset decaying after an activation
         self.anchor_pending = False
         self.rate = common.timing.rate
+        self.recent = RecentPositions(self.n, self.rate)  # what a motion's start stamp saw
         self.timer = None
         self.health = NodeHealth(node, "controller", self._status, self.drops)
 
@@ -328,13 +330,17 @@ class ControllerNode(LoopTimerHooks):
         its start if that point is on it (within START_TOLERANCE, as a goal's must be,
         trajectory/jtc_goal.py), else — when this node only holds (its last motion ended) or is
         inactive (an activation re-anchors anyway) — the measured position if the point is
-        there; anything else would step the reference (the arm would swing to it): Rejected,
+        there: measured at the motion's stamp when that state is still known (the generator
+        anchors its motion at one state and stamps it so; a settling arm has moved on since),
+        else now. Anything else would step the reference (the arm would swing to it): Rejected,
         naming the joint and the gap. A single such point is a hold there."""
         gap = np.abs(first - reference[0])
         if gap.max() <= START_TOLERANCE:
             return reference
-        measured = self.pending[1] if self.pending is not None else \
-            (self.last_state.q if self.last_state is not None else None)
+        measured = self.recent.at(start)
+        if measured is None:
+            measured = self.pending[1] if self.pending is not None else \
+                (self.last_state.q if self.last_state is not None else None)
         idle = self.schedule.ended(start) or not self.node.is_active
         if measured is not None and idle and np.abs(first - measured).max() <= START_TOLERANCE:
             return measured.copy(), np.zeros(self.n), np.zeros(self.n)
@@ -387,6 +393,7 @@ class ControllerNode(LoopTimerHooks):
             self.drops.drop("/joint_states", str(exc))
             return
         ns = stamp_ns(msg.header.stamp)
+        self.recent.add(ns, q)
         if ns < self.answer_from:
             return  # measured before this activation (queued while it ran): not ours to answer
         self.pending = (ns, q, qd)
