@@ -22,6 +22,7 @@ from robot_control.bus.dds.client import BusClient
 from robot_control.bus.dds.lifecycle_client import change_state, get_state, managed_nodes
 from robot_control.control import create
 from robot_control.model import load_robot
+from robot_control.nodes.controller_node import RESUME_AFTER_S
 from robot_control.nodes.law_compiler import compile_law
 
 pytestmark = pytest.mark.slow
@@ -68,6 +69,16 @@ def hand_overs(states: dict, commands: dict, start: float, end: float) -> list[f
             if start <= s < end and s in states and np.array_equal(tau, states[s])]
 
 
+def after_stalls(commands: dict, stamps: list[float]) -> list[float]:
+    """Those of ``stamps`` that answer the first state after the controller's loop stood still
+    longer than RESUME_AFTER_S (a starved process): it takes over from the plant's hold then,
+    as after an activation, so its command equals the applied torque there too."""
+    answered = sorted(commands)
+    stalled = {b for a, b in zip(answered, answered[1:])
+               if b - a > RESUME_AFTER_S + 1.0 / RATE}
+    return [s for s in stamps if s in stalled]
+
+
 def test_gain_change_swap_and_lifecycle_transitions_are_bumpless(monkeypatch):
     env = stack_env("lifecycle-stack")
     for key in ("ROS_DOMAIN_ID", "ROS_AUTOMATIC_DISCOVERY_RANGE"):
@@ -104,7 +115,10 @@ def test_gain_change_swap_and_lifecycle_transitions_are_bumpless(monkeypatch):
     output = "\n".join(stack.lines)
     assert "no valid /joint_command" in output, output[-3000:]  # the plant held meanwhile
     first = min(commands)
-    assert not hand_overs(states, commands, first, events["gains"][0])  # ordinary commands
+    # ordinary commands are not hand-overs, except after a stall of the loop (a loaded machine)
+    ordinary = hand_overs(states, commands, first, events["gains"][0])
+    assert ordinary == after_stalls(commands, ordinary), ordinary
+    print(f"{len(ordinary)} take-overs after a stall of the loop before the gain change")
     for name in ("gains", "swap", "activate"):
         before, after = events[name]
         found = hand_overs(states, commands, before, after + 0.5)
