@@ -69,25 +69,16 @@ class DrawnSkeleton:
         self.segments = skeleton_segments(robot)
         self.last: tuple | None = None
         self.lines = scene_api.add_line_segments(
-            prefix, self._points({}), np.broadcast_to(np.asarray(color, np.uint8),
+            prefix, skeleton_points(robot, self.segments, {}), np.broadcast_to(np.asarray(color, np.uint8),
                                                       (len(self.segments), 2, 3)).copy(),
             thickness=GHOST_THICKNESS, thickness_units="screen", position=tuple(offset))
-
-    def _points(self, positions: dict[str, float]) -> np.ndarray:
-        poses = self.robot.link_poses(positions)
-        points = np.zeros((len(self.segments), 2, 3), np.float32)
-        for i, (a, b, end) in enumerate(self.segments):
-            if a in poses and b in poses:
-                points[i, 0] = poses[a][:3, 3]
-                points[i, 1] = (poses[b] @ end)[:3]
-        return points
 
     def pose(self, positions: dict[str, float]) -> None:
         """Move the skeleton to these joint positions (sent only when they changed)."""
         key = tuple(round(positions.get(j, 0.0), 5) for j in self.robot.joint_names)
         if key != self.last:
             self.last = key
-            self.lines.points = self._points(positions)
+            self.lines.points = skeleton_points(self.robot, self.segments, positions)
 
     def remove(self) -> None:
         self.lines.remove()
@@ -107,6 +98,17 @@ def skeleton_segments(robot: RobotScene) -> list[tuple[str, str, np.ndarray]]:
         if j.child not in parents and com is not None and np.linalg.norm(com) > 1e-6:
             out.append((j.child, j.child, np.append(2.0 * com, 1.0)))
     return out
+
+
+def skeleton_points(robot: RobotScene, segments: list, positions: dict[str, float]) -> np.ndarray:
+    """The skeleton's segments (N × 2 × 3, float32) at these joint positions."""
+    poses = robot.link_poses(positions)
+    points = np.zeros((len(segments), 2, 3), np.float32)
+    for i, (a, b, end) in enumerate(segments):
+        if a in poses and b in poses:
+            points[i, 0] = poses[a][:3, 3]
+            points[i, 1] = (poses[b] @ end)[:3]
+    return points
 
 
 class DrawnFrames:
