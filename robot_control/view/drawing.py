@@ -68,20 +68,23 @@ class DrawnSkeleton:
         self.robot = robot
         self.segments = skeleton_segments(robot)
         self.last: tuple | None = None
-        self.lines = scene_api.add_line_segments(
-            prefix, skeleton_points(robot, self.segments, {}), np.broadcast_to(np.asarray(color, np.uint8),
-                                                      (len(self.segments), 2, 3)).copy(),
-            thickness=GHOST_THICKNESS, thickness_units="screen", position=tuple(offset))
+        self.lines = None  # a robot without offsets (all its links at one point) has no lines
+        if self.segments:
+            colors = np.broadcast_to(np.asarray(color, np.uint8), (len(self.segments), 2, 3))
+            self.lines = scene_api.add_line_segments(
+                prefix, skeleton_points(robot, self.segments, {}), colors.copy(),
+                thickness=GHOST_THICKNESS, thickness_units="screen", position=tuple(offset))
 
     def pose(self, positions: dict[str, float]) -> None:
         """Move the skeleton to these joint positions (sent only when they changed)."""
         key = tuple(round(positions.get(j, 0.0), 5) for j in self.robot.joint_names)
-        if key != self.last:
+        if key != self.last and self.lines is not None:
             self.last = key
             self.lines.points = skeleton_points(self.robot, self.segments, positions)
 
     def remove(self) -> None:
-        self.lines.remove()
+        if self.lines is not None:
+            self.lines.remove()
 
 
 def skeleton_segments(robot: RobotScene) -> list[tuple[str, str, np.ndarray]]:
