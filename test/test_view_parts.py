@@ -11,7 +11,9 @@ import pytest
 
 from robot_control.model.loader import load_robot
 from robot_control.model.urdf_export import robot_description
+from robot_control.view.app import SOFTWARE_QUERY, software_rendering_hint
 from robot_control.view.controls import slider_range
+from robot_control.view.drawing import skeleton_points, skeleton_segments
 from robot_control.view.frames import TfTree, robot_root_frame
 from robot_control.view.panel import torque_span, value_range
 from robot_control.view.scene import load_scene
@@ -54,6 +56,26 @@ def test_a_robot_without_visuals_is_drawn_from_its_joints() -> None:
     assert scene.joint_names == ["joint1", "joint2", "joint3"]
     assert all(scene.links[link] for link in ("link1", "link2", "link3"))
     assert any(s.kind == "cylinder" for s in scene.links["link3"])  # to its body's far end
+
+
+def test_the_ghost_skeleton_runs_along_the_links() -> None:
+    scene = load_scene(URDF)
+    segments = skeleton_segments(scene)
+    assert [(a, b) for a, b, _ in segments] == [("base", "upper"), ("upper", "fore")]
+    points = skeleton_points(scene, segments, {"j1": np.pi / 2})
+    np.testing.assert_allclose(points[1], [[0.0, 0.0, 0.1], [0.0, 0.3, 0.1]], atol=1e-6)
+    ddarm = load_scene(robot_description(load_robot("ddarm")))
+    ends = [(a, b) for a, b, _ in skeleton_segments(ddarm)]
+    assert ("link3", "link3") in ends  # the last link: to twice its centre of mass
+
+
+def test_the_software_rendering_url_only_where_a_browser_here_has_no_gpu(tmp_path) -> None:
+    url = "http://localhost:8080/"
+    hint = software_rendering_hint(url, "127.0.0.1", str(tmp_path / "none"))
+    assert hint is not None and f"{url}{SOFTWARE_QUERY}" in hint
+    assert software_rendering_hint(url, "0.0.0.0", str(tmp_path / "none")) is None  # elsewhere
+    (tmp_path / "renderD128").touch()
+    assert software_rendering_hint(url, "127.0.0.1", str(tmp_path)) is None
 
 
 def tf_message(model, q: np.ndarray, prefix: str):

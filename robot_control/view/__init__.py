@@ -9,8 +9,10 @@ standard services, and serves the page with viser (its web client comes from the
 - ``watch.py``: one namespace's subscriptions, its latest state, health and connection;
 - ``commands.py``: parameters, lifecycle transitions and goals through the standard services;
 - ``replay.py``: a rosbag2 recording as the same traces, for ``--bag``;
-- ``drawing.py``: a robot's shapes in the viser scene, posed (the body and the reference's ghost);
+- ``drawing.py``: a robot's shapes in the viser scene, posed (the body; the reference's ghost as
+  a skeleton of lines);
 - ``panel.py``: one robot's drawing, plots and readout; ``controls.py``: a live stack's law, gains,
-  pause/resume, goal and health widgets; ``page.py``: live and replayed robots, the refresh loop;
+  pause/resume and health widgets; ``goals.py``: a goal sent and followed to its end (or
+  cancelled); ``page.py``: live and replayed robots, the refresh loop;
 - ``app.py``: the process (arguments, the port check, the loop that refreshes the page).
 """

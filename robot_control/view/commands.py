@@ -1,8 +1,9 @@
 """What the page asks of a stack, through the standard services on the view's node (any bus
 backend): parameters (rcl_interfaces: describe, get, set — a refusal comes back with the node's
-reason), lifecycle transitions (lifecycle_msgs) and FollowJointTrajectory goals (its
-``_action/send_goal`` service, as rclpy's ActionClient sends one). Calls block: the page calls
-them from its own threads, never from the node's spin thread."""
+reason), lifecycle transitions (lifecycle_msgs) and FollowJointTrajectory goals (the action's
+``_action/send_goal``, ``get_result`` and ``cancel_goal`` services, as rclpy's ActionClient
+calls them). Calls block: the page calls them from its own threads, never from the node's spin
+thread; calls on one service are one at a time (a reply read by another call would be lost)."""
 
 from __future__ import annotations
 
@@ -29,6 +30,12 @@ VALUE_FIELDS = {BOOL: "bool_value", INTEGER: "integer_value", DOUBLE: "double_va
 FJT = "control_msgs/action/FollowJointTrajectory"
 TRANSITIONS = {"configure": 1, "cleanup": 2, "activate": 3, "deactivate": 4}
 CALL_TIMEOUT_S = 10.0
+#: a goal's result comes at its end: its duration, then at most this long (the generator ends
+#: every goal within its goal time tolerance after the last point)
+RESULT_MARGIN_S = 60.0
+#: action_msgs/msg/GoalStatus values of a goal's end
+STATUS_NAMES = {4: "succeeded", 5: "canceled", 6: "aborted"}
+ACTION = "follow_joint_trajectory/_action/"
 #: the services the page calls: their clients are made at once, so they are matched before use
 SERVICES = (("rcl_interfaces/srv/GetParameters", "controller", "get_parameters"),
             ("rcl_interfaces/srv/DescribeParameters", "controller", "describe_parameters"),
@@ -36,8 +43,19 @@ SERVICES = (("rcl_interfaces/srv/GetParameters", "controller", "get_parameters")
             ("rcl_interfaces/srv/SetParameters", "controller", "set_parameters"),
             ("lifecycle_msgs/srv/GetState", "trajectory_generator", "get_state"),
             ("lifecycle_msgs/srv/ChangeState", "trajectory_generator", "change_state"),
-            (FJT + "_SendGoal", "trajectory_generator",
-             "follow_joint_trajectory/_action/send_goal"))
+            (FJT + "_SendGoal", "trajectory_generator", ACTION + "send_goal"),
+            (FJT + "_GetResult", "trajectory_generator", ACTION + "get_result"),
+            ("action_msgs/srv/CancelGoal", "trajectory_generator", ACTION + "cancel_goal"))
+
+
+@dataclass
+class GoalEnd:
+    """How a FollowJointTrajectory goal ended: its status (succeeded, aborted, canceled, or
+    the number of another), and the server's error_code and error_string."""
+
+    status: str
+    error_code: int
+    error_string: str
 
 
 @dataclass
@@ -61,6 +79,7 @@ class StackCommands:
         self.node = node
         self.namespace = namespace
         self._clients: dict[tuple[str, str], object] = {}
+        self._busy: dict[tuple[str, str], threading.Lock] = {}
         self._lock = threading.Lock()
         for srv_type, owner, service in SERVICES:
             self._client(srv_type, topic(namespace, f"{owner}/{service}"))
@@ -70,11 +89,14 @@ class StackCommands:
             key = (srv_type, service)
             if key not in self._clients:
                 self._clients[key] = self.node.create_client(srv_type, service)
-            return self._clients[key]
+                self._busy[key] = threading.Lock()
+            return self._clients[key], self._busy[key]
 
-    def _call(self, srv_type: str, node: str, service: str, **fields):
-        client = self._client(srv_type, topic(self.namespace, f"{node}/{service}"))
-        return client.call(client.request(**fields), CALL_TIMEOUT_S)
+    def _call(self, srv_type: str, node: str, service: str, timeout_s: float = CALL_TIMEOUT_S,
+              **fields):
+        client, busy = self._client(srv_type, topic(self.namespace, f"{node}/{service}"))
+        with busy:
+            return client.call(client.request(**fields), timeout_s)
 
     # -- parameters
     def parameters(self, node: str, names: list[str]) -> list[ParameterInfo]:
@@ -127,9 +149,10 @@ class StackCommands:
         return bool(got.success)
 
     # -- goals
-    def send_goal(self, joints: list[str], positions: list[float], duration_s: float) -> bool:
-        """Send a one-point FollowJointTrajectory goal to the trajectory generator; True if it
-        was accepted (its end shows in the traces and on /diagnostics)."""
+    def send_goal(self, joints: list[str], positions: list[float],
+                  duration_s: float) -> tuple[bytes, bool]:
+        """Send a one-point FollowJointTrajectory goal to the trajectory generator: (its goal
+        id, whether it was accepted)."""
         m = self.node.msg
         sec = int(duration_s)
         point = m("trajectory_msgs/msg/JointTrajectoryPoint")(
@@ -138,10 +161,28 @@ class StackCommands:
                 sec=sec, nanosec=int(round((duration_s - sec) * 1e9))))
         goal = m(FJT + "_Goal")(trajectory=m("trajectory_msgs/msg/JointTrajectory")(
             joint_names=list(joints), points=[point]))
-        goal_id = m("unique_identifier_msgs/msg/UUID")(uuid=list(uuid.uuid4().bytes))
-        got = self._call(FJT + "_SendGoal", "trajectory_generator",
-                         "follow_joint_trajectory/_action/send_goal", goal_id=goal_id, goal=goal)
-        return bool(got.accepted)
+        goal_id = uuid.uuid4().bytes
+        got = self._call(FJT + "_SendGoal", "trajectory_generator", ACTION + "send_goal",
+                         goal_id=self._uuid(goal_id), goal=goal)
+        return goal_id, bool(got.accepted)
+
+    def goal_end(self, goal_id: bytes, duration_s: float) -> GoalEnd:
+        """Wait for an accepted goal's end (the action's get_result: answered when it ends)."""
+        got = self._call(FJT + "_GetResult", "trajectory_generator", ACTION + "get_result",
+                         duration_s + RESULT_MARGIN_S, goal_id=self._uuid(goal_id))
+        status = int(got.status)
+        return GoalEnd(STATUS_NAMES.get(status, f"status {status}"), int(got.result.error_code),
+                       str(got.result.error_string))
+
+    def cancel_goal(self, goal_id: bytes) -> bool:
+        """Ask the generator to cancel a goal; True if it is canceling it."""
+        info = self.node.msg("action_msgs/msg/GoalInfo")(goal_id=self._uuid(goal_id))
+        got = self._call("action_msgs/srv/CancelGoal", "trajectory_generator",
+                         ACTION + "cancel_goal", goal_info=info)
+        return int(got.return_code) == 0 and len(got.goals_canceling) > 0
+
+    def _uuid(self, goal_id: bytes):
+        return self.node.msg("unique_identifier_msgs/msg/UUID")(uuid=list(goal_id))
 
 
 def value_of(msg) -> object:

@@ -1,7 +1,8 @@
 """A live stack's controls on the page: the law (choices from the controller's descriptor), its
 gains (sliders over the descriptors' ranges), pause/resume (the trajectory generator's
-lifecycle), a FollowJointTrajectory goal, and the stack's health. Every change goes through the
-standard services (view/commands.py), so a refusal shows the node's own reason."""
+lifecycle), a FollowJointTrajectory goal (view/goals.py), and the stack's health. Every change
+goes through the standard services (view/commands.py), so a refusal shows the node's own
+reason."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import numpy as np
 from robot_control.bus.node import ServiceCallError
 from robot_control.bus.parameters import DOUBLE, DOUBLE_ARRAY, STRING
 from robot_control.view.commands import ParameterInfo, StackCommands
+from robot_control.view.goals import GoalControls
 from robot_control.view.watch import StackWatch
 
 CONTROLLER, GENERATOR = "controller", "trajectory_generator"
@@ -38,10 +40,8 @@ class StackControls:
             self.pause = gui.add_button("Pause (deactivate the generator)")
             self.resume = gui.add_button("Resume (activate the generator)")
             self.motion_state = gui.add_markdown("")
-            self.goal = gui.add_text("goal positions", "", hint="one per joint, e.g. 0.1, 0.5, 0")
-            self.goal_time = gui.add_number("goal duration [s]", 2.0, min=0.1, max=60.0, step=0.1)
-            self.send = gui.add_button("Send goal (FollowJointTrajectory)")
-            self.goal_answer = gui.add_markdown("")
+            self.goals = GoalControls(gui, lambda: watch.traces and watch.traces.joints,
+                                      commands)
         self.health = gui.add_markdown("")
         self.gains: list = []
         self.law.on_update(lambda e: e.client and self._in_thread(self._set_law, self.law.value))
@@ -49,7 +49,6 @@ class StackControls:
                                    self._in_thread(self._set_law, self.law_by_name.value.strip()))
         self.pause.on_click(lambda e: self._in_thread(self._transition, "deactivate"))
         self.resume.on_click(lambda e: self._in_thread(self._transition, "activate"))
-        self.send.on_click(lambda e: self._in_thread(self._send_goal))
 
     @staticmethod
     def _in_thread(work, *args) -> None:
@@ -133,19 +132,6 @@ class StackControls:
         except ServiceCallError as exc:
             self.motion_state.content = f"{label}: {exc}"
 
-    def _send_goal(self) -> None:
-        traces = self.watch.traces
-        try:
-            positions = [float(v) for v in self.goal.value.replace(",", " ").split()]
-            if traces is None or len(positions) != len(traces.joints):
-                raise ValueError(f"give {0 if traces is None else len(traces.joints)} "
-                                 f"positions, one per joint")
-            ok = self.commands.send_goal(traces.joints, positions, float(self.goal_time.value))
-            self.goal_answer.content = "goal accepted" if ok else \
-                "goal rejected (the generator's reason is on /rosout)"
-        except (ValueError, ServiceCallError) as exc:
-            self.goal_answer.content = f"goal not sent: {exc}"
-
     # -- health
     def update_health(self) -> None:
         """Rate, p99 latency, missed deadlines, saturation and every node's diagnostics."""
@@ -165,8 +151,8 @@ class StackControls:
             lines.append(f"- {LEVELS.get(level, level)} `{name}`: {message}")
         self.health.content = "\n".join(lines) or "*no diagnostics yet*"
         if traces := self.watch.traces:
-            if not self.goal.value and (last := traces.latest()) is not None:
-                self.goal.value = ", ".join(f"{v:.3f}" for v in last["q"])
+            if not self.goals.positions.value and (last := traces.latest()) is not None:
+                self.goals.positions.value = ", ".join(f"{v:.3f}" for v in last["q"])
 
 
 def _fmt(text: str | None) -> str:

@@ -1,5 +1,6 @@
 """A robot in the viser scene: each link's shapes under a frame per link, posed from joint values;
-the same robot again, translucent, as the reference posture's ghost; the TF frames as small axes."""
+the reference posture's ghost as an orange skeleton (lines along the links); the TF frames as
+small axes."""
 
 from __future__ import annotations
 
@@ -10,7 +11,14 @@ from robot_control.view.scene import RobotScene, Shape
 
 BODY = (40, 90, 170)
 GHOST = (240, 140, 20)
-GHOST_OPACITY = 0.35
+#: the ghost's lines, pixels: a skeleton rather than a second, translucent robot — blended
+#: shapes covering the body cost a software-rendered page as much as the body (docs/view.md)
+GHOST_THICKNESS = 4.0
+#: segments of a cylinder's circle and subdivisions of a sphere (viser's defaults: 32 and 3,
+#: 1280 triangles a sphere): enough for a smooth outline at the page's size, a fifth of the
+#: triangles to rasterise where WebGL is software
+CYLINDER_SEGMENTS = 16
+SPHERE_SUBDIVISIONS = 2
 
 
 def quaternion(R: np.ndarray) -> np.ndarray:
@@ -49,6 +57,61 @@ class DrawnRobot:
 
     def remove(self) -> None:
         self.root.remove()
+
+
+class DrawnSkeleton:
+    """A robot as line segments under ``prefix`` (the reference's ghost): one from each link's
+    origin to each child link's origin, and a leaf link's to twice its centre of mass."""
+
+    def __init__(self, scene_api, prefix: str, robot: RobotScene, color=GHOST,
+                 offset=(0.0, 0.0, 0.0)) -> None:
+        self.robot = robot
+        self.segments = skeleton_segments(robot)
+        self.last: tuple | None = None
+        self.lines = None  # a robot without offsets (all its links at one point) has no lines
+        if self.segments:
+            colors = np.broadcast_to(np.asarray(color, np.uint8), (len(self.segments), 2, 3))
+            self.lines = scene_api.add_line_segments(
+                prefix, skeleton_points(robot, self.segments, {}), colors.copy(),
+                thickness=GHOST_THICKNESS, thickness_units="screen", position=tuple(offset))
+
+    def pose(self, positions: dict[str, float]) -> None:
+        """Move the skeleton to these joint positions (sent only when they changed)."""
+        key = tuple(round(positions.get(j, 0.0), 5) for j in self.robot.joint_names)
+        if key != self.last and self.lines is not None:
+            self.last = key
+            self.lines.points = skeleton_points(self.robot, self.segments, positions)
+
+    def remove(self) -> None:
+        if self.lines is not None:
+            self.lines.remove()
+
+
+def skeleton_segments(robot: RobotScene) -> list[tuple[str, str, np.ndarray]]:
+    """(from link, to link, end point in the 'to' link's frame, homogeneous) of a robot's
+    skeleton: parent → child along every joint with an offset or a slide, and a leaf link from
+    its origin to twice its centre of mass."""
+    out = []
+    parents = {j.parent for j in robot.joints}
+    origin = np.array([0.0, 0.0, 0.0, 1.0])
+    for j in robot.joints:
+        if np.linalg.norm(j.origin[:3, 3]) > 1e-6 or j.type == "prismatic":
+            out.append((j.parent, j.child, origin))
+        com = robot.coms.get(j.child)
+        if j.child not in parents and com is not None and np.linalg.norm(com) > 1e-6:
+            out.append((j.child, j.child, np.append(2.0 * com, 1.0)))
+    return out
+
+
+def skeleton_points(robot: RobotScene, segments: list, positions: dict[str, float]) -> np.ndarray:
+    """The skeleton's segments (N × 2 × 3, float32) at these joint positions."""
+    poses = robot.link_poses(positions)
+    points = np.zeros((len(segments), 2, 3), np.float32)
+    for i, (a, b, end) in enumerate(segments):
+        if a in poses and b in poses:
+            points[i, 0] = poses[a][:3, 3]
+            points[i, 1] = (poses[b] @ end)[:3]
+    return points
 
 
 class DrawnFrames:
@@ -118,9 +181,10 @@ def _add_shape(scene_api, name: str, shape: Shape, color, opacity) -> None:
         scene_api.add_box(name, color=color, dimensions=shape.size, **kw)
     elif shape.kind == "cylinder":
         scene_api.add_cylinder(name, radius=shape.size[0], height=shape.size[1], color=color,
-                               **kw)
+                               radial_segments=CYLINDER_SEGMENTS, **kw)
     elif shape.kind == "sphere":
-        scene_api.add_icosphere(name, radius=shape.size[0], color=color, **kw)
+        scene_api.add_icosphere(name, radius=shape.size[0], color=color,
+                                subdivisions=SPHERE_SUBDIVISIONS, **kw)
     else:
         scene_api.add_mesh_simple(name, shape.vertices * np.asarray(shape.size), shape.faces,
                                   color=color, opacity=opacity, **kw)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from robot_control.model.robot_model import ModelError
-from robot_control.view.drawing import GHOST, GHOST_OPACITY, DrawnFrames, DrawnRobot
+from robot_control.view.drawing import DrawnFrames, DrawnRobot, DrawnSkeleton
 from robot_control.view.scene import RobotScene, load_scene
 from robot_control.view.traces import drawn
 
@@ -36,7 +36,7 @@ class RobotPanel:
         self.offset = (0.0, 1.5 * index, 0.0)
         self.scene: RobotScene | None = None
         self.body: DrawnRobot | None = None
-        self.ghost: DrawnRobot | None = None
+        self.ghost: DrawnSkeleton | None = None
         self.frames: DrawnFrames | None = None
         self.plots: dict[str, object] = {}
         self.force_plot = None
@@ -69,8 +69,8 @@ class RobotPanel:
             return
         self.body = DrawnRobot(self.server.scene, f"{self.key}/robot", self.scene,
                                offset=self.offset)
-        self.ghost = DrawnRobot(self.server.scene, f"{self.key}/reference", self.scene,
-                                color=GHOST, opacity=GHOST_OPACITY, offset=self.offset)
+        self.ghost = DrawnSkeleton(self.server.scene, f"{self.key}/reference", self.scene,
+                                   offset=self.offset)
         if self.show_frames is not None:
             size = AXES_FRACTION * self.scene.size
             self.frames = DrawnFrames(self.server.scene, f"{self.key}/tf", size, self.offset)

@@ -36,6 +36,7 @@ class RobotScene:
     links: dict[str, list[Shape]]
     joints: list  # model.urdf's parsed joints, parents before children
     problems: list[str] = field(default_factory=list)  # "link 'x': why it is not drawn"
+    coms: dict[str, np.ndarray] = field(default_factory=dict)  # link → centre of mass (its frame)
 
     @property
     def size(self) -> float:
@@ -81,7 +82,9 @@ def load_scene(description: str, base_dir: Path | None = None) -> RobotScene:
         if not drawn and not visuals.get(link.name):
             drawn = _stick_shapes(link, ordered, scale)
         shapes[link.name] = drawn
-    return RobotScene(name, root, shapes, ordered, problems)
+    coms = {link.name: np.asarray(link.inertia.com, float) for link in links.values()
+            if link.has_inertial}
+    return RobotScene(name, root, shapes, ordered, problems, coms)
 
 
 def _parents_first(root: str, joints: list) -> list:
