@@ -39,6 +39,7 @@ class ScopeSharingCopy:
         self._scope_copy: ir.Scope | None = None
 
     def deepcopy(self, x, memo=None):
+        """copy.deepcopy, with the scope of a block copied once per copy_ir call."""
         if memo is not None or not isinstance(x, ir.Block):
             return copy.deepcopy(x, memo)
         target = sys._getframe(1).f_locals.get("kernel_copy")
