@@ -46,7 +46,7 @@ def start_background(model, plant_cfg: dict, dt: float, period_s: float) -> subp
     fd, path = tempfile.mkstemp(prefix="robot_control_plant_", suffix=".pickle")
     with os.fdopen(fd, "wb") as fh:
         pickle.dump({"model": model, "plant": plant_cfg, "dt": dt, "period": period_s}, fh)
-    # the stack's process group: a Ctrl-C of a cold start stops it with the nodes
+    # a plant stopped before it is done leaves it to finish: the cache keeps the step for the next
     return subprocess.Popen([sys.executable, "-m", __name__, path], stdin=subprocess.DEVNULL,
                             stdout=subprocess.DEVNULL)
 
