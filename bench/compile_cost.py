@@ -2,13 +2,15 @@
 fresh process with an empty compile cache, then µs per call (best of 10 batches in a compiled
 loop, bench/kernel_timing.py).
 
-    python bench/compile_cost.py [--robot ddarm] [--kernels hold_rk4,mass_matrix,…]
+    python bench/compile_cost.py [--robot ddarm] [--kernels hold_rk4,mass_matrix,…] [--numba-inliner]
 
 CPU seconds (``time.process_time`` of the process) are what a compile costs whatever the
 machine's load; the wall time beside them is not. Each kernel compiles in its own process, so a
 kernel that shares callees with another is charged for them too (as the first node to need it
 is at a cold start). Kernels: the plant's RK4 hold (one physics step per call), the mass matrix,
 inverse dynamics, gravity, forward kinematics (placements) and the limits' polynomial extrema.
+``--numba-inliner``: with numba's own copy of an inlined callee (dynamics/inline_copy.py
+uninstalled), for comparison.
 """
 
 from __future__ import annotations
@@ -28,6 +30,9 @@ ONE = """
 import json, sys, time
 import numpy as np
 sys.path.insert(0, sys.argv[3])
+from robot_control.dynamics import inline_copy
+if sys.argv[4] == "numba":
+    inline_copy.uninstall()
 from kernel_timing import per_call_us
 from robot_control.dynamics import kernels as K
 from robot_control.model import load_robot
@@ -60,6 +65,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--robot", default="ddarm")
     parser.add_argument("--kernels", default=",".join(KERNELS))
+    parser.add_argument("--numba-inliner", action="store_true",
+                        help="numba's own copy of inlined callees (inline_copy uninstalled)")
     args = parser.parse_args(argv)
     print(f"{'kernel':18} {'compile CPU s':>13} {'wall s':>7} {'µs/call':>8}   "
           f"(load {os.getloadavg()[0]:.1f})")
@@ -67,7 +74,8 @@ def main(argv: list[str] | None = None) -> int:
         with tempfile.TemporaryDirectory() as cache:
             env = {**os.environ, "NUMBA_CACHE_DIR": cache,
                    "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-            run = subprocess.run([sys.executable, "-c", ONE, name, args.robot, str(ROOT / "bench")],
+            run = subprocess.run([sys.executable, "-c", ONE, name, args.robot, str(ROOT / "bench"),
+                                  "numba" if args.numba_inliner else "shared"],
                                  env=env, capture_output=True, text=True, timeout=600)
         if run.returncode:
             print(f"{name:18} failed: {run.stderr.strip().splitlines()[-1]}")

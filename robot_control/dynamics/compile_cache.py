@@ -40,7 +40,7 @@ from pathlib import Path
 import numba.core.caching
 import numba.core.config
 
-from robot_control.dynamics import cache_loading
+from robot_control.dynamics import cache_loading, inline_copy
 from robot_control.model.resources import user_cache_dir
 
 KERNEL_ROOMS = ("dynamics", "control", "sim", "trajectory", "identification")
@@ -134,6 +134,7 @@ def configure() -> Path | None:
 
 CACHE_DIR = configure()
 FAST_CACHE_LOAD = cache_loading.install()
+FAST_INLINE_COPY = inline_copy.install()
 
 
 @contextlib.contextmanager

@@ -45,6 +45,7 @@ from robot_control.bus import ParameterError
 from robot_control.bus.lifecycle import CallbackReturn
 from robot_control.bus.param_table import declare
 from robot_control.control.tuning import default_initial_pose
+from robot_control.nodes import plant_compiler
 from robot_control.nodes.command_source import CommandSource, resolve_node
 from robot_control.nodes.common import LatencyStats, configure_failure, run_node, warm_up
 from robot_control.nodes.convert import Messages, period_ns, seconds, stamp_ns
@@ -79,7 +80,7 @@ from robot_control.nodes.validation import (
 from robot_control.nodes.velocity_guard import VelocityGuard, predicted_velocity, step_and_predict
 from robot_control.sim.arm_check import description_problems
 from robot_control.sim.engine import make_plant
-from robot_control.sim.step_size import default_physics_dt
+from robot_control.sim.step_size import DEFAULT_PHYSICS_DT, default_physics_dt
 
 #: /joint_command reader depth: room for a burst, so valid commands survive until taken
 COMMAND_DEPTH = 100
@@ -190,6 +191,11 @@ class PlantNode:
             q0 = default_initial_pose(self.model).tolist()
         q0 = declare(node, PlantStart, joints=self.model.joint_names, initial_q=q0).initial_q
         self.q0 = np.asarray(q0, dtype=float)
+        self.plant_cfg = declare_engine(node, sc.plant if sc is not None else {})
+        # cold: the step compiles in another process while this one checks the description
+        dt = sc.physics_dt if sc is not None else min(DEFAULT_PHYSICS_DT, seconds(self.period_ns))
+        self.step_compiler = plant_compiler.start_background(
+            self.model, self.plant_cfg, dt, seconds(self.period_ns))
         problems = description_problems(self.model, self.q0) if sc is None else []
         if problems:
             raise ParameterError("the description cannot run: " + "; ".join(problems))
@@ -197,7 +203,6 @@ class PlantNode:
                       else default_physics_dt(self.model, self.q0, 1e9 / self.period_ns))
         self.dt = declare(node, PlantStep, physics_dt=default_dt).physics_dt
         self.qd0 = sc.qd0 if sc is not None else None
-        self.plant_cfg = declare_engine(node, sc.plant if sc is not None else {})
 
     def _new_plant(self):
         """A simulated plant in its initial state (ValueError if the configuration is invalid)."""
@@ -227,11 +232,12 @@ class PlantNode:
             self.pub_wrench = self.node.create_lifecycle_publisher(
                 "geometry_msgs/msg/WrenchStamped", "wrench")
         zeros = np.zeros(self.model.nq)
-        warm_up(self.log, f"plant_step.{self.model.name}", lambda: step_and_predict(
-            make_plant(self.model, self.plant_cfg, self.dt), seconds(self.period_ns)))
-        warm_up(self.log, "inverse_dynamics", lambda: self._hold_torque(self.q0, zeros))
-        if self.tf.pub is not None:  # a cold first /tf compiled in the active loop: a 3 s stall
+        if self.tf.pub is not None:  # first (cold: the step compiles in plant_compiler meanwhile)
             warm_up(self.log, "forward_kinematics", lambda: self.tf.message(0, self.q0))
+        warm_up(self.log, "inverse_dynamics", lambda: self._hold_torque(self.q0, zeros))
+        warm_up(self.log, plant_compiler.kernel_name(self.model), lambda: step_and_predict(
+            make_plant(self.model, self.plant_cfg, self.dt), seconds(self.period_ns)))
+        plant_compiler.reap(self.step_compiler)
 
     # -------------------------------------------------------------- lifecycle
     def on_configure(self, previous) -> CallbackReturn:

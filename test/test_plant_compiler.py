@@ -1,0 +1,98 @@
+"""The plant's step compiled in another process (nodes/plant_compiler.py): on an empty compile
+cache it compiles under the step's lock, and a plant warming up meanwhile waits for it and loads
+what it wrote instead of compiling the step again. Real processes, a real numba cache folder."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+# slow (scripts/test.sh --slow): a cold compile of the plant's step (about 8 s of CPU)
+pytestmark = pytest.mark.slow
+
+#: start the background compiler of DDArm's default plant; print its pid, wait for it
+STARTER = textwrap.dedent("""
+    from robot_control.model import load_robot
+    from robot_control.nodes import plant_compiler
+    proc = plant_compiler.start_background(load_robot("ddarm"), {}, 5e-4, 1e-3)
+    print("PID", proc.pid, flush=True)
+    print("EXIT", proc.wait(), flush=True)
+    print("AGAIN", plant_compiler.start_background(load_robot("ddarm"), {}, 5e-4, 1e-3))
+""")
+
+#: the plant node's warm-up of its step (same lock, same call); the hold's compile statistics
+PLANT = textwrap.dedent("""
+    import logging, time
+    from robot_control.model import load_robot
+    from robot_control.nodes import plant_compiler
+    from robot_control.nodes.common import announce_compiles, warm_up
+    from robot_control.nodes.velocity_guard import step_and_predict
+    from robot_control.sim import plant_kernels as PK
+    from robot_control.sim.engine import make_plant
+    model = load_robot("ddarm")
+    announce_compiles(logging.getLogger("plant"))
+    warm_up(logging.getLogger("plant"), plant_compiler.kernel_name(model),
+            lambda: step_and_predict(make_plant(model, {}, 1e-3), 1e-3))
+    stats = PK.hold_rk4.stats
+    print("DONE", time.time(), "MISSES", sum(stats.cache_misses.values()),
+          "HITS", sum(stats.cache_hits.values()), flush=True)
+""")
+
+
+def held(lock) -> bool:
+    """Whether another process holds the flock of ``lock``."""
+    with open(lock, "a") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(fh, fcntl.LOCK_UN)
+        return False
+
+
+def test_plant_waits_for_the_background_step_and_loads_it(tmp_path):
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    starter = subprocess.Popen([sys.executable, "-c", STARTER], env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        lock = tmp_path / "plant_step.ddarm.lock"
+        deadline = time.monotonic() + 60
+        while not (lock.exists() and held(lock)):
+            assert time.monotonic() < deadline, "the background compiler never took the lock"
+            assert starter.poll() is None, starter.stderr.read()
+            time.sleep(0.05)
+        plant = subprocess.run([sys.executable, "-c", PLANT], env=env, capture_output=True,
+                               text=True, timeout=600)
+        out, err = starter.communicate(timeout=600)
+    finally:
+        if starter.poll() is None:
+            starter.kill()
+    assert plant.returncode == 0, plant.stderr[-2000:]
+    assert starter.returncode == 0, err[-2000:]
+    assert "EXIT 0" in out
+    words = plant.stdout.split()
+    # the plant compiled nothing of the hold: it waited, then loaded the background's code
+    assert words[words.index("MISSES") + 1] == "0", plant.stdout
+    assert int(words[words.index("HITS") + 1]) >= 1, plant.stdout
+    assert (tmp_path / "plant_step.ddarm.compiled").exists()
+    assert "AGAIN None" in out  # a start that finds the step compiled starts no process
+
+
+def test_no_background_without_a_cache(tmp_path):
+    """Nothing to fill (no writable cache folder): no process."""
+    from robot_control.dynamics import compile_cache
+    from robot_control.model import load_robot
+    from robot_control.nodes import plant_compiler
+
+    saved = compile_cache.CACHE_DIR
+    compile_cache.CACHE_DIR = None
+    try:
+        assert plant_compiler.start_background(load_robot("ddarm"), {}, 5e-4, 1e-3) is None
+    finally:
+        compile_cache.CACHE_DIR = saved
