@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import IO
 
 from robot_control.bringup.runner import NodeLaunch, node_command
+from robot_control.nodes.start_gate import GATE_ENV, GO
 
 
 class LineWriter:
@@ -31,14 +32,28 @@ class LineWriter:
 class NodeProcess:
     """One node's process and the thread copying its output, line by line, with a prefix."""
 
-    def __init__(self, node: NodeLaunch, env: dict[str, str], out: LineWriter) -> None:
+    def __init__(self, node: NodeLaunch, env: dict[str, str], out: LineWriter,
+                 gated: bool = False) -> None:
         self.node = node
         self.command = node_command(node)
-        # Own session: a terminal's Ctrl-C reaches the runner only, which stops nodes in order.
-        self.proc = subprocess.Popen(self.command, stdin=subprocess.DEVNULL,
-                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                     env={**env, **node.env},
-                                     start_new_session=True, preexec_fn=_child_setup)
+        self.gate: int | None = None  # the write end of its start gate (nodes/start_gate.py)
+        env = {**env, **node.env}
+        passed: tuple[int, ...] = ()
+        if gated:
+            read_end, self.gate = os.pipe()
+            env[GATE_ENV], passed = str(read_end), (read_end,)
+        try:
+            # Own session: a terminal's Ctrl-C reaches the runner only, which stops nodes in order.
+            self.proc = subprocess.Popen(self.command, stdin=subprocess.DEVNULL,
+                                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                         env=env, pass_fds=passed,
+                                         start_new_session=True, preexec_fn=_child_setup)
+        except BaseException:
+            self.release(go=False)
+            raise
+        finally:
+            for fd in passed:
+                os.close(fd)
         self.reader = threading.Thread(target=self._copy, args=(out,), daemon=True,
                                        name=f"output-{node.label}")
         self.reader.start()
@@ -47,6 +62,19 @@ class NodeProcess:
         for raw in iter(self.proc.stdout.readline, b""):
             out.write(self.node.label, raw.decode(errors="replace").rstrip("\n"))
         self.proc.stdout.close()
+
+    def release(self, go: bool) -> None:
+        """Open its start gate (go) or close it without (the node ends quietly); once."""
+        if self.gate is None:
+            return
+        try:
+            if go:
+                os.write(self.gate, GO)
+        except OSError:  # it has ended already
+            pass
+        finally:
+            os.close(self.gate)
+            self.gate = None
 
     @property
     def returncode(self) -> int | None:
@@ -80,7 +108,10 @@ def _die_with_parent() -> None:
 
 def stop_processes(procs: list[NodeProcess], sigint_timeout: float = 5.0,
                    sigterm_timeout: float = 3.0, log: Callable[[str], None] = print) -> None:
-    """SIGINT every node, then SIGTERM the ones still running, then SIGKILL."""
+    """SIGINT every node, then SIGTERM the ones still running, then SIGKILL (a node still at
+    its start gate is told no first)."""
+    for p in procs:
+        p.release(go=False)
     for sig, timeout in ((signal.SIGINT, sigint_timeout), (signal.SIGTERM, sigterm_timeout),
                          (signal.SIGKILL, 5.0)):
         alive = [p for p in procs if p.returncode is None]

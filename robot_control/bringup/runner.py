@@ -47,6 +47,9 @@ EXECUTABLES = {
     "robot_control_container": "robot_control.nodes.container",
     "robot_control_view": "robot_control.view.app",  # the browser view (view:=true)
 }
+#: executables whose main waits at the launcher's start gate (nodes/start_gate.py): every node's
+#: (nodes/common.run_node, the container); the view joins the bus once the nodes may
+GATED = frozenset(EXECUTABLES) - {"robot_control_view"}
 #: executables of this package that need ROS 2 itself, and why
 ROS_ONLY = {"rqt_robot_control": "it opens rqt, which needs ROS 2 (use ros2 launch)"}
 #: executables whose /controller/state says the control loop is closed

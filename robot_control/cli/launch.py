@@ -48,6 +48,7 @@ from robot_control.bringup.processes import (
 )
 from robot_control.bringup.runner import (
     CONTROLLERS,
+    GATED,
     LaunchError,
     LaunchPlan,
     load_launch_file,
@@ -220,14 +221,18 @@ def run_plan(plan: LaunchPlan, options: RunOptions, stream: IO[str] = sys.stdout
                                    controller_node=next((members[exe] for exe in CONTROLLERS
                                                          if exe in members), None),
                                    namespace=plan.namespace)
+        # the nodes import their modules while the domain is checked, and join it only after
+        # (a refused or interrupted launch tells them no: they end quietly, never on the bus)
+        procs += [NodeProcess(node, env, out, gated=True) for node in plan.nodes
+                  if node.executable in GATED and not stop.count]
         if not stop.count:
             refuse_name_clashes(plan, names_on_domain(monitor, client_factory), domain)
-        for node in plan.nodes:
-            if stop.count:
-                break
-            procs.append(NodeProcess(node, env, out))
-            log(f"started {node.label} (pid {procs[-1].proc.pid}): "
-                f"{shlex.join(procs[-1].command[1:])}")
+        for p in procs:
+            p.release(go=not stop.count)
+        procs += [NodeProcess(node, env, out) for node in plan.nodes
+                  if node.executable not in GATED and not stop.count]
+        for p in procs if not stop.count else ():
+            log(f"started {p.node.label} (pid {p.proc.pid}): {shlex.join(p.command[1:])}")
         reason, failed = watch.run(procs, monitor, stop)
         log(f"stopping: {reason}")
         ended = time.monotonic()
