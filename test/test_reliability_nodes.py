@@ -143,15 +143,21 @@ def test_the_controllers_trajectory_topic_refuses_what_the_generator_would():
         shut(sender, node)
 
 
+def motion_sender():
+    """A node that sends the controller motions and joint states: (node, its messages, the
+    motion publisher, the joint-state publisher)."""
+    sender = create_node("sender", ["prog"], backend="dds")
+    traj = sender.create_publisher("trajectory_msgs/msg/JointTrajectory", TRAJECTORY_TOPIC,
+                                   qos="transient_local")
+    states = sender.create_publisher("sensor_msgs/msg/JointState", "/joint_states")
+    return sender, Messages(sender), traj, states
+
+
 def test_a_motion_received_ahead_of_its_start_is_checked_after_the_next_command():
     """Checking a motion takes about a millisecond of Python: one that starts later waits for the
     slack after the next command (it delays no tick), one that starts now is taken at once."""
     node, ctrl = managed(ControllerNode, "controller", "robot:=ddarm", "rate:=200.0")
-    sender = create_node("sender", ["prog"], backend="dds")
-    m = Messages(sender)
-    traj = sender.create_publisher("trajectory_msgs/msg/JointTrajectory", TRAJECTORY_TOPIC,
-                                   qos="transient_local")
-    states = sender.create_publisher("sensor_msgs/msg/JointState", "/joint_states")
+    sender, m, traj, states = motion_sender()
     commands: list[int] = []
     sender.create_subscription("sensor_msgs/msg/JointState", "/joint_command",
                                lambda msg: commands.append(msg.header.stamp.sec))
@@ -183,11 +189,7 @@ def test_a_motion_anchored_at_a_state_the_arm_has_since_left_starts_there():
     motion stamped with a state the controller never saw is checked against the newest one
     and refused (CI's launch of the adaptive law lost its first motion so)."""
     node, ctrl = managed(ControllerNode, "controller", "robot:=ddarm", "rate:=200.0")
-    sender = create_node("sender", ["prog"], backend="dds")
-    m = Messages(sender)
-    traj = sender.create_publisher("trajectory_msgs/msg/JointTrajectory", TRAJECTORY_TOPIC,
-                                   qos="transient_local")
-    states = sender.create_publisher("sensor_msgs/msg/JointState", "/joint_states")
+    sender, m, traj, states = motion_sender()
     names, q0, zeros = list(ctrl.names), [-0.1, 1.5, 1.0], [0.0, 0.0, 0.0]
     sagged = [-0.1, 1.54, 1.0]
     knots = (np.array([0.0, 2.0]), np.array([q0, [0.2, 1.2, 0.8]]), np.zeros((2, 3)),

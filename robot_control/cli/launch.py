@@ -231,8 +231,9 @@ def run_plan(plan: LaunchPlan, options: RunOptions, stream: IO[str] = sys.stdout
             p.release(go=not stop.count)
         procs += [NodeProcess(node, env, out) for node in plan.nodes
                   if node.executable not in GATED and not stop.count]
-        for p in procs if not stop.count else ():
-            log(f"started {p.node.label} (pid {p.proc.pid}): {shlex.join(p.command[1:])}")
+        if not stop.count:
+            for p in procs:
+                log(f"started {p.node.label} (pid {p.proc.pid}): {shlex.join(p.command[1:])}")
         reason, failed = watch.run(procs, monitor, stop)
         log(f"stopping: {reason}")
         ended = time.monotonic()

@@ -14,7 +14,7 @@ import numpy as np
 from robot_control.bus.lifecycle import HOOK_NAMES, CallbackReturn
 from robot_control.bus.param_table import declare
 from robot_control.nodes.node_parameters import AutostartParams
-from robot_control.nodes.start_gate import GateTimeout, wait_for_go
+from robot_control.nodes.start_gate import start_refused
 from robot_control.nodes.startup_stop import StartupStop
 
 
@@ -208,12 +208,8 @@ def run_node(default_name: str, node_class, argv: list[str] | None, managed: boo
         print(node_usage(default_name, node_class), end="")
         return 0
     stop = StartupStop.install()
-    try:
-        if stop.requested or not wait_for_go(stop):
-            return 0
-    except GateTimeout as exc:
-        print(f"[ERROR] [{default_name}]: cannot start: {exc}", file=sys.stderr, flush=True)
-        return 2
+    if (refused := start_refused(stop, default_name)) is not None:
+        return refused
     try:
         node = create_node(default_name, argv, managed=managed)
     except (ValueError, ParameterError) as exc:

@@ -28,7 +28,7 @@ import sys
 from dataclasses import dataclass
 
 from robot_control.nodes.common import StartupStop, announce_compiles, autostart, install_hooks
-from robot_control.nodes.start_gate import GateTimeout, wait_for_go
+from robot_control.nodes.start_gate import start_refused
 
 
 @dataclass(frozen=True)
@@ -90,13 +90,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"[ERROR] [robot_control_container]: {exc}", file=sys.stderr, flush=True)
         return 2
     stop = StartupStop.install()
-    try:
-        if stop.requested or not wait_for_go(stop):
-            return 0
-    except GateTimeout as exc:
-        print(f"[ERROR] [robot_control_container]: cannot start: {exc}", file=sys.stderr,
-              flush=True)
-        return 2
+    if (refused := start_refused(stop, "robot_control_container")) is not None:
+        return refused
     try:
         container = create_container(argv)
     except ValueError as exc:

@@ -339,8 +339,7 @@ class ControllerNode(LoopTimerHooks):
             return reference
         measured = self.recent.at(start)
         if measured is None:
-            measured = self.pending[1] if self.pending is not None else \
-                (self.last_state.q if self.last_state is not None else None)
+            measured = self._latest_measured()
         idle = self.schedule.ended(start) or not self.node.is_active
         if measured is not None and idle and np.abs(first - measured).max() <= START_TOLERANCE:
             return measured.copy(), np.zeros(self.n), np.zeros(self.n)
@@ -356,11 +355,17 @@ class ControllerNode(LoopTimerHooks):
         sample = self.schedule.sample(ns)
         if sample is not None:
             return sample[0].copy(), sample[1].copy(), sample[2].copy()
-        measured = self.pending[1] if self.pending is not None else \
-            (self.last_state.q if self.last_state is not None else None)
+        measured = self._latest_measured()
         if measured is None:
             return None
         return measured.copy(), np.zeros(self.n), np.zeros(self.n)
+
+    def _latest_measured(self) -> np.ndarray | None:
+        """The newest measured position: the state waiting for its command, else the last one
+        answered; None before any."""
+        if self.pending is not None:
+            return self.pending[1]
+        return self.last_state.q if self.last_state is not None else None
 
     def _on_wrench(self, msg) -> None:
         try:

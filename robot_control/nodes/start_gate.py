@@ -46,3 +46,15 @@ def wait_for_go(stop) -> bool:
         return False
     finally:
         os.close(fd)
+
+
+def start_refused(stop, label: str) -> int | None:
+    """What a starting node ends with before it joins the bus — 0 when stopped or told no, 2 with
+    its one line when the launcher never answered — or None: it may start."""
+    import sys
+
+    try:
+        return 0 if stop.requested or not wait_for_go(stop) else None
+    except GateTimeout as exc:
+        print(f"[ERROR] [{label}]: cannot start: {exc}", file=sys.stderr, flush=True)
+        return 2
