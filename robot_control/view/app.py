@@ -9,6 +9,7 @@ import os
 import socket
 import sys
 import threading
+from pathlib import Path
 
 DEFAULT_PORT = 8080
 DEFAULT_BIND = "127.0.0.1"
@@ -60,8 +61,22 @@ def start_server(bind: str, port: int):
         import viser
     except ModuleNotFoundError:
         raise ViewError(f"needs the viser package: `{INSTALL_HINT}`") from None
+    from viser import infra
+
+    from robot_control.model.resources import user_cache_dir
+    from robot_control.view.client_page import PageError, page_root, serving_from
+
     check_port(bind, port)
-    server = viser.ViserServer(host=bind, port=port, verbose=False)
+    server = None
+    try:  # viser's page with the view's script (client_page.py: why, and how)
+        root = page_root(Path(viser.__file__).parent / "client" / "build",
+                         user_cache_dir() / "view")
+        with serving_from(infra, root):
+            server = viser.ViserServer(host=bind, port=port, verbose=False)
+    except PageError as exc:
+        if server is not None:  # built, but serving viser's page without the script
+            server.stop()
+        raise ViewError(str(exc)) from None
     if server.get_port() != port:  # taken between the check and viser's bind
         server.stop()
         raise ViewError(f"port {port} on {bind} is in use: choose another with --port")
