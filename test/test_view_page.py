@@ -91,16 +91,20 @@ def test_the_folder_has_the_page_with_the_script_and_viser_s_other_files(tmp_pat
     assert page_root(build, tmp_path / "cache") != root
 
 
-def test_a_real_viser_server_serves_the_views_page(tmp_path) -> None:
-    root = page_root(VISER_BUILD, tmp_path)
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """A real viser server serving the view's page: its URL."""
+    root = page_root(VISER_BUILD, tmp_path_factory.mktemp("page"))
     port = free_port()
     with serving_from(viser.infra, root):
         server = viser.ViserServer(host="127.0.0.1", port=port, verbose=False)
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=30) as reply:
-            page = reply.read().decode()
-    finally:
-        server.stop()
+    yield f"http://127.0.0.1:{port}/"
+    server.stop()
+
+
+def test_a_real_viser_server_serves_the_views_page(served: str) -> None:
+    with urllib.request.urlopen(served, timeout=30) as reply:
+        page = reply.read().decode()
     assert page[page.index("<head>"):].startswith(f"<head>\n<script>{SCRIPT.read_text()}</script>")
     assert viser.infra.WebsockServer.__name__ == "WebsockServer"  # put back after the block
 
@@ -149,6 +153,20 @@ def test_software_webgl_gets_no_multisampling_and_no_preserved_buffer(browser) -
     assert "SwiftShader" in got["state"]["renderer"]
     assert got["attributes"]["antialias"] is False
     assert got["attributes"]["preserveDrawingBuffer"] is False
+
+
+@needs_browser
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("query, shown", [("", "?fixedDpr=0.5"), ("?fixedDpr=1", "?fixedDpr=1"),
+                                          ("?showStats", "?showStats=&fixedDpr=0.5")])
+def test_software_webgl_draws_a_quarter_of_the_pixels_unless_the_address_says(
+        browser, served: str, query: str, shown: str) -> None:
+    page = browser.browser.new_page()
+    try:
+        page.goto(served + query, wait_until="load", timeout=60_000)
+        assert page.url == served + shown
+    finally:
+        page.close()
 
 
 @needs_browser

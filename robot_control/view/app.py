@@ -13,10 +13,6 @@ from pathlib import Path
 
 DEFAULT_PORT = 8080
 DEFAULT_BIND = "127.0.0.1"
-#: viser's page parameter for a fixed device pixel ratio: 0.5 draws a quarter of the pixels
-SOFTWARE_QUERY = "?fixedDpr=0.5"
-#: where Linux lists its GPUs' render nodes (a browser without one renders WebGL in software)
-DRI = "/dev/dri"
 INSTALL_HINT = "pip install -e .[view]` or `bash scripts/setup.sh view"
 
 
@@ -135,8 +131,6 @@ def run(args: argparse.Namespace, ros_argv: list[str] | None = None) -> int:
         if node is not None:
             _heartbeat(node, server, url)
         print(f"robot-control view: {url}", flush=True)
-        if (hint := software_rendering_hint(url, args.bind)) is not None:
-            print(f"robot-control view: {hint}", flush=True)
         from robot_control.view.page import run_page
 
         # the heartbeat also goes out from the page's loop: the bus thread, busy with 1 kHz
@@ -155,22 +149,6 @@ def run(args: argparse.Namespace, ros_argv: list[str] | None = None) -> int:
             node.shutdown()
     server.stop()
     return 0
-
-
-def software_rendering_hint(url: str, bind: str, dri: str = DRI) -> str | None:
-    """The page's URL for a browser without a GPU, when one on this machine has none: no render
-    node in ``dri``, and the page served to this machine only (a browser elsewhere may have
-    one). Software WebGL's cost per frame follows the canvas's pixels (docs/view.md)."""
-    if bind not in ("127.0.0.1", "localhost", "::1"):
-        return None
-    try:
-        if any(name.startswith("renderD") for name in os.listdir(dri)):
-            return None
-    except OSError:  # no /dev/dri at all
-        pass
-    return (f"no GPU on this machine (no render node in {dri}): a browser here draws the 3D "
-            f"view in software; {url}{SOFTWARE_QUERY} draws a quarter of its pixels, for "
-            f"20–40 % less of the browser's CPU a frame (docs/view.md)")
 
 
 def _shown_host(bind: str) -> str:
