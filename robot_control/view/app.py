@@ -86,8 +86,9 @@ def start_server(bind: str, port: int):
     server.scene.configure_default_lights(cast_shadow=False)
     server.scene.configure_environment_map(hdri=None)
     # the floor as thin lines, not viser's grid: the grid is a plane whose shader runs at every
-    # pixel it covers (half the screen), the frame's largest cost in software WebGL
-    server.scene.add_line_segments("/ground", *floor_lines(4.0, 0.1, 0.5), thickness=1.0,
+    # pixel it covers (half the screen), the frame's largest cost in software WebGL; 2 px: at
+    # the half pixel ratio of software WebGL (view/software_webgl.js) 1 px lines show dotted
+    server.scene.add_line_segments("/ground", *floor_lines(4.0, 0.1, 0.5), thickness=2.0,
                                    thickness_units="screen")
     server.initial_camera.position = (1.0, -1.4, 0.9)
     server.initial_camera.look_at = (0.0, 0.0, 0.2)
