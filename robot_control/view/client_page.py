@@ -58,9 +58,10 @@ def page_root(viser_build: Path, cache: Path) -> Path:
             if entry.name == PAGE:
                 continue
             if link.is_symlink() and os.readlink(link) != str(entry):  # another viser's
-                link.unlink()
+                link.unlink(missing_ok=True)
             if not link.is_symlink():
-                link.symlink_to(entry)
+                with contextlib.suppress(FileExistsError):  # another view linked it meanwhile
+                    link.symlink_to(entry)
         if not (root / PAGE).is_file():
             partial = root / f".{PAGE}.{os.getpid()}"
             partial.write_text(page, encoding="utf-8")
