@@ -16,7 +16,8 @@ setup(
     version="0.1.0",
     packages=find_packages(exclude=["test", "test.*", "bench"]),
     # the ROS 2 interface definitions the rclpy-free route generates its types from
-    package_data={package_name: ["data/interfaces/*/*/*"]},
+    # and the view's page script (robot_control/view/client_page.py adds it to viser's page)
+    package_data={package_name: ["data/interfaces/*/*/*", "view/*.js"]},
     data_files=[
         ("share/ament_index/resource_index/packages", ["resource/" + package_name]),
         ("share/" + package_name, ["package.xml"]),

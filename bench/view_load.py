@@ -4,14 +4,15 @@ the view open: the launch file's own view (``view:=true``) and a headless Chromi
 (Debian's chromium driven by Playwright), the page's frames per second counted meanwhile.
 
     python bench/view_load.py [--duration 30] [--rounds 2] [--screenshot docs/view.png]
-                              [--query '?fixedDpr=0.5']
+                              [--query '?fixedDpr=1']
 
 Prints, per run, the achieved rate and the missed deadlines from the launch summary (the plant's
 own counts), the page's frames/s (requestAnimationFrame callbacks over the run: frames the
 browser could show) and its 3D frames/s (those frames in which the 3D view was drawn — viser
 draws on demand, so this is the frame rate of the moving arm), the CPU the browser used meanwhile
 (all its processes: seconds per second, and milliseconds per 3D frame — the page's cost, which
-the machine's load changes less than its frames/s) and the load average: the
+the machine's load changes less than its frames/s), the load average, and what the page set
+itself up for (view/software_webgl.js: "software WebGL, ?fixedDpr=0.5" here, or "GPU"): the
 machine is shared, so compare runs of the same round (same window), not with other days. Each
 run is on its own ROS domain. The frames are counted over the run's last ``duration - 12`` s
 after the page shows the stack's time: ``--duration 30`` (18 s) rather than 15 (3 s, mostly the
@@ -47,6 +48,10 @@ COUNT_FRAMES_JS = """(() => { const w = window; w.__frames = 0; w.__drawn = 0; l
                        requestAnimationFrame(tick); };
   requestAnimationFrame(tick); })();"""
 FRAMES_JS = "[window.__frames, window.__drawn, performance.now()]"
+#: what the view's page script chose (view/software_webgl.js) and the page's address query
+PAGE_SETTINGS_JS = """(() => { const w = window.__robotControlWebGL;
+  return (w ? (w.software ? 'software WebGL' : 'GPU') : 'no page script') +
+    (location.search ? ', ' + location.search : ''); })()"""
 
 
 def run_stack(duration: float, with_view: bool, domain: int, screenshot: str | None,
@@ -61,7 +66,7 @@ def run_stack(duration: float, with_view: bool, domain: int, screenshot: str | N
            "--duration", str(duration), "--summary", str(summary), "--startup-timeout", "300"]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True)
-    fps = drawn = cpu = None
+    fps = drawn = cpu = settings = None
     browser = None
     try:
         for line in proc.stdout:
@@ -81,6 +86,7 @@ def run_stack(duration: float, with_view: bool, domain: int, screenshot: str | N
             cpu = (browser_cpu_seconds() - cpu0) / (time.monotonic() - started)
             span_s = (n1[2] - n0[2]) / 1000.0
             fps, drawn = (n1[0] - n0[0]) / span_s, (n1[1] - n0[1]) / span_s
+            settings = browser.page.evaluate(PAGE_SETTINGS_JS)
         proc.communicate(timeout=duration + 120)
     finally:
         if browser is not None:
@@ -94,7 +100,7 @@ def run_stack(duration: float, with_view: bool, domain: int, screenshot: str | N
             else 100.0 * s["missed_deadline_ratio"], "commands": commands,
             "p99_us": (s.get("latency_us") or {}).get("p99"), "page_fps": fps, "drawn_fps": drawn,
             "cpu": cpu,
-            "load": os.getloadavg()[0], "outcome": s.get("outcome")}
+            "load": os.getloadavg()[0], "outcome": s.get("outcome"), "settings": settings}
 
 
 def main() -> int:
@@ -103,14 +109,15 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--domain", type=int, default=171)
     parser.add_argument("--screenshot", help="save the page (with the view) here")
-    parser.add_argument("--query", default="", help="the page's URL query, e.g. '?fixedDpr=0.5' "
-                        "(viser's fixed device pixel ratio)")
+    parser.add_argument("--query", default="", help="the page's URL query, e.g. '?fixedDpr=1' "
+                        "(viser's fixed device pixel ratio; without one, the page draws at 0.5 "
+                        "where WebGL is software: view/software_webgl.js)")
     args = parser.parse_args()
     if (why := browser_missing()) is not None:
         print(f"view_load: {why}", file=sys.stderr)
         return 1
     print("round  view  rate Hz  missed (%)        p99 µs  page fps  3D fps  browser CPU s/s  "
-          "ms/3D frame  load  outcome")
+          "ms/3D frame  load  outcome  page")
     for r in range(args.rounds):
         for with_view in (False, True):
             m = run_stack(args.duration, with_view, args.domain, args.screenshot, args.query)
@@ -118,7 +125,7 @@ def main() -> int:
                   f"{m['missed']!s:>6} ({_f(m['missed_pct'], 5, 2)})  {_f(m['p99_us'], 7, 0)}  "
                   f"{_f(m['page_fps'], 8, 1)}  {_f(m['drawn_fps'], 6, 1)}  {_f(m['cpu'], 15, 2)}  "
                   f"{_f(per_frame(m), 11, 0)}  "
-                  f"{m['load']:4.1f}  {m['outcome']}", flush=True)
+                  f"{m['load']:4.1f}  {m['outcome']}  {m['settings'] or ''}", flush=True)
             time.sleep(1.0)
     return 0
 

@@ -100,6 +100,15 @@ def test_page_loads_with_the_robot_moving_in_3d_and_plots(session) -> None:
     browser.wait_text(r"joint3: torque \[N·m\], limit ±100", 60)
     if SCREENSHOTS:
         browser.page.screenshot(path=os.path.join(SCREENSHOTS, "view.png"))
+    # the page's own script (view/software_webgl.js) chose the 3D view's WebGL context: without
+    # multisampling and a preserved buffer where WebGL is software (this machine: SwiftShader)
+    webgl = browser.page.evaluate("window.__robotControlWebGL")
+    attributes = browser.page.locator("canvas").first.evaluate(
+        "c => c.getContext('webgl2').getContextAttributes()")
+    assert (attributes["antialias"], attributes["preserveDrawingBuffer"]) == \
+        ((False, False) if webgl["software"] else (True, True)), (webgl, attributes)
+    if not os.path.isdir("/dev/dri"):  # no GPU here: the page must know it renders in software
+        assert webgl["software"], webgl
     assert browser.errors == [], browser.errors
     assert browser.hosts <= {"127.0.0.1", ""}, f"requests left the machine: {browser.hosts}"
 

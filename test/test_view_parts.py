@@ -11,7 +11,6 @@ import pytest
 
 from robot_control.model.loader import load_robot
 from robot_control.model.urdf_export import robot_description
-from robot_control.view.app import SOFTWARE_QUERY, software_rendering_hint
 from robot_control.view.controls import slider_range
 from robot_control.view.drawing import skeleton_points, skeleton_segments
 from robot_control.view.frames import TfTree, robot_root_frame
@@ -67,15 +66,6 @@ def test_the_ghost_skeleton_runs_along_the_links() -> None:
     ddarm = load_scene(robot_description(load_robot("ddarm")))
     ends = [(a, b) for a, b, _ in skeleton_segments(ddarm)]
     assert ("link3", "link3") in ends  # the last link: to twice its centre of mass
-
-
-def test_the_software_rendering_url_only_where_a_browser_here_has_no_gpu(tmp_path) -> None:
-    url = "http://localhost:8080/"
-    hint = software_rendering_hint(url, "127.0.0.1", str(tmp_path / "none"))
-    assert hint is not None and f"{url}{SOFTWARE_QUERY}" in hint
-    assert software_rendering_hint(url, "0.0.0.0", str(tmp_path / "none")) is None  # elsewhere
-    (tmp_path / "renderD128").touch()
-    assert software_rendering_hint(url, "127.0.0.1", str(tmp_path)) is None
 
 
 def tf_message(model, q: np.ndarray, prefix: str):

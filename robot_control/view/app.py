@@ -9,13 +9,10 @@ import os
 import socket
 import sys
 import threading
+from pathlib import Path
 
 DEFAULT_PORT = 8080
 DEFAULT_BIND = "127.0.0.1"
-#: viser's page parameter for a fixed device pixel ratio: 0.5 draws a quarter of the pixels
-SOFTWARE_QUERY = "?fixedDpr=0.5"
-#: where Linux lists its GPUs' render nodes (a browser without one renders WebGL in software)
-DRI = "/dev/dri"
 INSTALL_HINT = "pip install -e .[view]` or `bash scripts/setup.sh view"
 
 
@@ -60,8 +57,22 @@ def start_server(bind: str, port: int):
         import viser
     except ModuleNotFoundError:
         raise ViewError(f"needs the viser package: `{INSTALL_HINT}`") from None
+    from viser import infra
+
+    from robot_control.model.resources import user_cache_dir
+    from robot_control.view.client_page import PageError, page_root, serving_from
+
     check_port(bind, port)
-    server = viser.ViserServer(host=bind, port=port, verbose=False)
+    server = None
+    try:  # viser's page with the view's script (client_page.py: why, and how)
+        root = page_root(Path(viser.__file__).parent / "client" / "build",
+                         user_cache_dir() / "view")
+        with serving_from(infra, root):
+            server = viser.ViserServer(host=bind, port=port, verbose=False)
+    except PageError as exc:
+        if server is not None:  # built, but serving viser's page without the script
+            server.stop()
+        raise ViewError(str(exc)) from None
     if server.get_port() != port:  # taken between the check and viser's bind
         server.stop()
         raise ViewError(f"port {port} on {bind} is in use: choose another with --port")
@@ -75,8 +86,9 @@ def start_server(bind: str, port: int):
     server.scene.configure_default_lights(cast_shadow=False)
     server.scene.configure_environment_map(hdri=None)
     # the floor as thin lines, not viser's grid: the grid is a plane whose shader runs at every
-    # pixel it covers (half the screen), the frame's largest cost in software WebGL
-    server.scene.add_line_segments("/ground", *floor_lines(4.0, 0.1, 0.5), thickness=1.0,
+    # pixel it covers (half the screen), the frame's largest cost in software WebGL; 2 px: at
+    # the half pixel ratio of software WebGL (view/software_webgl.js) 1 px lines show dotted
+    server.scene.add_line_segments("/ground", *floor_lines(4.0, 0.1, 0.5), thickness=2.0,
                                    thickness_units="screen")
     server.initial_camera.position = (1.0, -1.4, 0.9)
     server.initial_camera.look_at = (0.0, 0.0, 0.2)
@@ -120,8 +132,6 @@ def run(args: argparse.Namespace, ros_argv: list[str] | None = None) -> int:
         if node is not None:
             _heartbeat(node, server, url)
         print(f"robot-control view: {url}", flush=True)
-        if (hint := software_rendering_hint(url, args.bind)) is not None:
-            print(f"robot-control view: {hint}", flush=True)
         from robot_control.view.page import run_page
 
         # the heartbeat also goes out from the page's loop: the bus thread, busy with 1 kHz
@@ -140,22 +150,6 @@ def run(args: argparse.Namespace, ros_argv: list[str] | None = None) -> int:
             node.shutdown()
     server.stop()
     return 0
-
-
-def software_rendering_hint(url: str, bind: str, dri: str = DRI) -> str | None:
-    """The page's URL for a browser without a GPU, when one on this machine has none: no render
-    node in ``dri``, and the page served to this machine only (a browser elsewhere may have
-    one). Software WebGL's cost per frame follows the canvas's pixels (docs/view.md)."""
-    if bind not in ("127.0.0.1", "localhost", "::1"):
-        return None
-    try:
-        if any(name.startswith("renderD") for name in os.listdir(dri)):
-            return None
-    except OSError:  # no /dev/dri at all
-        pass
-    return (f"no GPU on this machine (no render node in {dri}): a browser here draws the 3D "
-            f"view in software; {url}{SOFTWARE_QUERY} draws a quarter of its pixels, for "
-            f"20–40 % less of the browser's CPU a frame (docs/view.md)")
 
 
 def _shown_host(bind: str) -> str:
