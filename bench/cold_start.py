@@ -7,7 +7,8 @@ temporary folder: no compiled kernel, no cached model, as a new user's first sta
 then *warm* once the controller's background compile of its other laws is done (what the next
 start finds). Printed: seconds from the launch command to the lifecycle manager's "stack
 active" line (the four nodes active), the launch's own wall time, the missed-deadline share of
-the run, and the 1-minute load average at the start and the end (the machine is shared: the
+the run (the ``--duration`` window after activation), the plant's hold and saturation warnings
+in it, and the 1-minute load average at the start and the end (the machine is shared: the
 load says what a figure is worth); then the medians.
 
 - ``dds``: ``robot-control launch --duration S`` (the rclpy-free route, the package on this
@@ -46,6 +47,9 @@ import domains  # noqa: E402  (the test suite's machine-wide domain claims)
 ACTIVE = re.compile(r"stack active")
 MISSED = re.compile(r"missed deadlines \d+ \(([0-9.]+) %\)")
 BACKGROUND = re.compile(r"in the background \(pid (\d+)")
+#: the plant's hold (safe behaviour) and saturation warnings: events of the run after activation
+HOLDS = re.compile(r"safe behaviour '")
+SATURATED = re.compile(r"\] saturated: ")
 ROS_SETUP = Path(os.environ.get("ROS_SETUP", "/opt/ros/jazzy/setup.bash"))
 #: a start that is not active by then counts as failed (s)
 ACTIVE_TIMEOUT_S = 300.0
@@ -114,6 +118,8 @@ def start_once(route: str, env: dict[str, str], duration: float, launch_args: li
             "missed_pct": float(missed.group(1)) if missed else None,
             "background_pid": int(background.group(1)) if background else None,
             "errors": sum("[ERROR]" in line for line in lines),
+            "holds": sum(bool(HOLDS.search(line)) for line in lines),
+            "saturated": sum(bool(SATURATED.search(line)) for line in lines),
             "load_start": load_start, "load_end": os.getloadavg()[0],
             "tail": "".join([line for line in lines if "[ERROR]" in line][:10]
                             + ([] if active is not None else [text[-600:]]))}
