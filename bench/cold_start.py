@@ -20,7 +20,8 @@ load says what a figure is worth); then the medians.
 ``--trace`` lists, for each cold run, every kernel numba compiled: the process, the start
 (seconds after the launch), the compile's duration in wall and in the thread's CPU seconds (the
 latter is what the kernel costs, whatever the machine's load) and the kernel (numba's compile event,
-recorded through a sitecustomize module on the nodes' path; the waits of dynamics/compile_once.py
+recorded through a sitecustomize module on the nodes' path; ``plant_node fork`` is the plant's
+step compiler, nodes/plant_compiler.py; the waits of dynamics/compile_once.py
 are not compiles and do not appear).
 """
 
@@ -67,6 +68,7 @@ TRACER = textwrap.dedent("""
         _cmd = open("/proc/self/cmdline", "rb").read().split(b"\\0")
         _name = next((w.decode() for w in _cmd if b"robot_control" in w), _cmd[0].decode())
         _name = _name.rsplit("/", 1)[-1].rsplit(".", 1)[-1]  # plant_node, or the executable
+        _pid = os.getpid()  # a process forked from this one (the plant's compiler) says so
         class _Listener(_ev.Listener):
             def on_start(self, event):
                 _local.__dict__.setdefault("starts", []).append((time.time(), time.thread_time()))
@@ -74,7 +76,8 @@ TRACER = textwrap.dedent("""
                 t0, cpu0 = _local.starts.pop()
                 if not _local.starts:  # top level: its callees are inside its time
                     f = event.data["dispatcher"].py_func
-                    _out.write(json.dumps({"process": _name, "t0": t0,
+                    name = _name if os.getpid() == _pid else f"{_name} fork"
+                    _out.write(json.dumps({"process": name, "t0": t0,
                                            "s": time.time() - t0,
                                            "cpu": time.thread_time() - cpu0,
                                            "kernel": f"{f.__module__}.{f.__qualname__}"}) + "\\n")
