@@ -1,7 +1,7 @@
 """Does a compile at the lowest CPU priority starve the stack's loop? (issue 36: nothing may hold
 or saturate while a cold start's background compiles run)
 
-    python bench/idle_compile_load.py [--rounds 2] [--duration 5] [--spin] [name:=value …]
+    python bench/idle_compile_load.py [--rounds 2] [--duration 5] [--spin] [--pin CPU] [name:=value …]
 
 A cold start leaves the controller's other laws to a background compiler at SCHED_IDLE
 (nodes/law_compiler.py) that runs through the first seconds after activation. This bench
@@ -10,8 +10,9 @@ separates that from everything else a cold start does: warm starts of ``robot-co
 numba compile at SCHED_IDLE (``chrt --idle 0 python bench/compile_cost.py --kernels hold_rk4``:
 about 8 s of one core's CPU, started with the launch, so it compiles through the active window).
 ``--spin``: a Python busy loop at SCHED_IDLE instead of the compile (the priority's effect
-without numba's memory traffic). Printed per run: the missed-deadline share over the window, the
-plant's hold and saturation warnings, the achieved rate, the load average; then the medians.
+without numba's memory traffic); ``--pin CPU``: the burner kept on that CPU (taskset). Printed
+per run: the missed-deadline share over the window, the plant's hold and saturation warnings, the
+achieved rate, the load average; then the medians.
 """
 
 from __future__ import annotations
@@ -34,11 +35,12 @@ RATE = __import__("re").compile(r"achieved ([0-9.]+) Hz")
 
 
 def launch(env: dict[str, str], duration: float, launch_args: list[str],
-           burn: list[str] | None) -> dict:
+           burn: list[str] | None, pin: str | None = None) -> dict:
     """One warm launch, with or without ``burn`` (a command) beside it at SCHED_IDLE."""
     burner = None
     if burn:
-        burner = subprocess.Popen(["chrt", "--idle", "0", *burn],
+        burner = subprocess.Popen([*(["taskset", "-c", pin] if pin else []),
+                                   "chrt", "--idle", "0", *burn],
                                   env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                   start_new_session=True)  # its kernel's process is its child
     load = os.getloadavg()[0]
@@ -62,6 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--duration", type=float, default=5.0)
     parser.add_argument("--spin", action="store_true", help="a busy loop instead of a compile")
+    parser.add_argument("--pin", help="the CPU the burner is kept on (taskset -c)")
     args = parser.parse_args(argv)
     burn = ([sys.executable, "-c", "while True: pass"] if args.spin else
             [sys.executable, str(ROOT / "bench" / "compile_cost.py"), "--kernels", "hold_rk4"])
@@ -73,7 +76,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for k in range(args.rounds):
             for kind in rows:
-                r = launch(env, args.duration, args.launch_args, burn if kind == beside else None)
+                r = launch(env, args.duration, args.launch_args, burn if kind == beside else None,
+                           args.pin)
                 print(f"#{k + 1} {kind:<13} missed {r['missed']} %  holds {r['holds']}  "
                       f"saturation warnings {r['saturated']}  {r['rate']} Hz  load {r['load']:.1f}",
                       flush=True)
