@@ -181,6 +181,7 @@ def run_route(route: str, args: argparse.Namespace, base: dict[str, str]) -> dic
                 results[kind].append(row)
                 print(f"{route:<4} {kind} #{k + 1:<2} active {fmt(row['active_s'], '6.1f')} s  "
                       f"launch {row['wall_s']:6.1f} s  missed {fmt(row['missed_pct'], '5.1f')} %  "
+                      f"holds {row['holds']}  saturation warnings {row['saturated']}  "
                       f"exit {row['exit']:>3}  ERROR lines {row['errors']}  "
                       f"load {row['load_start']:.1f}→{row['load_end']:.1f}",
                       flush=True)
