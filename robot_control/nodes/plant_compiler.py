@@ -20,10 +20,9 @@ itself before it joins the bus (:func:`fork_ahead`: its modules imported, no thr
 yet) into a compiler that waits on a pipe for its job; :func:`start_background` sends it the job
 (or closes the pipe: nothing to compile, it ends), and starts a fresh process only where there is
 no such fork (a composed container, a test). It forks only into a cache folder that holds no
-plant's step yet (a first start after an install or an update): a fork costs a warm start
-0.15–0.35 s (3.52–3.76 s to "stack active" against 3.36–3.41 s, three warm `robot-control launch
---duration 1` each, 11:22 UTC, load 1–2), and with any step cached a new robot's step loads from
-numba's cache (its code depends on the argument types, not on the robot).
+plant's step yet (a first start after an install or an update): a warm start has nothing for
+it to do, and with any step cached a new robot's step loads from numba's cache (its code depends
+on the argument types, not on the robot).
 
 ``python -m robot_control.nodes.plant_compiler FILE``: FILE holds the model, the plant's
 configuration, a physics step and the control period (a pickle this module wrote in a private
