@@ -118,9 +118,11 @@ def kernel_name(model) -> str:
     return f"{kernel_name_prefix()}{model.name}"
 
 
-def start_background(model, plant_cfg: dict, dt: float, period_s: float) -> subprocess.Popen | None:
+def start_background(model, plant_cfg: dict, dt: float,
+                     period_s: float) -> subprocess.Popen | Forked | None:
     """Start compiling the step of the plant ``make_plant(model, plant_cfg, dt)`` in another
-    process; None when the cache holds it already (or there is no writable cache to fill)."""
+    process (the forked one, else a new one); None when the cache holds it already (or there is
+    no writable cache to fill)."""
     from robot_control.dynamics.compile_cache import CACHE_DIR, is_compiled
 
     forked = release_fork()
