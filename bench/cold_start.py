@@ -7,7 +7,8 @@ temporary folder: no compiled kernel, no cached model, as a new user's first sta
 then *warm* once the controller's background compile of its other laws is done (what the next
 start finds). Printed: seconds from the launch command to the lifecycle manager's "stack
 active" line (the four nodes active), the launch's own wall time, the missed-deadline share of
-the run, and the 1-minute load average at the start and the end (the machine is shared: the
+the run (the ``--duration`` window after activation), the plant's hold and saturation warnings
+in it, and the 1-minute load average at the start and the end (the machine is shared: the
 load says what a figure is worth); then the medians.
 
 - ``dds``: ``robot-control launch --duration S`` (the rclpy-free route, the package on this
@@ -19,7 +20,8 @@ load says what a figure is worth); then the medians.
 ``--trace`` lists, for each cold run, every kernel numba compiled: the process, the start
 (seconds after the launch), the compile's duration in wall and in the thread's CPU seconds (the
 latter is what the kernel costs, whatever the machine's load) and the kernel (numba's compile event,
-recorded through a sitecustomize module on the nodes' path; the waits of dynamics/compile_once.py
+recorded through a sitecustomize module on the nodes' path; ``plant_node fork`` is the plant's
+step compiler, nodes/plant_compiler.py; the waits of dynamics/compile_once.py
 are not compiles and do not appear).
 """
 
@@ -46,6 +48,9 @@ import domains  # noqa: E402  (the test suite's machine-wide domain claims)
 ACTIVE = re.compile(r"stack active")
 MISSED = re.compile(r"missed deadlines \d+ \(([0-9.]+) %\)")
 BACKGROUND = re.compile(r"in the background \(pid (\d+)")
+#: the plant's hold (safe behaviour) and saturation warnings: events of the run after activation
+HOLDS = re.compile(r"safe behaviour '")
+SATURATED = re.compile(r"\] saturated: ")
 ROS_SETUP = Path(os.environ.get("ROS_SETUP", "/opt/ros/jazzy/setup.bash"))
 #: a start that is not active by then counts as failed (s)
 ACTIVE_TIMEOUT_S = 300.0
@@ -63,6 +68,7 @@ TRACER = textwrap.dedent("""
         _cmd = open("/proc/self/cmdline", "rb").read().split(b"\\0")
         _name = next((w.decode() for w in _cmd if b"robot_control" in w), _cmd[0].decode())
         _name = _name.rsplit("/", 1)[-1].rsplit(".", 1)[-1]  # plant_node, or the executable
+        _pid = os.getpid()  # a process forked from this one (the plant's compiler) says so
         class _Listener(_ev.Listener):
             def on_start(self, event):
                 _local.__dict__.setdefault("starts", []).append((time.time(), time.thread_time()))
@@ -70,7 +76,8 @@ TRACER = textwrap.dedent("""
                 t0, cpu0 = _local.starts.pop()
                 if not _local.starts:  # top level: its callees are inside its time
                     f = event.data["dispatcher"].py_func
-                    _out.write(json.dumps({"process": _name, "t0": t0,
+                    name = _name if os.getpid() == _pid else f"{_name} fork"
+                    _out.write(json.dumps({"process": name, "t0": t0,
                                            "s": time.time() - t0,
                                            "cpu": time.thread_time() - cpu0,
                                            "kernel": f"{f.__module__}.{f.__qualname__}"}) + "\\n")
@@ -114,6 +121,8 @@ def start_once(route: str, env: dict[str, str], duration: float, launch_args: li
             "missed_pct": float(missed.group(1)) if missed else None,
             "background_pid": int(background.group(1)) if background else None,
             "errors": sum("[ERROR]" in line for line in lines),
+            "holds": sum(bool(HOLDS.search(line)) for line in lines),
+            "saturated": sum(bool(SATURATED.search(line)) for line in lines),
             "load_start": load_start, "load_end": os.getloadavg()[0],
             "tail": "".join([line for line in lines if "[ERROR]" in line][:10]
                             + ([] if active is not None else [text[-600:]]))}
@@ -172,6 +181,7 @@ def run_route(route: str, args: argparse.Namespace, base: dict[str, str]) -> dic
                 results[kind].append(row)
                 print(f"{route:<4} {kind} #{k + 1:<2} active {fmt(row['active_s'], '6.1f')} s  "
                       f"launch {row['wall_s']:6.1f} s  missed {fmt(row['missed_pct'], '5.1f')} %  "
+                      f"holds {row['holds']}  saturation warnings {row['saturated']}  "
                       f"exit {row['exit']:>3}  ERROR lines {row['errors']}  "
                       f"load {row['load_start']:.1f}→{row['load_end']:.1f}",
                       flush=True)

@@ -26,6 +26,27 @@ STARTER = textwrap.dedent("""
     print("AGAIN", plant_compiler.start_background(load_robot("ddarm"), {}, 5e-4, 1e-3))
 """)
 
+#: the same from a compiler forked before the job is known (plant_node.main's fork_ahead); then no
+#: second fork: the cache holds a step now
+STARTER_FORKED = textwrap.dedent("""
+    from robot_control.nodes import plant_compiler
+    plant_compiler.fork_ahead()
+    from robot_control.model import load_robot
+    proc = plant_compiler.start_background(load_robot("ddarm"), {}, 5e-4, 1e-3)
+    print("PID", proc.pid, type(proc).__name__, flush=True)
+    print("EXIT", proc.wait(timeout=600), flush=True)
+    plant_compiler.fork_ahead()
+    print("FORKED AGAIN", plant_compiler._forked is not None, flush=True)
+    print("AGAIN", plant_compiler.start_background(load_robot("ddarm"), {}, 5e-4, 1e-3))
+""")
+
+#: a node process that forks its compiler and ends before it knows a job (a refused start)
+ENDS_FIRST = textwrap.dedent("""
+    from robot_control.nodes import plant_compiler
+    plant_compiler.fork_ahead()
+    print("FORKED", plant_compiler._forked[0], flush=True)
+""")
+
 #: the plant node's warm-up of its step (same lock, same call); the hold's compile statistics
 PLANT = textwrap.dedent("""
     import logging, time
@@ -56,9 +77,19 @@ def held(lock) -> bool:
         return False
 
 
-def test_plant_waits_for_the_background_step_and_loads_it(tmp_path):
+def ended(pid: int) -> bool:
+    """Whether process ``pid`` is gone (or a zombie no one reaped yet)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+@pytest.mark.parametrize("starter_code", [STARTER, STARTER_FORKED], ids=["process", "forked"])
+def test_plant_waits_for_the_background_step_and_loads_it(tmp_path, starter_code):
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
-    starter = subprocess.Popen([sys.executable, "-c", STARTER], env=env, stdout=subprocess.PIPE,
+    starter = subprocess.Popen([sys.executable, "-c", starter_code], env=env, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
     try:
         lock = tmp_path / "plant_step.ddarm.lock"
@@ -82,6 +113,22 @@ def test_plant_waits_for_the_background_step_and_loads_it(tmp_path):
     assert int(words[words.index("HITS") + 1]) >= 1, plant.stdout
     assert (tmp_path / "plant_step.ddarm.compiled").exists()
     assert "AGAIN None" in out  # a start that finds the step compiled starts no process
+    if starter_code is STARTER_FORKED:
+        assert "PID" in out and "Forked" in out  # the fork compiled, not a new process
+        assert "FORKED AGAIN False" in out  # a warm cache: no fork (it costs a warm start)
+
+
+def test_a_fork_without_a_job_ends_with_its_node_and_compiles_nothing(tmp_path):
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    node = subprocess.run([sys.executable, "-c", ENDS_FIRST], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert node.returncode == 0, node.stderr[-2000:]
+    pid = int(node.stdout.split()[1])
+    deadline = time.monotonic() + 30
+    while not ended(pid):
+        assert time.monotonic() < deadline, "the forked compiler outlived its node"
+        time.sleep(0.05)
+    assert not list(tmp_path.glob("plant_step.*")), list(tmp_path.iterdir())
 
 
 def test_no_background_without_a_cache(tmp_path):

@@ -5,10 +5,16 @@ are then cached (dynamics.compile_cache) and a later process only loads them, in
 A controller offers every law so that a swap is instant, but compiling all of them in its
 configure made a fresh install's first start wait about a minute. So configure compiles the law
 it runs and loads the other laws already in the cache (compile_cache.is_compiled says which);
-the rest are compiled by one background process at the lowest CPU priority (SCHED_IDLE), which
-fills the cache while the stack runs. It takes no kernel's lock: a node waiting for a process
+the rest are compiled by one background process at the lowest CPU priority (SCHED_IDLE), kept on
+one CPU, which fills the cache while the stack runs. It takes no kernel's lock: a node waiting for a process
 the scheduler starves would be a priority inversion (at worst both compile a law). A swap to a
 law the cache does not hold yet is made on the swap's worker thread (law_host), as before.
+
+SCHED_IDLE alone did not keep it from the loop: on the 2-core machine a warm `robot-control
+launch --duration 5` missed 25 % of its deadlines beside a compile at SCHED_IDLE free to move
+between the CPUs (a busy loop there: 20 %), 5 % alone, 8 % beside the same compile kept on one
+CPU (``python bench/idle_compile_load.py``, docs/compiling.md). So the process is kept on the last
+CPU it may use (:func:`one_cpu`); a compile is single-threaded and loses nothing by it.
 
 ``python -m robot_control.nodes.law_compiler FILE`` is that background process: FILE holds the
 model and each law's parameters (a pickle this module wrote in a private temporary file; only
@@ -83,6 +89,7 @@ def start_background(model, laws: dict[str, dict]) -> subprocess.Popen | None:
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)  # a Ctrl-C of the stack leaves it to finish
     lowest_priority(proc.pid)  # it inherits a real-time loop's SCHED_FIFO otherwise
+    one_cpu(proc.pid)
     return proc
 
 
@@ -97,12 +104,24 @@ def lowest_priority(pid: int) -> None:
             pass
 
 
+def one_cpu(pid: int) -> None:
+    """Keep the process on the last CPU it may use (see the module: a SCHED_IDLE process that
+    moves between the CPUs still delays the loop's wake-ups)."""
+    try:
+        cpus = os.sched_getaffinity(pid)
+        if len(cpus) > 1:
+            os.sched_setaffinity(pid, {max(cpus)})
+    except (AttributeError, OSError):
+        pass
+
+
 def compile_laws(path: Path) -> int:
     """The background process: compile each law in the file (unless the cache holds it already),
     holding the cache's compiler lock; 0 also when another compiler holds it (it does the work)."""
     from robot_control.dynamics.compile_cache import CACHE_DIR, is_compiled
 
     lowest_priority(0)
+    one_cpu(0)
     with open(path, "rb") as fh:
         job = pickle.load(fh)
     path.unlink(missing_ok=True)

@@ -13,6 +13,17 @@ and compiles /tf; the plant's own warm-up of the step then waits for that lock a
 wrote. Whichever of the two takes the lock first compiles; the other loads. It runs only before
 the plant is active (the plant's configure waits for it), never beside a running loop.
 
+A new Python process spends about a second of CPU importing what the compile needs, while every
+node of a starting stack is importing and compiling too: the step's compile began 1.8–2 s after
+the other nodes' first compiles, and it ends a cold start. So the plant node's process forks
+itself before it joins the bus (:func:`fork_ahead`: its modules imported, no thread of its own
+yet) into a compiler that waits on a pipe for its job; :func:`start_background` sends it the job
+(or closes the pipe: nothing to compile, it ends), and starts a fresh process only where there is
+no such fork (a composed container, a test). It forks only into a cache folder that holds no
+plant's step yet (a first start after an install or an update): a warm start has nothing for
+it to do, and with any step cached a new robot's step loads from numba's cache (its code depends
+on the argument types, not on the robot).
+
 ``python -m robot_control.nodes.plant_compiler FILE``: FILE holds the model, the plant's
 configuration, a physics step and the control period (a pickle this module wrote in a private
 temporary file; only this package's own processes read it).
@@ -23,35 +34,117 @@ from __future__ import annotations
 import logging
 import os
 import pickle
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from robot_control.nodes.common import warm_up
 
+#: the forked compiler waiting for its job (fork_ahead): its pid and the write end of its pipe
+_forked: tuple[int, int] | None = None
+
+
+class Forked:
+    """The forked compiler once it has its job: what :func:`reap` needs of a Popen."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.poll() is None:
+            if deadline is not None and time.monotonic() > deadline:
+                raise subprocess.TimeoutExpired(f"plant compiler {self.pid}", timeout)
+            time.sleep(0.01)
+        return self.returncode
+
+    def kill(self) -> None:
+        if self.returncode is None:
+            os.kill(self.pid, signal.SIGKILL)
+
+
+def fork_ahead() -> None:
+    """Fork this process into a compiler that waits for :func:`start_background`'s job (see the
+    module); call it before the process has threads of its own (before it joins the bus)."""
+    global _forked
+    from robot_control.dynamics.compile_cache import CACHE_DIR
+
+    if _forked is not None or CACHE_DIR is None or not hasattr(os, "fork"):
+        return
+    if any(CACHE_DIR.glob(f"{kernel_name_prefix()}*.compiled")):  # a warm cache (see the module)
+        return
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the compiler: never back into the node's code, nor its exit handlers
+        code = 1
+        try:
+            os.close(write)
+            code = serve(read)
+        finally:
+            os._exit(code)
+    os.close(read)
+    _forked = (pid, write)
+
+
+def release_fork() -> tuple[Forked, int] | None:
+    """The forked compiler, if any, no longer waiting here: the caller sends it its job (or
+    closes the pipe); None when there is none."""
+    global _forked
+    if _forked is None:
+        return None
+    pid, write = _forked
+    _forked = None
+    return Forked(pid), write
+
+
+def kernel_name_prefix() -> str:
+    """What the names of every plant step's compile begin with."""
+    return "plant_step."
+
 
 def kernel_name(model) -> str:
     """The name of the plant step's compile for ``model`` (its lock and marker in the cache)."""
-    return f"plant_step.{model.name}"
+    return f"{kernel_name_prefix()}{model.name}"
 
 
-def start_background(model, plant_cfg: dict, dt: float, period_s: float) -> subprocess.Popen | None:
+def start_background(model, plant_cfg: dict, dt: float,
+                     period_s: float) -> subprocess.Popen | Forked | None:
     """Start compiling the step of the plant ``make_plant(model, plant_cfg, dt)`` in another
-    process; None when the cache holds it already (or there is no writable cache to fill)."""
+    process (the forked one, else a new one); None when the cache holds it already (or there is
+    no writable cache to fill)."""
     from robot_control.dynamics.compile_cache import CACHE_DIR, is_compiled
 
+    forked = release_fork()
     if CACHE_DIR is None or is_compiled(kernel_name(model)):
+        if forked is not None:
+            os.close(forked[1])  # no job: it ends
+            forked[0].wait(timeout=30)
         return None
+    job = {"model": model, "plant": plant_cfg, "dt": dt, "period": period_s}
+    if forked is not None:
+        with os.fdopen(forked[1], "wb") as pipe:
+            pickle.dump(job, pipe)
+        return forked[0]
     fd, path = tempfile.mkstemp(prefix="robot_control_plant_", suffix=".pickle")
     with os.fdopen(fd, "wb") as fh:
-        pickle.dump({"model": model, "plant": plant_cfg, "dt": dt, "period": period_s}, fh)
+        pickle.dump(job, fh)
     # a plant stopped before it is done leaves it to finish: the cache keeps the step for the next
     return subprocess.Popen([sys.executable, "-m", __name__, path], stdin=subprocess.DEVNULL,
                             stdout=subprocess.DEVNULL)
 
 
-def reap(proc: subprocess.Popen | None) -> None:
+def reap(proc: subprocess.Popen | Forked | None) -> None:
     """Collect the background process once the plant has its step (it is done by then, or
     finishing: the plant waited for its lock)."""
     if proc is not None:
@@ -72,16 +165,32 @@ def normal_priority() -> None:
         pass
 
 
+def serve(read: int) -> int:
+    """The forked compiler: the job from the pipe, compiled; 0 at once when the pipe closes
+    without one (the cache held the step, or the node ended first)."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # the node's stdout is not ours to write
+    # a Ctrl-C of the stack leaves it to finish (the cache keeps the step for the next start)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    with os.fdopen(read, "rb") as pipe:
+        data = pipe.read()
+    return compile_job(pickle.loads(data)) if data else 0
+
+
 def compile_step(path: Path) -> int:
-    """The background process: the plant's warm-up of its step, under the step's lock."""
+    """The background process: the job in the file at ``path`` (then removed), compiled."""
+    with open(path, "rb") as fh:
+        job = pickle.load(fh)
+    path.unlink(missing_ok=True)
+    return compile_job(job)
+
+
+def compile_job(job: dict) -> int:
+    """The plant's warm-up of its step, under the step's lock, at normal priority."""
     from robot_control.nodes.common import announce_compiles
     from robot_control.nodes.velocity_guard import step_and_predict
     from robot_control.sim.engine import make_plant
 
     normal_priority()
-    with open(path, "rb") as fh:
-        job = pickle.load(fh)
-    path.unlink(missing_ok=True)
     log = logging.getLogger("plant_compiler")
     announce_compiles(log)  # the kernels' own locks too: the other nodes share some
     warm_up(log, kernel_name(job["model"]), lambda: step_and_predict(

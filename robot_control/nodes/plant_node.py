@@ -592,6 +592,7 @@ class PlantNode:
 
 
 def main(argv: list[str] | None = None) -> int:
+    plant_compiler.fork_ahead()  # before the bus's threads: the step's compiler, imported
     return run_node("plant", PlantNode, argv)
 
 

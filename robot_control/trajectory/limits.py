@@ -64,7 +64,8 @@ def unit_extrema(cs, out):
     points = np.zeros(width + 1)  # breakpoints of the current level: 0, roots…, 1
     roots = np.zeros(width + 1)
     for r in range(cs.shape[0]):
-        chain[0, :] = cs[r]
+        for k in range(width):
+            chain[0, k] = cs[r, k]
         for i in range(1, width):
             for k in range(width - i):
                 chain[i, k] = chain[i - 1, k + 1] * (k + 1)
