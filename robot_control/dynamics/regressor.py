@@ -18,7 +18,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import qr
 
 from robot_control.dynamics import regressor_kernels as RK
 from robot_control.dynamics.packing import array, model_data
@@ -118,6 +117,8 @@ def _independent_columns(W: Array, tol: float) -> Array:
     links' parameters and folds distal ones into them (Khalil's regrouping, Huo Theorem 2-1);
     pivoting's own choice is the fallback when the greedy pass disagrees on the rank.
     """
+    from scipy.linalg import qr  # here: its import costs every node process a tenth of a second
+
     norms = np.linalg.norm(W, axis=0)
     scale = norms.max()
     if scale == 0.0:

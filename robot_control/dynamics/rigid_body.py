@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import numpy as np
 from numba.core.errors import TypingError
-from scipy.linalg import cho_factor, cho_solve
 
 from robot_control.dynamics import kernels as K
 from robot_control.dynamics import world_kernels as KW
@@ -115,6 +114,9 @@ def forward_dynamics(model, q, qd, tau, f_ext=None) -> Array:
 
 def forward_dynamics_cholesky(model, q, qd, tau, f_ext=None) -> Array:
     """q̈ = M⁻¹(τ − h) with M from composite bodies and a Cholesky solve (the O(n³) method)."""
+    # imported here: scipy.linalg costs every node process a tenth of a second or more to import
+    from scipy.linalg import cho_factor, cho_solve
+
     h = bias_torques(model, q, qd, f_ext)
     M = mass_matrix(model, q)
     return cho_solve(cho_factor(M), array(tau) - h)

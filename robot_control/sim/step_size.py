@@ -15,7 +15,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import scipy.linalg
 
 #: the plant's step unless the description needs a shorter one, s
 DEFAULT_PHYSICS_DT = 5e-4
@@ -30,6 +29,8 @@ def viscous_rate(model, q) -> float:
     damping = np.asarray(model.friction, dtype=float)[:, 0]
     if not np.any(damping > 0.0):
         return 0.0
+    import scipy.linalg  # here: its import costs every plant a tenth of a second; seldom needed
+
     M = dyn.mass_matrix(model, np.asarray(q, dtype=float))
     return float(scipy.linalg.eigh(np.diag(damping), M, eigvals_only=True).max())
 
