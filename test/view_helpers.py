@@ -116,7 +116,8 @@ class Browser:
             if found or time.monotonic() > deadline:
                 break
             time.sleep(0.2)
-        assert found, f"no /{pattern}/ on the page in {timeout_s} s; it shows:\n{shown[:2000]}"
+        assert found, (f"no /{pattern}/ on the page in {timeout_s} s; it shows:\n{shown[:2000]}"
+                       + (f"\n…\n{shown[-1500:]}" if len(shown) > 2000 else ""))
         return found
 
     def field(self, label: str):
