@@ -99,7 +99,7 @@ class TrajectoryNode(LoopTimerHooks):
         self.knots = None  # its knots, as sent
         self.start_ns = 0  # when the motion (its current cycle) started
         self.cycle_ns = 0  # a looping motion's period
-        self.sent_ahead = -1  # start of the next cycle once it was sent
+        self.sent_ahead = -1  # start of the newest cycle sent
         self.looping = False
         self.last_ns = 0  # stamp of the last reference published (lockstep) or sampled
         if self.scenario is not None:
@@ -210,7 +210,7 @@ class TrajectoryNode(LoopTimerHooks):
         its knots (a looping sweep returns to its start at rest, so it repeats seamlessly)."""
         self.trajectory, self.start_ns, self.looping = trajectory, start_ns, looping
         self.cycle_ns = int(round(trajectory.duration * 1e9)) if looping else 0
-        self.sent_ahead = -1
+        self.sent_ahead = start_ns  # the newest cycle the controller has been sent
         if not self.lockstep:
             self.knots = trajectory_knots(trajectory, self.settings.knot_interval)
             self.pub_motion.publish(self.m.joint_trajectory(start_ns, self.names, self.knots))
@@ -283,14 +283,22 @@ class TrajectoryNode(LoopTimerHooks):
             return
         ns = self._now_ns()
         if self.looping and self.cycle_ns > 0:
-            self._sample(ns)  # moves start_ns on to the current cycle
-            following = self.start_ns + self.cycle_ns
-            lookahead = int(2e9 * self._monitor_period()) + 50_000_000
-            if following - ns <= lookahead and self.sent_ahead != following:
-                self.pub_motion.publish(self.m.joint_trajectory(following, self.names, self.knots))
-                self.sent_ahead = following
+            self._send_cycles_due(ns)
         if self.settings.monitor_rate > 0:
             self._publish(ns)
+
+    def _send_cycles_due(self, ns: int) -> None:
+        """Send a looping motion's cycles that are due and not sent yet, each stamped with its
+        own start: the next one within the lookahead, and the current one if this tick came
+        after its start (a stalled process): the controller then joins it in phase, as the
+        generator's reference has (a cycle never sent left the controller holding the previous
+        cycle's end while goals started from the generator's reference: dropped as a jump)."""
+        self._sample(ns)  # moves start_ns on to the current cycle
+        lookahead = int(2e9 * self._monitor_period()) + 50_000_000
+        for start in (self.start_ns, self.start_ns + self.cycle_ns):
+            if start > self.sent_ahead and start - ns <= lookahead:
+                self.pub_motion.publish(self.m.joint_trajectory(start, self.names, self.knots))
+                self.sent_ahead = start
 
     def _publish(self, ns: int) -> None:
         self.last_ns = ns
