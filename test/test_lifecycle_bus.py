@@ -207,3 +207,25 @@ def test_sigint_shuts_an_active_node_down_through_on_shutdown(bus, env):
         assert change_state(client, "/lc_probe2", "activate")
         assert proc.stop() == 0
         assert proc.wait_for_line(r"hook on_shutdown from active", 1), proc.output
+
+
+LATE_NODE = """
+import time
+from robot_control.bus.backend import create_node
+node = create_node("lc_late", ["prog"], managed=True, backend="dds")
+print("late node up", flush=True)
+deadline = time.monotonic() + 60
+while time.monotonic() < deadline:
+    node.spin_once(0.05)
+"""
+
+
+def test_a_named_node_seen_after_the_graph_settled_is_waited_for(bus, env):
+    """A node named on the command line may show its lifecycle services after the client's
+    graph settled (a loaded machine): it is waited for, up to FIND_WITHIN_S, not called
+    missing at once."""
+    client, _ = bus
+    assert "/lc_late" not in managed_nodes(client)  # the graph settled without it
+    with Watched([sys.executable, "-c", LATE_NODE], env) as late:
+        # asked at once: the process is still importing (about a second), well within the wait
+        assert get_state(client, "/lc_late") == (1, "unconfigured"), late.output

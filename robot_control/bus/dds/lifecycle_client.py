@@ -4,12 +4,16 @@ ros2lifecycle's api is for ``ros2 lifecycle``): managed nodes are those that ser
 
 from __future__ import annotations
 
+import time
+
 from robot_control.bus.dds.client import BusClient, BusClientError
 from robot_control.bus.dds.msg import lifecycle_msgs as lc
 
 GET_STATE = "lifecycle_msgs/srv/GetState"
 CHANGE_STATE = "lifecycle_msgs/srv/ChangeState"
 GET_TRANSITIONS = "lifecycle_msgs/srv/GetAvailableTransitions"
+#: how long a named node may take to show its lifecycle services after the graph settled, s
+FIND_WITHIN_S = 5.0
 
 
 def _fq(name: str) -> str:
@@ -24,9 +28,16 @@ def managed_nodes(client: BusClient) -> list[str]:
 
 
 def _require_managed(client: BusClient, node: str) -> str:
+    """The node's name once it serves the lifecycle services: on a loaded machine a busy node's
+    services are discovered after the graph's first settling, so a node named is waited for
+    (FIND_WITHIN_S) before it is called not found."""
     node = _fq(node)
-    if node not in managed_nodes(client):
-        raise BusClientError(f"node {node} not found among the managed nodes")
+    deadline = time.monotonic() + FIND_WITHIN_S
+    while node not in managed_nodes(client):
+        if time.monotonic() > deadline:
+            raise BusClientError(f"node {node} not found among the managed nodes (waited "
+                                 f"{FIND_WITHIN_S:g} s)")
+        time.sleep(0.05)
     return node
 
 
