@@ -116,8 +116,7 @@ def test_page_loads_with_the_robot_moving_in_3d_and_plots(session) -> None:
 def test_law_switched_from_the_page_changes_the_controllers_parameter(session) -> None:
     browser = session["browser"]
     browser.wait_text(r"kp\[0\]", 60)  # the descriptors were read: the selector has its choices
-    selector = browser.field("law")
-    selector.click(force=True)
+    browser.click_in_view(browser.field("law"))
     browser.page.get_by_role("option", name="pd_gravity", exact=True).click()
     browser.wait_text(r"law: pd_gravity accepted", 60)
     got = subprocess.run(robot_control_command("param", "get", "/controller", "controller"),

@@ -120,6 +120,23 @@ class Browser:
                        + (f"\n…\n{shown[-1500:]}" if len(shown) > 2000 else ""))
         return found
 
+    def click_in_view(self, locator, timeout_s: float = 30.0) -> None:
+        """Click an element the page may still be laying out: under load the panel can move it
+        out of the viewport between Playwright's scrolling and its click ("Element is outside
+        of the viewport"); scrolled to and clicked again until the deadline."""
+        from playwright.sync_api import Error as PageError
+
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                locator.scroll_into_view_if_needed(timeout=10_000)
+                locator.click(force=True, timeout=10_000)
+                return
+            except PageError as exc:
+                if "outside of the viewport" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)
+
     def field(self, label: str):
         """The input of the row a viser label names (its ``for`` is not always the input's id)."""
         visible = "input[not(@type='hidden')]"
