@@ -43,6 +43,8 @@ from pathlib import Path
 
 from robot_control.nodes.common import warm_up
 
+#: what the names of every plant step's compile begin with
+KERNEL_PREFIX = "plant_step."
 #: the forked compiler waiting for its job (fork_ahead): its pid and the write end of its pipe
 _forked: tuple[int, int] | None = None
 
@@ -82,7 +84,7 @@ def fork_ahead() -> None:
 
     if _forked is not None or CACHE_DIR is None or not hasattr(os, "fork"):
         return
-    if any(CACHE_DIR.glob(f"{kernel_name_prefix()}*.compiled")):  # a warm cache (see the module)
+    if any(CACHE_DIR.glob(f"{KERNEL_PREFIX}*.compiled")):  # a warm cache (see the module)
         return
     read, write = os.pipe()
     pid = os.fork()
@@ -108,14 +110,9 @@ def release_fork() -> tuple[Forked, int] | None:
     return Forked(pid), write
 
 
-def kernel_name_prefix() -> str:
-    """What the names of every plant step's compile begin with."""
-    return "plant_step."
-
-
 def kernel_name(model) -> str:
     """The name of the plant step's compile for ``model`` (its lock and marker in the cache)."""
-    return f"{kernel_name_prefix()}{model.name}"
+    return f"{KERNEL_PREFIX}{model.name}"
 
 
 def start_background(model, plant_cfg: dict, dt: float,
