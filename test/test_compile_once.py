@@ -27,6 +27,22 @@ KERNEL = textwrap.dedent("""
     @njit(cache=True)
     def second_kernel(x):
         return x[0] + 1.0
+
+    @njit(cache=True)
+    def helper_one(x):
+        return x[0] * 2.0
+
+    @njit(cache=True)
+    def helper_two(x):
+        return x[-1] - 1.0
+
+    @njit(cache=True)
+    def outer_a(x):  # the helpers in one order ...
+        return helper_one(x) + helper_two(x)
+
+    @njit(cache=True)
+    def outer_b(x):  # ... and in the other
+        return helper_two(x) * helper_one(x)
 """)
 
 #: announce + lock, call the kernel; print each notice with its time, then the compile stats
@@ -119,3 +135,44 @@ def test_a_kernel_another_process_compiles_is_waited_for_and_loaded(tmp_path):
     finally:
         holder.kill()
         holder.wait()
+
+
+#: compile one of the two outer kernels (argv[1]) once told to; print the helpers' cache misses
+SHARING = textwrap.dedent("""
+    import sys
+    import numpy as np
+    from robot_control.dynamics import compile_once
+    import probe_module
+
+    compile_once.install_lock()
+    print("READY", flush=True)
+    sys.stdin.readline()
+    getattr(probe_module, sys.argv[1])(np.ones(3))
+    print("MISSES", *(sum(getattr(probe_module, h).stats.cache_misses.values())
+                      for h in ("helper_one", "helper_two")), flush=True)
+""")
+
+
+def test_callees_compile_once_across_processes_without_deadlock(tmp_path):
+    """Two processes compiling kernels that share two helpers (called in opposite orders) both
+    finish, and each helper is compiled by one of them only: the callees take their locks too."""
+    env = environment(tmp_path)
+    procs = [subprocess.Popen([sys.executable, "-c", SHARING, name], env=env, text=True,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+             for name in ("outer_a", "outer_b")]
+    try:
+        for p in procs:
+            assert p.stdout.readline().strip() == "READY"
+        for p in procs:  # together, as the nodes of a starting stack
+            p.stdin.write("go\n")
+            p.stdin.flush()
+        outs = [p.communicate(timeout=240) for p in procs]
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+    misses = []
+    for p, (out, err) in zip(procs, outs):
+        assert p.returncode == 0, err[-3000:]
+        misses.append([int(w) for w in out.split("MISSES", 1)[1].split()])
+    assert [a + b for a, b in zip(*misses)] == [1, 1], misses

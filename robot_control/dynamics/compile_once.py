@@ -7,10 +7,13 @@ on an empty cache two nodes compiled the same kernel side by side on a 2-core ma
 a core from the kernels only one of them needs. :func:`install_lock` makes the first call of a
 cached kernel in a process (loading it, or compiling it on a cache miss) hold a machine-wide lock
 of that kernel in the cache folder: one process compiles and writes the cache, the others wait
-and then load it. Only a top-level call takes a lock — the kernels compiled inside it (its
-callees) take none — so a process holding a lock never waits for another: no deadlock. A process
-that must never make another wait (the background law compiler at the lowest CPU priority: a
-node waiting for it would be a priority inversion) does not install it.
+and then load it. The kernels compiled inside a call (its callees, e.g. the joint placement
+every recursion calls) take their own locks too, so a helper the plant's step and the
+controller's mass matrix share compiles once. No deadlock: a process waits only for a callee of
+the kernels whose locks it holds, so every process takes its locks in the order of one call
+graph, which has no cycles (a kernel never calls itself or its callers). A process that must never
+make another wait (the background law compiler at the lowest CPU priority: a node waiting for it
+would be a priority inversion) does not install it.
 
 :func:`announce` makes the first compile of the process (or the first wait for another's) say so
 in one line — what, and why — the moment it starts, wherever in the code the first call comes
@@ -30,7 +33,6 @@ from numba.core.caching import NullCache
 
 from robot_control.dynamics.compile_cache import CACHE_DIR
 
-_depth = threading.local()  # top-level compiles of this thread under way (0 or 1)
 _said = threading.Event()  # the notice has been given in this process
 _say: list[Callable[[str], None]] = []  # where the notice goes (announce)
 _original_compile = numba.core.dispatcher.Dispatcher.compile
@@ -85,8 +87,8 @@ def _lock_path(dispatcher):
 
 
 def _compile_once(self, sig):
-    """Dispatcher.compile holding the kernel's machine-wide lock at the top level (see module)."""
-    if getattr(_depth, "n", 0) or isinstance(self._cache, NullCache) or CACHE_DIR is None:
+    """Dispatcher.compile holding the kernel's machine-wide lock (see the module)."""
+    if isinstance(self._cache, NullCache) or CACHE_DIR is None:
         return _original_compile(self, sig)
     with numba.core.dispatcher.global_compiler_lock:  # threads of this process queue here first
         if tuple(sigutils.normalize_signature(sig)[0]) in self.overloads:
@@ -95,17 +97,13 @@ def _compile_once(self, sig):
             fh = open(_lock_path(self), "a")
         except OSError:  # a cache folder gone read-only: compile without the lock
             return _original_compile(self, sig)
-        _depth.n = 1
-        try:
-            with fh:
-                try:
-                    fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                except BlockingIOError:
-                    say_once(f"{kernel_label(self)} (another process compiles it: waiting)")
-                    fcntl.flock(fh, fcntl.LOCK_EX)
-                return _original_compile(self, sig)  # a cache load if the other one wrote it
-        finally:  # closing the file released the lock
-            _depth.n = 0
+        with fh:  # closing the file releases the lock
+            try:
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                say_once(f"{kernel_label(self)} (another process compiles it: waiting)")
+                fcntl.flock(fh, fcntl.LOCK_EX)
+            return _original_compile(self, sig)  # a cache load if the other one wrote it
 
 
 def install_lock() -> None:

@@ -87,7 +87,10 @@ def matrix_view(typingctx, flat, rows, cols):
     return matrix(flat, rows, cols), codegen
 
 
-@njit(cache=_CACHE, inline="always")
+# A call, not inlined: every recursion places joints, and compiled once (and cached) it is shared
+# by all of them instead of typed and lowered again inside each (a third of a cold start's
+# compiling), for about 4 % of a forward-dynamics step (bench/step_compile.py)
+@njit(cache=_CACHE)
 def joint_placement(P, i, qi, R, p):
     """T_{λ(i),i}(q_i) = M_i exp([S_i] q_i) (Kim eq. 2.8) written as rotation R (row-major) and p."""
     s = P[i, SCREW : SCREW + 6]
