@@ -92,9 +92,11 @@ def test_plant_waits_for_the_background_step_and_loads_it(tmp_path, starter_code
     starter = subprocess.Popen([sys.executable, "-c", starter_code], env=env, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
     try:
-        lock = tmp_path / "plant_step.ddarm.lock"
+        # the step's lock, or (the fork, compiling the speculated step before its job) the hold's
+        locks = [tmp_path / "plant_step.ddarm.lock",
+                 tmp_path / "compile.sim.plant_kernels.hold_rk4.lock"]
         deadline = time.monotonic() + 60
-        while not (lock.exists() and held(lock)):
+        while not any(lock.exists() and held(lock) for lock in locks):
             assert time.monotonic() < deadline, "the background compiler never took the lock"
             assert starter.poll() is None, starter.stderr.read()
             time.sleep(0.05)
@@ -119,6 +121,8 @@ def test_plant_waits_for_the_background_step_and_loads_it(tmp_path, starter_code
 
 
 def test_a_fork_without_a_job_ends_with_its_node_and_compiles_nothing(tmp_path):
+    """The node ends before it knows its plant (a refused start): its fork stops compiling the
+    speculated step and ends too, without a step in the cache."""
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
     node = subprocess.run([sys.executable, "-c", ENDS_FIRST], env=env, capture_output=True,
                           text=True, timeout=120)
@@ -129,6 +133,42 @@ def test_a_fork_without_a_job_ends_with_its_node_and_compiles_nothing(tmp_path):
         assert time.monotonic() < deadline, "the forked compiler outlived its node"
         time.sleep(0.05)
     assert not list(tmp_path.glob("plant_step.*")), list(tmp_path.iterdir())
+    assert not list(tmp_path.rglob("*hold_rk4*.nbi")), list(tmp_path.rglob("*.nbi"))
+
+
+#: a fork, then a job of another kind than the speculated step: a new compiler process for it
+OTHER_KIND = textwrap.dedent("""
+    from robot_control.model import load_robot
+    from robot_control.nodes import plant_compiler
+    plant_compiler.fork_ahead()
+    pid = plant_compiler._forked[0]
+    proc = plant_compiler.start_background(load_robot("ddarm"), {"integrator": "huo_2_107"}, 5e-4, 1e-3)
+    print("FORK", pid, "KIND", type(proc).__name__, flush=True)
+    plant_compiler.reap(proc)
+""")
+
+
+def test_a_job_of_another_kind_gets_its_own_compiler_and_the_fork_ends(tmp_path):
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    node = subprocess.run([sys.executable, "-c", OTHER_KIND], env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert node.returncode == 0, node.stderr[-2000:]
+    words = node.stdout.split()
+    assert words[words.index("KIND") + 1] == "Popen", node.stdout
+    assert ended(int(words[words.index("FORK") + 1]))
+    assert (tmp_path / "plant_step.ddarm.compiled").exists()
+    assert list(tmp_path.rglob("*hold_huo*.nbi")) and not list(tmp_path.rglob("*hold_rk4*.nbi"))
+
+
+def test_the_speculated_step_is_the_default_plant():
+    """The fork's step is the one of a plant without settings (every bundled robot's stack)."""
+    from robot_control.model import load_robot
+    from robot_control.nodes import plant_compiler
+
+    for robot in ("ddarm", "puma560", plant_compiler.SPECULATION_ROBOT):
+        assert plant_compiler.step_kind(load_robot(robot), {}) == plant_compiler.SPECULATED
+    assert plant_compiler.step_kind(load_robot("ddarm"), {"integrator": "huo_2_107"}) \
+        != plant_compiler.SPECULATED
 
 
 def test_no_background_without_a_cache(tmp_path):

@@ -24,6 +24,14 @@ plant's step yet (a first start after an install or an update): a warm start has
 it to do, and with any step cached a new robot's step loads from numba's cache (its code depends
 on the argument types, not on the robot).
 
+The job reaches the fork a second after the fork exists: the node first waits at the launcher's
+start gate, then joins the bus and reads its parameters. Since the step's code depends only on
+its argument types, the fork does not wait for it: it compiles at once the step of the plant
+configuration nearly every stack runs (:data:`SPECULATED`: the package's own engine, RK4, no
+actuator inertia, free space) on a bundled one-joint arm, and then takes its job, which loads
+that step from the cache. A job of another kind (:func:`step_kind`) is not sent to the fork: the
+node ends it and starts a new compiler for its own.
+
 ``python -m robot_control.nodes.plant_compiler FILE``: FILE holds the model, the plant's
 configuration, a physics step and the control period (a pickle this module wrote in a private
 temporary file; only this package's own processes read it).
@@ -38,6 +46,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -45,6 +54,10 @@ from robot_control.nodes.common import warm_up
 
 #: what the names of every plant step's compile begin with
 KERNEL_PREFIX = "plant_step."
+#: the step the fork compiles before its job arrives: step_kind of the default configuration
+SPECULATED = ("internal", "rk4", False, False)
+#: the bundled arm it compiles that step on (one joint: the least to build and check)
+SPECULATION_ROBOT = "one_axis"
 #: the forked compiler waiting for its job (fork_ahead): its pid and the write end of its pipe
 _forked: tuple[int, int] | None = None
 
@@ -110,6 +123,15 @@ def release_fork() -> tuple[Forked, int] | None:
     return Forked(pid), write
 
 
+def step_kind(model, plant_cfg: dict) -> tuple[str, str, bool, bool]:
+    """What the compiled step of ``make_plant(model, plant_cfg, dt)`` depends on besides the
+    arrays' types: engine, integrator, actuator inertia (the mass-matrix branch) and a surface."""
+    from robot_control.sim.plant_config import parse_plant_config
+
+    cfg = parse_plant_config(plant_cfg, model)
+    return (cfg.engine, cfg.integrator, cfg.actuator_inertia is not None, bool(cfg.environment))
+
+
 def kernel_name(model) -> str:
     """The name of the plant step's compile for ``model`` (its lock and marker in the cache)."""
     return f"{KERNEL_PREFIX}{model.name}"
@@ -123,10 +145,16 @@ def start_background(model, plant_cfg: dict, dt: float,
     from robot_control.dynamics.compile_cache import CACHE_DIR, is_compiled
 
     forked = release_fork()
-    if CACHE_DIR is None or is_compiled(kernel_name(model)):
-        if forked is not None:
-            os.close(forked[1])  # no job: it ends
-            forked[0].wait(timeout=30)
+    try:
+        kind = step_kind(model, plant_cfg)
+    except ValueError:  # the plant's configure says what is wrong with it
+        kind = None
+    cached = CACHE_DIR is None or is_compiled(kernel_name(model))
+    if forked is not None and (cached or kind != SPECULATED):
+        os.close(forked[1])  # no job for it: it ends at once (take_job)
+        reap(forked[0])
+        forked = None
+    if cached or kind is None:
         return None
     job = {"model": model, "plant": plant_cfg, "dt": dt, "period": period_s}
     if forked is not None:
@@ -163,14 +191,28 @@ def normal_priority() -> None:
 
 
 def serve(read: int) -> int:
-    """The forked compiler: the job from the pipe, compiled; 0 at once when the pipe closes
-    without one (the cache held the step, or the node ended first)."""
+    """The forked compiler: the speculated step compiled, then the job from the pipe; it ends
+    with 0 as soon as the pipe closes without one (see :func:`take_job`)."""
     os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # the node's stdout is not ours to write
     # a Ctrl-C of the stack leaves it to finish (the cache keeps the step for the next start)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    job: list[bytes] = []
+    taker = threading.Thread(target=take_job, args=(read, job), daemon=True)
+    taker.start()
+    compile_speculated()
+    taker.join()
+    return compile_job(pickle.loads(job[0]))
+
+
+def take_job(read: int, job: list[bytes]) -> None:
+    """Read the job from the pipe into ``job``; a pipe closed without one ends the process at
+    once, also in the middle of the speculated compile (nobody wants it: the node ended before
+    it knew its plant, had its step cached, or needs another kind)."""
     with os.fdopen(read, "rb") as pipe:
         data = pipe.read()
-    return compile_job(pickle.loads(data)) if data else 0
+    if not data:
+        os._exit(0)
+    job.append(data)
 
 
 def compile_step(path: Path) -> int:
@@ -179,6 +221,20 @@ def compile_step(path: Path) -> int:
         job = pickle.load(fh)
     path.unlink(missing_ok=True)
     return compile_job(job)
+
+
+def compile_speculated() -> None:
+    """The :data:`SPECULATED` step, compiled on :data:`SPECULATION_ROBOT` (see the module)."""
+    from robot_control.model import load_robot
+    from robot_control.nodes.common import announce_compiles
+    from robot_control.nodes.velocity_guard import step_and_predict
+    from robot_control.sim.engine import make_plant
+    from robot_control.sim.step_size import DEFAULT_PHYSICS_DT
+
+    normal_priority()
+    announce_compiles(logging.getLogger("plant_compiler"))  # the kernels' locks
+    model = load_robot(SPECULATION_ROBOT)
+    step_and_predict(make_plant(model, {}, DEFAULT_PHYSICS_DT), DEFAULT_PHYSICS_DT)
 
 
 def compile_job(job: dict) -> int:
