@@ -19,7 +19,6 @@ from robot_control.dynamics.spatial_kernels import (
     PARENT,
     ROW_PACKED,
     W_QDD,
-    W_TMP,
     ad_motion,
     add_coad_neg,
     add_force_to_parent,
@@ -37,7 +36,8 @@ from robot_control.dynamics.world_kernels import (
     O_SD,
     O_V,
     inertia_times,
-    world_body,
+    world_bodies,
+    world_twist,
 )
 
 # Workspace columns besides world_kernels's pose O_R/O_P, screw O_S, twist O_V and rigid inertia
@@ -68,11 +68,9 @@ def aba(P, g, q, qd, tau, fext, W, qdd):
 def aba_velocities(P, q, qd, fext, W):
     """ABA pass 1: world poses and screws, twists V_i = V_λ + S_i q̇_i, c_i = (V_i × S_i) q̇_i,
     I^A_i = I_i and p^A_i = V_i ×* I_i V_i − F_ext (RBDA Table 7.1; fext may be None)."""
-    n = P.shape[0]
-    R = W[0, W_TMP : W_TMP + 9]
-    p = W[0, W_TMP + 9 : W_TMP + 12]
-    for i in range(n):
-        world_body(P, i, q, qd, W, R, p)
+    world_bodies(P, q, W)
+    for i in range(P.shape[0]):
+        world_twist(P, i, qd, W)
         S = W[i, O_S : O_S + 6]
         V = W[i, O_V : O_V + 6]
         c = W[i, A_C : A_C + 6]

@@ -97,13 +97,23 @@ def world_screw(P, i, W):
     S[5] += p[0] * S[1] - p[1] * S[0]
 
 
+# A call, not inlined: the composite-body (M, C) and articulated-body passes all begin with it,
+# and compiled once (and cached) it is shared by them instead of typed and lowered in each
+@njit(cache=_CACHE)
+def world_bodies(P, q, W):
+    """Every body's world pose T_{0,i}, screw S_i and inertia at q, root to leaves: the forward
+    sweep the composite-body and articulated-body passes share (Featherstone RBDA §6.2, 7.3)."""
+    R = W[0, W_TMP : W_TMP + 9]
+    p = W[0, W_TMP + 9 : W_TMP + 12]
+    for i in range(P.shape[0]):
+        world_pose(P, i, q, W, R, p)
+        world_screw(P, i, W)
+        world_inertia(P, i, W)
+
+
 @njit(cache=_CACHE, inline="always")
-def world_body(P, i, q, qd, W, R, p):
-    """Body i's world pose, screw S_i and inertia, and twist V_i = V_λ + S_i q̇_i: the forward
-    sweep the composite-body (C) and articulated-body passes share (R, p: 3×3 and 3 scratch)."""
-    world_pose(P, i, q, W, R, p)
-    world_screw(P, i, W)
-    world_inertia(P, i, W)
+def world_twist(P, i, qd, W):
+    """V_i = V_λ + S_i q̇_i in base coordinates, from the world screws ``world_bodies`` wrote."""
     lam = int(P[i, PARENT])
     for k in range(6):
         W[i, O_V + k] = W[i, O_S + k] * qd[i] + (W[lam, O_V + k] if lam >= 0 else 0.0)
@@ -288,14 +298,8 @@ def crba_world(P, q, W, M):
     n = P.shape[0]
     check_length(q, n)
     M[:, :] = 0.0  # bodies on different branches do not couple
-    R = W[0, W_TMP : W_TMP + 9]
-    p = W[0, W_TMP + 9 : W_TMP + 12]
-    F = W[0, W_TMP + 12 : W_TMP + 18]
-    for i in range(n):
-        world_pose(P, i, q, W, R, p)
-        world_screw(P, i, W)
-        world_inertia(P, i, W)
-    composite_columns(P, W, F, M, True)
+    world_bodies(P, q, W)
+    composite_columns(P, W, W[0, W_TMP + 12 : W_TMP + 18], M, True)
 
 
 @njit(cache=_CACHE)
@@ -324,14 +328,13 @@ def coriolis_world(P, q, qd, W, C):
     check_length(q, n)
     check_length(qd, n)
     C[:, :] = 0.0  # bodies on different branches do not couple
-    R = W[0, W_TMP : W_TMP + 9]
-    p = W[0, W_TMP + 9 : W_TMP + 12]
+    world_bodies(P, q, W)
     F1 = W[0, W_TMP + 12 : W_TMP + 18]
     F2 = W[0, W_TMP + 18 : W_TMP + 24]
     F3 = W[0, W_TMP + 24 : W_TMP + 30]
     t = W[0, W_TMP + 30 : W_TMP + 36]
     for i in range(n):
-        world_body(P, i, q, qd, W, R, p)
+        world_twist(P, i, qd, W)
         S = W[i, O_S : O_S + 6]
         V = W[i, O_V : O_V + 6]
         Sd = W[i, O_SD : O_SD + 6]  # Ṡ_i = ad_{V_i} S_i: the screw turns with its body
