@@ -185,7 +185,7 @@ def acceleration(D, J, S, X, Mbuf, C, t, q, qd, tau, out):
             return
         contact_torque(D, C, q, qd, total)
     if Mbuf is None:
-        K.forward_dynamics_kernel(D, q, qd, total, None, out)
+        KA.aba(D, D[0, K.GRAVITY : K.GRAVITY + 3], q, qd, total, None, D, out)
     else:
         bias = X[X_BIAS]
         K.inverse_dynamics_kernel(D, q, qd, X[X_ZERO], None, bias)  # h = C q̇ + g
@@ -197,7 +197,7 @@ def acceleration(D, J, S, X, Mbuf, C, t, q, qd, tau, out):
         solve_factored(Mbuf, total, out)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def rk4_step(D, J, S, X, Mbuf, C, t, q, qd, qdd, tau):
     """Classical fourth-order Runge–Kutta on x = (q, q̇) (the integrator Huo recommends)."""
     n = q.shape[0]
@@ -222,7 +222,7 @@ def rk4_step(D, J, S, X, Mbuf, C, t, q, qd, qdd, tau):
         qd[i] = qd[i] + h / 6.0 * (qdd[i] + 2.0 * a2[i] + 2.0 * a3[i] + a4[i])
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def semi_implicit_euler_step(D, J, S, X, Mbuf, C, t, q, qd, qdd, tau):
     """Symplectic Euler: q̇⁺ = q̇ + q̈h, q⁺ = q + q̇⁺h."""
     h = S[S_DT]
@@ -232,7 +232,7 @@ def semi_implicit_euler_step(D, J, S, X, Mbuf, C, t, q, qd, qdd, tau):
         q[i] = q[i] + h * qd[i]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def huo_step(D, J, S, X, Mbuf, C, t, q, qd, qdd, tau):
     """Huo's step (2-107): q̇⁺ = q̇ + q̈Δt, q⁺ = q + q̇Δt + ½q̈Δt²."""
     h = S[S_DT]
