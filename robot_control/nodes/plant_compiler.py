@@ -225,6 +225,10 @@ def compile_step(path: Path) -> int:
 
 def compile_speculated() -> None:
     """The :data:`SPECULATED` step, compiled on :data:`SPECULATION_ROBOT` (see the module)."""
+    import numpy as np
+
+    from robot_control.dynamics import world_kernels as KW
+    from robot_control.dynamics.packing import model_data
     from robot_control.model import load_robot
     from robot_control.nodes.common import announce_compiles
     from robot_control.nodes.velocity_guard import step_and_predict
@@ -234,6 +238,11 @@ def compile_speculated() -> None:
     normal_priority()
     announce_compiles(logging.getLogger("plant_compiler"))  # the kernels' locks
     model = load_robot(SPECULATION_ROBOT)
+    # the world sweep first, at the top level: the controller's mass matrix needs it too and
+    # starts a second later; compiled here, the step never waits for the controller's compile
+    # of it (2.2 s of a cold start's 10 when it did), the controller waits for this one instead
+    D = model_data(model).D
+    KW.world_bodies(D, np.zeros(model.nq), D)
     step_and_predict(make_plant(model, {}, DEFAULT_PHYSICS_DT), DEFAULT_PHYSICS_DT)
 
 
