@@ -287,7 +287,9 @@ def factor_transpose_times(W, j, x, out):
     out[5] = 0.0
 
 
-@njit(cache=_CACHE)
+# inlined in mass_matrix_kernel: one LLVM optimisation of the mass matrix, not two (0.5 s of CPU
+# of its cold compile); Python callers (dynamics/derivatives.py) call it as a kernel of its own
+@njit(cache=_CACHE, inline="always")
 def crba_world(P, q, W, M):
     """M(q) by composite bodies in base coordinates: M_ij = S_iᵀ Ic_j S_j (Featherstone RBDA §6.2).
 
