@@ -87,10 +87,11 @@ def matrix_view(typingctx, flat, rows, cols):
     return matrix(flat, rows, cols), codegen
 
 
-# A call, not inlined: every recursion places joints, and compiled once (and cached) it is shared
-# by all of them instead of typed and lowered again inside each (a third of a cold start's
-# compiling), for about 4 % of a forward-dynamics step (bench/step_compile.py)
-@njit(cache=_CACHE)
+# Compiled once and inlined by LLVM (forceinline), not by numba: numba types and lowers it once,
+# cached, for every recursion that places joints, instead of once inside each; LLVM still inlines
+# it, so the kernels run as fast as with numba's inlining (a plain call made them 5–25 % slower:
+# docs/compiling.md, "The cold start at 10 s")
+@njit(cache=_CACHE, forceinline=True)
 def joint_placement(P, i, qi, R, p):
     """T_{λ(i),i}(q_i) = M_i exp([S_i] q_i) (Kim eq. 2.8) written as rotation R (row-major) and p."""
     s = P[i, SCREW : SCREW + 6]
