@@ -90,7 +90,7 @@ def matrix_view(typingctx, flat, rows, cols):
 # Compiled once and inlined by LLVM (forceinline), not by numba: numba types and lowers it once,
 # cached, for every recursion that places joints, instead of once inside each; LLVM still inlines
 # it, so the kernels run as fast as with numba's inlining (a plain call made them 5–25 % slower:
-# docs/compiling.md, "The cold start at 10 s")
+# docs/compiling.md, "2026-11-29, 13:40–14:40 UTC")
 @njit(cache=_CACHE, forceinline=True)
 def joint_placement(P, i, qi, R, p):
     """T_{λ(i),i}(q_i) = M_i exp([S_i] q_i) (Kim eq. 2.8) written as rotation R (row-major) and p."""
