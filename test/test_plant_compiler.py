@@ -183,3 +183,26 @@ def test_no_background_without_a_cache(tmp_path):
         assert plant_compiler.start_background(load_robot("ddarm"), {}, 5e-4, 1e-3) is None
     finally:
         compile_cache.CACHE_DIR = saved
+
+
+#: a fork killed before its job (out of memory, a signal): the job goes to a new process
+FORK_GONE = textwrap.dedent("""
+    import os, signal, time
+    from robot_control.model import load_robot
+    from robot_control.nodes import plant_compiler
+    plant_compiler.fork_ahead()
+    os.kill(plant_compiler._forked[0], signal.SIGKILL)
+    time.sleep(0.2)
+    proc = plant_compiler.start_background(load_robot("ddarm"), {}, 5e-4, 1e-3)
+    print("KIND", type(proc).__name__, flush=True)
+    plant_compiler.reap(proc)
+""")
+
+
+def test_a_job_for_a_fork_that_is_gone_goes_to_a_new_compiler(tmp_path):
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    node = subprocess.run([sys.executable, "-c", FORK_GONE], env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert node.returncode == 0, node.stderr[-2000:]
+    assert "KIND Popen" in node.stdout, node.stdout
+    assert (tmp_path / "plant_step.ddarm.compiled").exists()

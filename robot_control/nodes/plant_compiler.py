@@ -71,7 +71,11 @@ class Forked:
 
     def poll(self) -> int | None:
         if self.returncode is None:
-            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            try:
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
+            except ChildProcessError:  # collected already: its status is not ours to know
+                self.returncode = -1
+                return self.returncode
             if pid:
                 self.returncode = os.waitstatus_to_exitcode(status)
         return self.returncode
@@ -158,9 +162,12 @@ def start_background(model, plant_cfg: dict, dt: float,
         return None
     job = {"model": model, "plant": plant_cfg, "dt": dt, "period": period_s}
     if forked is not None:
-        with os.fdopen(forked[1], "wb") as pipe:
-            pickle.dump(job, pipe)
-        return forked[0]
+        try:
+            with os.fdopen(forked[1], "wb") as pipe:
+                pickle.dump(job, pipe)
+            return forked[0]
+        except BrokenPipeError:  # the fork is gone (killed, out of memory): a new process
+            reap(forked[0])
     fd, path = tempfile.mkstemp(prefix="robot_control_plant_", suffix=".pickle")
     with os.fdopen(fd, "wb") as fh:
         pickle.dump(job, fh)
@@ -199,7 +206,10 @@ def serve(read: int) -> int:
     job: list[bytes] = []
     taker = threading.Thread(target=take_job, args=(read, job), daemon=True)
     taker.start()
-    compile_speculated()
+    try:
+        compile_speculated()
+    except Exception:  # only a head start: the job compiles (or fails and says why) anyway
+        pass
     taker.join()
     return compile_job(pickle.loads(job[0]))
 
