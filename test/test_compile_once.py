@@ -176,3 +176,30 @@ def test_callees_compile_once_across_processes_without_deadlock(tmp_path):
         assert p.returncode == 0, err[-3000:]
         misses.append([int(w) for w in out.split("MISSES", 1)[1].split()])
     assert [a + b for a, b in zip(*misses)] == [1, 1], misses
+
+
+#: the caller, waiting at most a second for another's compile
+IMPATIENT = CALLER.replace("compile_once.install_lock()",
+                           "compile_once.install_lock()\ncompile_once.WAIT_LIMIT_S = 1.0")
+
+
+def test_a_holder_that_never_lets_go_is_waited_for_only_so_long(tmp_path):
+    """A process holding a kernel's lock for good (stopped, starved) does not stop the others:
+    after WAIT_LIMIT_S they compile it themselves, and say so."""
+    env = environment(tmp_path)
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER], env=env, stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "HELD"
+        caller = subprocess.run([sys.executable, "-c", IMPATIENT], env=env, capture_output=True,
+                                text=True, timeout=240)
+        assert holder.poll() is None  # it still holds the lock
+    finally:
+        holder.kill()
+        holder.wait()
+    assert caller.returncode == 0, caller.stderr[-3000:]
+    assert "compiling probe_module.probe_kernel (another process compiles it: waiting)" in \
+        caller.stdout
+    assert "waited 1 s for another process's compile of probe_module.probe_kernel: compiling " \
+        "it here too" in caller.stdout
+    assert figures(caller.stdout)["MISSES"] == "1"  # compiled here

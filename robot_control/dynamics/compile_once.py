@@ -13,7 +13,10 @@ controller's mass matrix share compiles once. No deadlock: a process waits only 
 the kernels whose locks it holds, so every process takes its locks in the order of one call
 graph, which has no cycles (a kernel never calls itself or its callers). A process that must never
 make another wait (the background law compiler at the lowest CPU priority: a node waiting for it
-would be a priority inversion) does not install it.
+would be a priority inversion) does not install it. Nobody waits for good: after
+:data:`WAIT_LIMIT_S` a waiting process compiles the kernel itself (the holder may be stopped,
+SIGSTOP, or starved), says so, and the cache takes whichever copy is written last (numba writes
+its files whole, by rename).
 
 :func:`announce` makes the first compile of the process (or the first wait for another's) say so
 in one line — what, and why — the moment it starts, wherever in the code the first call comes
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import fcntl
 import threading
+import time
 from collections.abc import Callable
 
 import numba.core.dispatcher
@@ -32,6 +36,11 @@ from numba.core import sigutils
 from numba.core.caching import NullCache
 
 from robot_control.dynamics.compile_cache import CACHE_DIR
+
+#: how long a process waits for another's compile of a kernel before compiling it itself (s)
+WAIT_LIMIT_S = 30.0
+#: how often a waiting process tries the lock again (s)
+WAIT_POLL_S = 0.02
 
 _said = threading.Event()  # the notice has been given in this process
 _say: list[Callable[[str], None]] = []  # where the notice goes (announce)
@@ -98,12 +107,31 @@ def _compile_once(self, sig):
         except OSError:  # a cache folder gone read-only: compile without the lock
             return _original_compile(self, sig)
         with fh:  # closing the file releases the lock
-            try:
-                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
+            if not _try_lock(fh):
                 say_once(f"{kernel_label(self)} (another process compiles it: waiting)")
-                fcntl.flock(fh, fcntl.LOCK_EX)
+                if not _lock_within(fh, WAIT_LIMIT_S) and _say:
+                    _say[0](f"waited {WAIT_LIMIT_S:g} s for another process's compile of "
+                            f"{kernel_label(self)}: compiling it here too")
             return _original_compile(self, sig)  # a cache load if the other one wrote it
+
+
+def _try_lock(fh) -> bool:
+    """Take the file's lock if nobody holds it."""
+    try:
+        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
+def _lock_within(fh, limit_s: float) -> bool:
+    """Take the file's lock, waiting at most ``limit_s``; False if another process still holds it."""
+    deadline = time.monotonic() + limit_s
+    while not _try_lock(fh):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(WAIT_POLL_S)
+    return True
 
 
 def install_lock() -> None:
