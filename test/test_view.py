@@ -277,8 +277,25 @@ def test_an_infeasible_goal_shows_the_generators_reason(session) -> None:
     assert browser.errors == [], browser.errors
 
 
+def reference_slow(browser: Browser, limit: float = 1.0, timeout_s: float = 60.0) -> None:
+    """Wait until the reference moves slower than ``limit`` rad/s on every joint (the sweep
+    comes to rest at each waypoint): a goal starts from the reference's state, and a long one
+    from a fast reference overshoots (a quintic from speed v over T s swings about v·T), so the
+    generator refuses it for its speed — rightly, but not what a test of cancelling wants."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        a, t0 = readout(browser), time.monotonic()
+        time.sleep(0.3)
+        b = readout(browser)
+        dt = time.monotonic() - t0
+        if all(abs(b[j][1] - a[j][1]) / dt < limit for j in a):
+            return
+        assert time.monotonic() < deadline, f"the reference never slowed down: {a} → {b}"
+
+
 def test_a_goal_in_flight_is_cancelled_from_the_page(session) -> None:
     browser = session["browser"]
+    reference_slow(browser)
     start = readout(browser)
     goal = [-0.3, 0.3, -0.3]
     goal_id = send_goal_from_the_page(browser, goal, 30.0)
