@@ -66,6 +66,12 @@ PLANT = textwrap.dedent("""
 """)
 
 
+def run_in_cache(code: str, cache, timeout_s: float = 600) -> subprocess.CompletedProcess:
+    """``code`` run by a new Python process whose numba cache is the folder ``cache``."""
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, "NUMBA_CACHE_DIR": str(cache)}, timeout=timeout_s)
+
+
 def held(lock) -> bool:
     """Whether another process holds the flock of ``lock``."""
     with open(lock, "a") as fh:
@@ -123,9 +129,7 @@ def test_plant_waits_for_the_background_step_and_loads_it(tmp_path, starter_code
 def test_a_fork_without_a_job_ends_with_its_node_and_compiles_nothing(tmp_path):
     """The node ends before it knows its plant (a refused start): its fork stops compiling the
     speculated step and ends too, without a step in the cache."""
-    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
-    node = subprocess.run([sys.executable, "-c", ENDS_FIRST], env=env, capture_output=True,
-                          text=True, timeout=120)
+    node = run_in_cache(ENDS_FIRST, tmp_path, 120)
     assert node.returncode == 0, node.stderr[-2000:]
     pid = int(node.stdout.split()[1])
     deadline = time.monotonic() + 30
@@ -149,9 +153,7 @@ OTHER_KIND = textwrap.dedent("""
 
 
 def test_a_job_of_another_kind_gets_its_own_compiler_and_the_fork_ends(tmp_path):
-    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
-    node = subprocess.run([sys.executable, "-c", OTHER_KIND], env=env, capture_output=True,
-                          text=True, timeout=600)
+    node = run_in_cache(OTHER_KIND, tmp_path)
     assert node.returncode == 0, node.stderr[-2000:]
     words = node.stdout.split()
     assert words[words.index("KIND") + 1] == "Popen", node.stdout
@@ -200,9 +202,7 @@ FORK_GONE = textwrap.dedent("""
 
 
 def test_a_job_for_a_fork_that_is_gone_goes_to_a_new_compiler(tmp_path):
-    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
-    node = subprocess.run([sys.executable, "-c", FORK_GONE], env=env, capture_output=True,
-                          text=True, timeout=600)
+    node = run_in_cache(FORK_GONE, tmp_path)
     assert node.returncode == 0, node.stderr[-2000:]
     assert "KIND Popen" in node.stdout, node.stdout
     assert (tmp_path / "plant_step.ddarm.compiled").exists()

@@ -149,11 +149,13 @@ def start_background(model, plant_cfg: dict, dt: float,
     from robot_control.dynamics.compile_cache import CACHE_DIR, is_compiled
 
     forked = release_fork()
-    try:
-        kind = step_kind(model, plant_cfg)
-    except ValueError:  # the plant's configure says what is wrong with it
-        kind = None
     cached = CACHE_DIR is None or is_compiled(kernel_name(model))
+    kind = None
+    if not cached:
+        try:
+            kind = step_kind(model, plant_cfg)
+        except ValueError:  # the plant's configure says what is wrong with it
+            pass
     if forked is not None and (cached or kind != SPECULATED):
         os.close(forked[1])  # no job for it: it ends at once (take_job)
         reap(forked[0])
