@@ -2,13 +2,15 @@
 fresh process with an empty compile cache, then µs per call (best of 10 batches in a compiled
 loop, bench/kernel_timing.py).
 
-    python bench/compile_cost.py [--robot ddarm] [--kernels hold_rk4,mass_matrix,…] [--numba-inliner]
+    python bench/compile_cost.py [--robot ddarm] [--kernels hold_rk4,acceleration+hold_rk4,…] [--numba-inliner]
 
 CPU seconds (``time.process_time`` of the process) are what a compile costs whatever the
 machine's load; the wall time beside them is not. Each kernel compiles in its own process, so a
 kernel that shares callees with another is charged for them too (as the first node to need it
 is at a cold start). Kernels: the plant's RK4 hold (one physics step per call), the mass matrix,
-inverse dynamics, gravity, forward kinematics (placements) and the limits' polynomial extrema.
+inverse dynamics, gravity, forward kinematics (placements) and the limits' polynomial extrema;
+also ``acceleration`` (the plant's q̈, the hold's callee). ``a+b``: a then b in one process
+(the second loads or links what the first compiled; the parts' CPU printed after the row).
 ``--numba-inliner``: with numba's own copy of an inlined callee (dynamics/inline_copy.py
 uninstalled), for comparison.
 """
@@ -46,18 +48,23 @@ q, qd, qdd, tau = np.full(n, 0.2), np.full(n, 0.3), np.zeros(n), np.full(n, 0.5)
 calls = {
     "hold_rk4": (PK.hold_rk4, (D, plant._J, plant._S, plant._X, plant.mass_buffer, plant.surface,
                                0.0, 1, q.copy(), qd.copy(), qdd, tau)),
+    "acceleration": (PK.acceleration, (D, plant._J, plant._S, plant._X, plant.mass_buffer,
+                                       plant.surface, 0.0, q, qd, tau, qdd.copy())),
     "mass_matrix": (K.mass_matrix_kernel, (D, q, np.zeros((n, n)))),
     "inverse_dynamics": (K.inverse_dynamics_kernel, (D, q, qd, qdd, None, tau.copy())),
     "gravity": (K.gravity_kernel, (D, q, tau.copy())),
     "placements": (K.placements, (D, q, np.zeros((n, 4, 4)))),
     "unit_extrema": (unit_extrema, (np.linspace(-1.0, 1.0, 6 * n).reshape(n, 6), np.zeros((n, 4)))),
 }
-kernel, args = calls[sys.argv[1]]
-cpu, wall = time.process_time(), time.perf_counter()
-kernel(*args)
-cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
-us = per_call_us(kernel, args, 20000, nrt=sys.argv[1] == "unit_extrema")
-print(json.dumps({"cpu": cpu, "wall": wall, "us": us}))
+parts, wall = [], time.perf_counter()
+for name in sys.argv[1].split("+"):  # in this order, in this process
+    kernel, args = calls[name]
+    cpu = time.process_time()
+    kernel(*args)
+    parts.append(time.process_time() - cpu)
+wall = time.perf_counter() - wall
+us = per_call_us(kernel, args, 20000, nrt=name == "unit_extrema")
+print(json.dumps({"cpu": sum(parts), "parts": parts, "wall": wall, "us": us}))
 """
 
 
@@ -81,7 +88,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name:18} failed: {run.stderr.strip().splitlines()[-1]}")
             continue
         r = json.loads(run.stdout.strip().splitlines()[-1])
-        print(f"{name:18} {r['cpu']:13.2f} {r['wall']:7.1f} {r['us']:8.3f}", flush=True)
+        parts = " + ".join(f"{c:.2f}" for c in r["parts"]) if len(r["parts"]) > 1 else ""
+        print(f"{name:18} {r['cpu']:13.2f} {r['wall']:7.1f} {r['us']:8.3f}   {parts}", flush=True)
     print(f"(load {os.getloadavg()[0]:.1f} at the end)")
     return 0
 

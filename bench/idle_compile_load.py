@@ -23,6 +23,7 @@ import signal
 import statistics
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -34,21 +35,39 @@ from cold_start import HOLDS, MISSED, SATURATED  # noqa: E402
 RATE = __import__("re").compile(r"achieved ([0-9.]+) Hz")
 
 
+def pace(pgid: int, on_s: float, period_s: float, done: threading.Event) -> None:
+    """Let the process group run ``on_s`` of every ``period_s`` (SIGCONT, then SIGSTOP)."""
+    while not done.is_set():
+        os.killpg(pgid, signal.SIGCONT)
+        if done.wait(on_s):
+            break
+        os.killpg(pgid, signal.SIGSTOP)
+        done.wait(period_s - on_s)
+    os.killpg(pgid, signal.SIGCONT)
+
+
 def launch(env: dict[str, str], duration: float, launch_args: list[str],
-           burn: list[str] | None, pin: str | None = None) -> dict:
+           burn: list[str] | None, pin: str | None = None,
+           duty: tuple[float, float] | None = None) -> dict:
     """One warm launch, with or without ``burn`` (a command) beside it at SCHED_IDLE."""
-    burner = None
+    burner, pacer, done = None, None, threading.Event()
     if burn:
         burner = subprocess.Popen([*(["taskset", "-c", pin] if pin else []),
                                    "chrt", "--idle", "0", *burn],
                                   env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                   start_new_session=True)  # its kernel's process is its child
+        if duty is not None:
+            pacer = threading.Thread(target=pace, args=(burner.pid, *duty, done), daemon=True)
+            pacer.start()
     load = os.getloadavg()[0]
     out = subprocess.run([sys.executable, "-m", "robot_control.cli", "launch", *launch_args,
                           "--duration", str(duration)], env=env, capture_output=True, text=True,
                          timeout=300)
     text = out.stdout + out.stderr
     if burner is not None:
+        done.set()
+        if pacer is not None:
+            pacer.join()
         os.killpg(burner.pid, signal.SIGKILL)
         burner.wait()
     missed, rate = MISSED.search(text), RATE.search(text)
@@ -65,19 +84,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--duration", type=float, default=5.0)
     parser.add_argument("--spin", action="store_true", help="a busy loop instead of a compile")
     parser.add_argument("--pin", help="the CPU the burner is kept on (taskset -c)")
+    parser.add_argument("--duty", metavar="ON/PERIOD", help="the burner runs ON ms of every "
+                        "PERIOD ms (SIGSTOP / SIGCONT), e.g. 20/100")
     args = parser.parse_args(argv)
     burn = ([sys.executable, "-c", "while True: pass"] if args.spin else
             [sys.executable, str(ROOT / "bench" / "compile_cost.py"), "--kernels", "hold_rk4"])
     domain = domains.claim("bench-idle-compile")
     env = {**os.environ, "ROS_DOMAIN_ID": str(domain), "ROBOT_CONTROL_BUS": "dds",
            "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}
+    duty = None
+    if args.duty:
+        on_ms, period_ms = (float(x) for x in args.duty.split("/"))
+        duty = (on_ms / 1e3, period_ms / 1e3)
     beside = "idle spin" if args.spin else "idle compile"
     rows: dict[str, list[float]] = {"alone": [], beside: []}
     try:
         for k in range(args.rounds):
             for kind in rows:
                 r = launch(env, args.duration, args.launch_args, burn if kind == beside else None,
-                           args.pin)
+                           args.pin, duty)
                 print(f"#{k + 1} {kind:<13} missed {r['missed']} %  holds {r['holds']}  "
                       f"saturation warnings {r['saturated']}  {r['rate']} Hz  load {r['load']:.1f}",
                       flush=True)
