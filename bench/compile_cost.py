@@ -2,7 +2,8 @@
 fresh process with an empty compile cache, then µs per call (best of 10 batches in a compiled
 loop, bench/kernel_timing.py).
 
-    python bench/compile_cost.py [--robot ddarm] [--kernels hold_rk4,acceleration+hold_rk4,…] [--numba-inliner]
+    python bench/compile_cost.py [--robot ddarm] [--kernels hold_rk4,acceleration+hold_rk4,…]
+                                  [--numba-inliner]
 
 CPU seconds (``time.process_time`` of the process) are what a compile costs whatever the
 machine's load; the wall time beside them is not. Each kernel compiles in its own process, so a
