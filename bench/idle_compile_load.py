@@ -48,12 +48,14 @@ def pace(pgid: int, on_s: float, period_s: float, done: threading.Event) -> None
 
 def launch(env: dict[str, str], duration: float, launch_args: list[str],
            burn: list[str] | None, pin: str | None = None,
-           duty: tuple[float, float] | None = None) -> dict:
-    """One warm launch, with or without ``burn`` (a command) beside it at SCHED_IDLE."""
+           duty: tuple[float, float] | None = None, nice: bool = False) -> dict:
+    """One warm launch, with or without ``burn`` (a command) beside it at SCHED_IDLE (nice 19:
+    SCHED_OTHER at the lowest weight instead)."""
     burner, pacer, done = None, None, threading.Event()
     if burn:
         burner = subprocess.Popen([*(["taskset", "-c", pin] if pin else []),
-                                   "chrt", "--idle", "0", *burn],
+                                   *(["nice", "-n", "19"] if nice else ["chrt", "--idle", "0"]),
+                                   *burn],
                                   env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                   start_new_session=True)  # its kernel's process is its child
         if duty is not None:
@@ -84,6 +86,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--duration", type=float, default=5.0)
     parser.add_argument("--spin", action="store_true", help="a busy loop instead of a compile")
     parser.add_argument("--pin", help="the CPU the burner is kept on (taskset -c)")
+    parser.add_argument("--nice", action="store_true",
+                        help="the burner at nice 19 (SCHED_OTHER) instead of SCHED_IDLE")
     parser.add_argument("--duty", metavar="ON/PERIOD", help="the burner runs ON ms of every "
                         "PERIOD ms (SIGSTOP / SIGCONT), e.g. 20/100")
     args = parser.parse_args(argv)
@@ -96,13 +100,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.duty:
         on_ms, period_ms = (float(x) for x in args.duty.split("/"))
         duty = (on_ms / 1e3, period_ms / 1e3)
-    beside = "idle spin" if args.spin else "idle compile"
+    beside = ("nice" if args.nice else "idle") + (" spin" if args.spin else " compile")
     rows: dict[str, list[float]] = {"alone": [], beside: []}
     try:
         for k in range(args.rounds):
             for kind in rows:
                 r = launch(env, args.duration, args.launch_args, burn if kind == beside else None,
-                           args.pin, duty)
+                           args.pin, duty, args.nice)
                 print(f"#{k + 1} {kind:<13} missed {r['missed']} %  holds {r['holds']}  "
                       f"saturation warnings {r['saturated']}  {r['rate']} Hz  load {r['load']:.1f}",
                       flush=True)
