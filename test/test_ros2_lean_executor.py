@@ -118,8 +118,10 @@ def test_every_kind_of_entity_runs(executor_class, context, monkeypatch):
         direct.append(timer.callback.__name__), run_timer(self, timer))[1])
     got = run_script(executor_class, context)
     if executor_class is LeanExecutor:  # the plain 1 ms timer ran without rclpy's handler (but
-        # when a round rclpy ran for another entity found it due as well)
-        assert direct.count("tick") >= 0.9 * got["ticks"], (direct.count("tick"), got["ticks"])
+        # when a round rclpy ran for another entity found it due as well: on a loaded machine
+        # more rounds do, 596 of 701 ticks ran directly in one suite run; without the direct path
+        # none would)
+        assert direct.count("tick") >= 0.5 * got["ticks"], (direct.count("tick"), got["ticks"])
     assert got["received"] == list(range(MESSAGES))  # in order, each once
     assert got["once"] == [0]  # destroyed by its own callback: never called again
     assert got["late"][-1] == MESSAGES - 1 and got["late"] == sorted(set(got["late"]))
