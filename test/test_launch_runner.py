@@ -47,7 +47,7 @@ def test_the_bundled_launch_file_declares_its_arguments_four_nodes_and_their_man
         ("robot", "ddarm"), ("controller", "computed_torque"), ("rate", "1000.0"),
         ("lockstep", "false"), ("scenario", ""), ("composed", "false"), ("rqt", "false"),
         ("view", "false"), ("view_port", "8080"), ("engine", ""), ("namespace", ""),
-        ("realtime_priority", "50"),
+        ("realtime_priority", "0"),
         ("security", "$(env ROS_SECURITY_ENABLE false)"),
         ("keystore", "$(env ROS_SECURITY_KEYSTORE '')")]
     assert all(a.description for a in plan.arguments)
@@ -72,7 +72,7 @@ def test_the_bundled_launch_file_declares_its_arguments_four_nodes_and_their_man
     # the loop's two ends may run SCHED_FIFO; the others never need to
     assert {n.name for n in plan.nodes if "realtime_priority" in n.params} == {"plant",
                                                                                 "controller"}
-    assert by_name["plant"].params["realtime_priority"] == 50  # as ros2_control asks
+    assert by_name["plant"].params["realtime_priority"] == 0
     # the physics engine is the plant's alone ('': the scenario's, else internal)
     assert {n.name for n in plan.nodes if "engine" in n.params} == {"plant"}
     assert by_name["plant"].params["engine"] == ""
@@ -116,7 +116,7 @@ def test_composed_runs_the_five_nodes_in_one_container_process_with_the_same_par
                                       str(share_dir() / "config" / "stack.ddarm.yaml")]
     assert container.params == {
         "robot": "ddarm", "scenario": "", "rate": 1000, "lockstep": True,
-        "controller": "adaptive", "engine": "", "realtime_priority": 50,  # as the separate plant, controller
+        "controller": "adaptive", "engine": "", "realtime_priority": 0,  # as the separate plant, controller
         "node_names": ["dynamics_server", "plant", "controller", "trajectory_generator"],
         "start_after_loop_closed": ["trajectory_generator"]}
     # sim time for the nodes that follow /clock, named; the plant (its source) keeps wall time

@@ -16,11 +16,10 @@
   (0.17–0.25 %).
 - **Scheduling**, as ros2_control's controller_manager offers it (``thread_priority``,
   ``cpu_affinity``, ``lock_memory``): ``realtime_priority`` (1…99: SCHED_FIFO at that priority for
-  every thread of the process, 50 by default as there; 0: off), ``cpu_affinity`` (CPUs the
-  process may run on; empty: any), ``lock_memory`` (mlockall: no page faults in the loop). Each
-  applies when the loop first starts, if the system permits (CAP_SYS_NICE / an rtprio limit,
-  CAP_IPC_LOCK / a memlock limit); a refusal is logged once, as a warning, and the loop runs
-  without it.
+  every thread of the process; 0: off), ``cpu_affinity`` (CPUs the process may run on; empty:
+  any), ``lock_memory`` (mlockall: no page faults in the loop). Each applies when the loop first
+  starts, if the system permits (CAP_SYS_NICE / an rtprio limit, CAP_IPC_LOCK / a memlock limit);
+  a refusal is logged once, as a warning, and the loop runs without it.
 
 The deadlines themselves are the bus timers': absolute (next = start + k·period, never drifting),
 slept until shortly before and then spun (bus/dds/executor.py, bus/ros/node.py).
@@ -44,10 +43,6 @@ YOUNG_LIMIT = 700
 OLDER_EVERY = 10
 #: the interpreter's switch interval while a loop runs (s; CPython's default is 5 ms)
 GIL_SWITCH_S = 2e-4
-#: SCHED_FIFO priority a loop asks for unless told otherwise: ros2_control's controller_manager
-#: asks for 50 by default too. On the normal scheduler any other work on the machine, even a
-#: compile at SCHED_IDLE, cost a 1 kHz loop about 8 points of missed deadlines (docs/compiling.md)
-DEFAULT_PRIORITY = 50
 
 _running_loops = 0  # loops of this process that keep collection off
 _switch_interval = sys.getswitchinterval()  # the process's own, restored when no loop runs
@@ -58,9 +53,9 @@ class RealtimeParams:
     """A looping node's scheduling settings, applied when its loop first starts."""
 
     realtime_priority: int = param(
-        DEFAULT_PRIORITY, "SCHED_FIFO priority of the node's process while its loop runs "
-        "(1-99; 0: the normal scheduler); needs CAP_SYS_NICE or an rtprio limit, else one "
-        "warning and the normal scheduler", range=(0, 99), read_only=True)
+        0, "SCHED_FIFO priority of the node's process while its loop runs (1-99; 0: the normal "
+        "scheduler); needs CAP_SYS_NICE or an rtprio limit, logged once if refused",
+        range=(0, 99), read_only=True)
     cpu_affinity: tuple[float, ...] = param(
         (), "CPUs the node's process runs on while its loop runs (empty: any)", read_only=True)
     lock_memory: bool = param(
