@@ -180,7 +180,8 @@ class ControllerNode(LoopTimerHooks):
     def on_configure(self, previous) -> CallbackReturn:
         """Make the law and compile what its update needs."""
         try:
-            self.laws.configure()
+            # beside a loop on the normal scheduler the other laws compile once it stops
+            self.laws.configure(background_now=self.lockstep or self.loop.priority > 0)
         except CONFIGURE_ERRORS as exc:
             return configure_failure(self.log, f"'{self.laws.name}'", exc)
         if not self.lockstep:  # the first motion must not stall a tick loading the sampler
@@ -228,6 +229,7 @@ class ControllerNode(LoopTimerHooks):
         super()._stop_timer()
         self.loop.stop()
         self._take_ahead()  # no command will make room for them now
+        self.laws.compile_rest()  # what configure left for after the loop
 
     def _warm_up_motions(self) -> None:
         """A motion taken (re-anchored, checked) and sampled once: their first calls load

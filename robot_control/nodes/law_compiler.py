@@ -6,9 +6,12 @@ A controller offers every law so that a swap is instant, but compiling all of th
 configure made a fresh install's first start wait about a minute. So configure compiles the law
 it runs and loads the other laws already in the cache (compile_cache.is_compiled says which);
 the rest are compiled by one background process at the lowest CPU priority (SCHED_IDLE), kept on
-one CPU, which fills the cache while the stack runs. It takes no kernel's lock: a node waiting for a process
-the scheduler starves would be a priority inversion (at worst both compile a law). A swap to a
-law the cache does not hold yet is made on the swap's worker thread (law_host), as before.
+one CPU, which fills the cache while the stack runs its loops SCHED_FIFO, or once they stop: it
+steps aside between laws while a loop runs on the normal scheduler (nodes/loop_presence.py),
+and a controller whose loop runs there starts it when its loop stops. It takes no kernel's
+lock: a node waiting for a process the scheduler starves would be a priority inversion (at worst
+both compile a law). A swap to a law the cache does not hold yet is made on the swap's worker
+thread (law_host), as before.
 
 SCHED_IDLE alone did not keep it from the loop: on the 2-core machine a warm `robot-control
 launch --duration 5` missed 25 % of its deadlines beside a compile at SCHED_IDLE free to move
@@ -16,9 +19,9 @@ between the CPUs (a busy loop there: 20 %), 5 % alone, 8 % beside the same compi
 CPU (``python bench/idle_compile_load.py``, docs/compiling.md). So the process is kept on the last
 CPU it may use (:func:`one_cpu`); a compile is single-threaded and loses nothing by it.
 
-``python -m robot_control.nodes.law_compiler FILE`` is that background process: FILE holds the
-model and each law's parameters (a pickle this module wrote in a private temporary file; only
-this package's own processes read it).
+``python -m robot_control.nodes.law_compiler FILE [LOCK_FD]`` is that background process: FILE
+holds the model and each law's parameters (a pickle this module wrote in a private temporary
+file; only this package's own processes read it), LOCK_FD the compiler lock it was handed.
 """
 
 from __future__ import annotations
@@ -77,17 +80,30 @@ def refused(law: str) -> bool:
 
 def start_background(model, laws: dict[str, dict]) -> subprocess.Popen | None:
     """Start the background compiler of ``laws`` (name → parameters) for ``model``, at SCHED_IDLE
-    (nice 19 where that is refused); None where there is no writable cache to fill."""
+    (nice 19 where that is refused); None where there is no writable cache to fill, or when
+    another compiler runs (it holds the cache's compiler lock). The lock is taken here and handed
+    to the process, so whoever waits for the lock (``robot-control warmup``) also waits for a
+    compiler that a stopping node has just started."""
     from robot_control.dynamics.compile_cache import CACHE_DIR
 
     if CACHE_DIR is None or not laws:
         return None
-    fd, path = tempfile.mkstemp(prefix="robot_control_laws_", suffix=".pickle")
-    with os.fdopen(fd, "wb") as fh:
-        pickle.dump({"model": model, "laws": laws}, fh)
-    proc = subprocess.Popen([sys.executable, "-m", __name__, path], stdin=subprocess.DEVNULL,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)  # a Ctrl-C of the stack leaves it to finish
+    lock = open(CACHE_DIR / LOCK_NAME, "a")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        lock.close()
+        return None
+    try:
+        fd, path = tempfile.mkstemp(prefix="robot_control_laws_", suffix=".pickle")
+        with os.fdopen(fd, "wb") as fh:
+            pickle.dump({"model": model, "laws": laws}, fh)
+        proc = subprocess.Popen([sys.executable, "-m", __name__, path, str(lock.fileno())],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, pass_fds=(lock.fileno(),),
+                                start_new_session=True)  # a Ctrl-C of the stack leaves it to finish
+    finally:
+        lock.close()  # the process's copy holds the lock now (flock: one lock per open file)
     lowest_priority(proc.pid)  # it inherits a real-time loop's SCHED_FIFO otherwise
     one_cpu(proc.pid)
     return proc
@@ -115,10 +131,14 @@ def one_cpu(pid: int) -> None:
         pass
 
 
-def compile_laws(path: Path) -> int:
+def compile_laws(path: Path, lock_fd: int | None = None) -> int:
     """The background process: compile each law in the file (unless the cache holds it already),
-    holding the cache's compiler lock; 0 also when another compiler holds it (it does the work)."""
+    holding the cache's compiler lock (``lock_fd``: handed over locked by start_background); 0
+    also when another compiler holds it (it does the work).
+    Before each law it looks whether a loop runs on the normal scheduler (loop_presence) and, if
+    one does, ends: a controller starts it again when its loop stops (law_host.compile_rest)."""
     from robot_control.dynamics.compile_cache import CACHE_DIR, is_compiled
+    from robot_control.nodes.loop_presence import loop_runs
 
     lowest_priority(0)
     one_cpu(0)
@@ -128,14 +148,18 @@ def compile_laws(path: Path) -> int:
     log = logging.getLogger("law_compiler")
     if CACHE_DIR is None:
         return 0
-    with open(CACHE_DIR / LOCK_NAME, "a") as lock:
+    with open(CACHE_DIR / LOCK_NAME, "a") if lock_fd is None else os.fdopen(lock_fd, "a") as lock:
         try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)  # (held already when handed over)
         except BlockingIOError:
             return 0
         for name, params in job["laws"].items():
             if is_compiled(kernel_name(name)):
                 continue
+            if loop_runs():
+                log.info(f"a control loop runs on the normal scheduler: {name} and the laws "
+                         "after it compile when it stops")
+                return 0
             try:
                 law = create(name)
                 law.configure(job["model"], params)
@@ -149,4 +173,4 @@ def compile_laws(path: Path) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(compile_laws(Path(sys.argv[1])))
+    sys.exit(compile_laws(Path(sys.argv[1]), int(sys.argv[2]) if len(sys.argv) > 2 else None))

@@ -85,6 +85,7 @@ class LawHost:
         self.swap = LawSwap(self.log, name, self._warm_up)
         self.warmed: set[str] = set()  # laws whose update is compiled in this process
         self.compiler = None  # the background process compiling the other laws (law_compiler)
+        self.uncompiled: dict[str, dict] = {}  # law -> parameters, for the background compile
         self.last_tau = np.zeros(self.n)
         self.updates = 0
         self.recoveries = 0
@@ -178,11 +179,13 @@ class LawHost:
         """The loop stood still (the plant held meanwhile): take over as after an activation."""
         self.swap.stalled()
 
-    def configure(self) -> None:
+    def configure(self, background_now: bool = True) -> None:
         """Make the selected law from the parameters and compile its update (CONFIGURE_ERRORS
         if the law refuses them); with ``precompile_laws`` load the other laws the cache holds
         too, so that a swap (a parameter callback, in the loop's thread) never waits for a
-        compiler, and compile the rest in a background process (nodes/law_compiler.py)."""
+        compiler, and compile the rest in a background process (nodes/law_compiler.py): now, or
+        (``background_now`` false: the loop will run on the normal scheduler, which a compile
+        beside it costs deadlines) when ``compile_rest`` is called as the loop stops."""
         name = self.selected
         law = self._make_law(name, self._law_params(name))
         self.swap.install(law, name)
@@ -214,13 +217,33 @@ class LawHost:
                 break
             else:
                 self._warm_up(made, law)
-        if uncompiled and (self.compiler is None or self.compiler.poll() is not None):
-            try:
-                self.compiler = start_background(self.model, uncompiled)
-            except (OSError, pickle.PicklingError) as exc:  # the swaps will compile them
-                self.log.warning(f"no background compile of {sorted(uncompiled)}: {exc}")
-                return
-            self.log.info(f"compiling {sorted(uncompiled)} in the background (pid "
+        self.uncompiled = uncompiled
+        if not uncompiled:
+            return
+        if background_now:
+            self.compile_rest()
+        else:
+            self.log.info(f"{sorted(uncompiled)} compile in the background once the loop "
+                          "stops (beside a loop on the normal scheduler a compile costs it "
+                          "deadlines); a swap to one of them before compiles on the swap's "
+                          "worker thread")
+
+    def compile_rest(self) -> None:
+        """Start the background compile of the laws configure left uncompiled (those the cache
+        still lacks), unless one runs; it steps aside while a loop runs on the normal scheduler
+        (nodes/loop_presence.py)."""
+        left = {law: params for law, params in self.uncompiled.items()
+                if not is_compiled(kernel_name(law))}
+        self.uncompiled = left
+        if not left or (self.compiler is not None and self.compiler.poll() is None):
+            return
+        try:
+            self.compiler = start_background(self.model, left)
+        except (OSError, pickle.PicklingError) as exc:  # the swaps will compile them
+            self.log.warning(f"no background compile of {sorted(left)}: {exc}")
+            return
+        if self.compiler is not None:
+            self.log.info(f"compiling {sorted(left)} in the background (pid "
                           f"{self.compiler.pid}, lowest priority); a swap to one of them before "
                           "it is done compiles on the swap's worker thread")
 

@@ -20,6 +20,8 @@
   any), ``lock_memory`` (mlockall: no page faults in the loop). Each applies when the loop first
   starts, if the system permits (CAP_SYS_NICE / an rtprio limit, CAP_IPC_LOCK / a memlock limit);
   a refusal is logged once, as a warning, and the loop runs without it.
+- **Background compiles step aside** while a loop runs on the normal scheduler (not SCHED_FIFO):
+  the process says so through nodes/loop_presence.py.
 
 The deadlines themselves are the bus timers': absolute (next = start + k·period, never drifting),
 slept until shortly before and then spun (bus/dds/executor.py, bus/ros/node.py).
@@ -35,6 +37,7 @@ from dataclasses import dataclass
 
 from robot_control.bus import ParameterError
 from robot_control.bus.param_table import declare, param
+from robot_control.nodes import loop_presence
 
 MCL_CURRENT, MCL_FUTURE = 1, 2  # <sys/mman.h>
 #: young objects allowed to pile up between a loop's own collections (CPython's default gen-0
@@ -97,6 +100,8 @@ class LoopDiscipline:
             gc.freeze()
             gc.disable()
             sys.setswitchinterval(GIL_SWITCH_S)
+            if _current_priority() == 0:  # background compiles wait while it runs
+                loop_presence.hold()
 
     def stop(self) -> None:
         """The loop stops (deactivation, an error): collection is automatic again, unless
@@ -108,6 +113,7 @@ class LoopDiscipline:
             if _running_loops == 0:
                 gc.enable()
                 sys.setswitchinterval(_switch_interval)
+                loop_presence.release()
 
     def after_tick(self) -> None:
         """Collect the young objects a tick left, once enough piled up: when the control chain
