@@ -102,7 +102,8 @@ class CellControllerNode:
     def on_configure(self, previous) -> CallbackReturn:
         """Make the law and compile its update; find where the scenario's path starts."""
         try:
-            self.laws.configure()
+            # real time: the other laws compile once the loop stops (nodes/loop_presence.py)
+            self.laws.configure(background_now=self.lockstep)
             self.start = initial_contact_pose(self.scenario)
             if not self.lockstep:
                 warm_up(self.log, "cell_reference", self._warm_up_reference)
@@ -133,6 +134,13 @@ class CellControllerNode:
     def on_cleanup(self, previous) -> CallbackReturn:
         self.laws.clear()
         return CallbackReturn.SUCCESS
+
+    def on_deactivate(self, previous) -> CallbackReturn:
+        """The loop stops: the laws configure left go to the background compiler now."""
+        self.laws.compile_rest()
+        return CallbackReturn.SUCCESS
+
+    on_shutdown = on_error = on_deactivate
 
     # ----------------------------------------------------------------- inputs
     def _on_force_reference(self, msg) -> None:
