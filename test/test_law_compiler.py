@@ -90,3 +90,25 @@ def test_beside_a_loop_on_the_normal_scheduler_the_other_laws_compile_once_it_st
     assert deferred < active < stopping, text[-3000:]
     # no compiler beside the loop: it starts as the controller's loop stops
     assert started and text.index(started.group(0)) > text.index(lines[stopping]), text[-3000:]
+
+
+WARM_STACK = textwrap.dedent("""
+    from robot_control.cli.warmup import warm_stack
+    from robot_control.dynamics.compile_cache import is_compiled
+    from robot_control.nodes.law_compiler import kernel_name
+    print("problem", warm_stack())
+    print("compiled", all(is_compiled(kernel_name(law))
+                          for law in ("pd", "passivity", "sliding_mode", "adaptive")))
+""")
+
+
+@pytest.mark.timeout(600)
+def test_warmup_waits_for_the_laws_a_stopping_stack_hands_to_the_compiler(tmp_path):
+    # the stack's controller (normal scheduler) starts the compiler only as its loop stops, a
+    # moment before the launch ends; warmup waits for it (start_background takes the compiler
+    # lock before that process starts, so no start-up of it can slip between)
+    env = {**private_domain(183), "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    out = subprocess.run([sys.executable, "-c", WARM_STACK], env=env, capture_output=True,
+                         text=True, timeout=580)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "problem None" in out.stdout and "compiled True" in out.stdout, out.stdout
