@@ -7,8 +7,9 @@ configure made a fresh install's first start wait about a minute. So configure c
 it runs and loads the other laws already in the cache (compile_cache.is_compiled says which);
 the rest are compiled by one background process at the lowest CPU priority (SCHED_IDLE), kept on
 one CPU, which fills the cache while the stack runs its loops SCHED_FIFO, or once they stop: it
-steps aside between laws while a loop runs on the normal scheduler (nodes/loop_presence.py),
-and a controller whose loop runs there starts it when its loop stops. It takes no kernel's
+steps aside between laws while a loop runs on the normal scheduler (nodes/loop_presence.py;
+it waits :data:`LOOP_WAIT_S` for such loops to stop, then ends), and a controller whose loop
+runs there starts it when its loop stops. It takes no kernel's
 lock: a node waiting for a process the scheduler starves would be a priority inversion (at worst
 both compile a law). A swap to a law the cache does not hold yet is made on the swap's worker
 thread (law_host), as before.
@@ -33,6 +34,7 @@ import pickle
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -43,6 +45,10 @@ from robot_control.nodes.common import warm_up
 
 #: one background compiler per cache: a second one would compile the same kernels again
 LOCK_NAME = "law_compiler.lock"
+#: how long the compiler waits for the loops on the normal scheduler to stop before it ends (s):
+#: a stack's loops stop one after the other (a controller before the plant of its container)
+LOOP_WAIT_S = 30.0
+LOOP_POLL_S = 0.25
 
 
 def kernel_name(law: str) -> str:
@@ -78,7 +84,8 @@ def refused(law: str) -> bool:
     return CACHE_DIR is not None and (CACHE_DIR / f"{kernel_name(law)}.refused").exists()
 
 
-def start_background(model, laws: dict[str, dict]) -> subprocess.Popen | None:
+def start_background(model, laws: dict[str, dict],
+                     loop_wait_s: float = LOOP_WAIT_S) -> subprocess.Popen | None:
     """Start the background compiler of ``laws`` (name → parameters) for ``model``, at SCHED_IDLE
     (nice 19 where that is refused); None where there is no writable cache to fill, or when
     another compiler runs (it holds the cache's compiler lock). The lock is taken here and handed
@@ -97,7 +104,7 @@ def start_background(model, laws: dict[str, dict]) -> subprocess.Popen | None:
     try:
         fd, path = tempfile.mkstemp(prefix="robot_control_laws_", suffix=".pickle")
         with os.fdopen(fd, "wb") as fh:
-            pickle.dump({"model": model, "laws": laws}, fh)
+            pickle.dump({"model": model, "laws": laws, "loop_wait_s": loop_wait_s}, fh)
         proc = subprocess.Popen([sys.executable, "-m", __name__, path, str(lock.fileno())],
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL, pass_fds=(lock.fileno(),),
@@ -131,14 +138,26 @@ def one_cpu(pid: int) -> None:
         pass
 
 
+def loops_stopped(within_s: float) -> bool:
+    """Whether no loop runs on the normal scheduler, now or within ``within_s``."""
+    from robot_control.nodes.loop_presence import loop_runs
+
+    deadline = time.monotonic() + within_s
+    while loop_runs():
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(LOOP_POLL_S)
+    return True
+
+
 def compile_laws(path: Path, lock_fd: int | None = None) -> int:
     """The background process: compile each law in the file (unless the cache holds it already),
     holding the cache's compiler lock (``lock_fd``: handed over locked by start_background); 0
     also when another compiler holds it (it does the work).
     Before each law it looks whether a loop runs on the normal scheduler (loop_presence) and, if
-    one does, ends: a controller starts it again when its loop stops (law_host.compile_rest)."""
+    one still does after the job's ``loop_wait_s``, ends: a controller starts it again when its
+    loop stops (law_host.compile_rest)."""
     from robot_control.dynamics.compile_cache import CACHE_DIR, is_compiled
-    from robot_control.nodes.loop_presence import loop_runs
 
     lowest_priority(0)
     one_cpu(0)
@@ -156,7 +175,7 @@ def compile_laws(path: Path, lock_fd: int | None = None) -> int:
         for name, params in job["laws"].items():
             if is_compiled(kernel_name(name)):
                 continue
-            if loop_runs():
+            if not loops_stopped(job.get("loop_wait_s", LOOP_WAIT_S)):
                 log.info(f"a control loop runs on the normal scheduler: {name} and the laws "
                          "after it compile when it stops")
                 return 0

@@ -6,7 +6,8 @@ and kept on one CPU, doubled the loop's missed deadlines (5.8 → 13.8 %, eight 
 cost nothing measurable (0.8 → 0.7 %). So a process whose loop runs on the normal scheduler holds
 a shared lock on ``loops.lock`` in the compile cache while the loop runs (nodes/realtime.py), and
 the background law compiler (nodes/law_compiler.py) looks before each law: while any process
-holds it, the compiler leaves the rest for later. flock locks end with their process, so a node
+holds it, the compiler waits (a stack's loops stop one after the other), and leaves the rest for
+later if one still runs after half a minute. flock locks end with their process, so a node
 that dies holds nothing.
 """
 
