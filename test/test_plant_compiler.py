@@ -4,7 +4,6 @@ what it wrote instead of compiling the step again. Real processes, a real numba 
 
 from __future__ import annotations
 
-import fcntl
 import os
 import subprocess
 import sys
@@ -12,6 +11,8 @@ import textwrap
 import time
 
 import pytest
+
+from robot_control.foundation.file_locks import held_elsewhere
 
 # slow (scripts/test.sh --slow): a cold compile of the plant's step (about 8 s of CPU)
 pytestmark = pytest.mark.slow
@@ -72,17 +73,6 @@ def run_in_cache(code: str, cache, timeout_s: float = 600) -> subprocess.Complet
                           env={**os.environ, "NUMBA_CACHE_DIR": str(cache)}, timeout=timeout_s)
 
 
-def held(lock) -> bool:
-    """Whether another process holds the flock of ``lock``."""
-    with open(lock, "a") as fh:
-        try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return True
-        fcntl.flock(fh, fcntl.LOCK_UN)
-        return False
-
-
 def ended(pid: int) -> bool:
     """Whether process ``pid`` is gone (or a zombie no one reaped yet)."""
     try:
@@ -102,7 +92,7 @@ def test_plant_waits_for_the_background_step_and_loads_it(tmp_path, starter_code
         locks = [tmp_path / "plant_step.ddarm.lock",
                  tmp_path / "compile.sim.plant_kernels.hold_rk4.lock"]
         deadline = time.monotonic() + 60
-        while not any(lock.exists() and held(lock) for lock in locks):
+        while not any(lock.exists() and held_elsewhere(lock) for lock in locks):
             assert time.monotonic() < deadline, "the background compiler never took the lock"
             assert starter.poll() is None, starter.stderr.read()
             time.sleep(0.05)

@@ -11,11 +11,12 @@ and launches load the cache.
 from __future__ import annotations
 
 import argparse
-import fcntl
 import os
 import subprocess
 import sys
 import time
+
+from robot_control.foundation.file_locks import try_lock
 
 #: the stack's run and the wait for its background compiler each end by then (s)
 STACK_TIMEOUT_S = 600.0
@@ -70,14 +71,11 @@ def warm_stack() -> str | None:
     if CACHE_DIR is None:
         return None
     with open(CACHE_DIR / LOCK_NAME, "a") as lock:  # the compiler holds it until it is done
-        while True:
-            try:
-                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return None
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    return f"the background law compiler still runs after {STACK_TIMEOUT_S:g} s"
-                time.sleep(0.5)
+        while not try_lock(lock):
+            if time.monotonic() > deadline:
+                return f"the background law compiler still runs after {STACK_TIMEOUT_S:g} s"
+            time.sleep(0.5)
+        return None
 
 
 def run(args: argparse.Namespace) -> int:

@@ -27,7 +27,6 @@ file; only this package's own processes read it), LOCK_FD the compiler lock it w
 
 from __future__ import annotations
 
-import fcntl
 import logging
 import os
 import pickle
@@ -41,6 +40,7 @@ import numpy as np
 
 from robot_control.control.base import Reference, State
 from robot_control.control.registry import create
+from robot_control.foundation.file_locks import try_lock
 from robot_control.nodes.common import warm_up
 
 #: one background compiler per cache: a second one would compile the same kernels again
@@ -96,9 +96,7 @@ def start_background(model, laws: dict[str, dict],
     if CACHE_DIR is None or not laws:
         return None
     lock = open(CACHE_DIR / LOCK_NAME, "a")
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
+    if not try_lock(lock):
         lock.close()
         return None
     try:
@@ -168,9 +166,7 @@ def compile_laws(path: Path, lock_fd: int | None = None) -> int:
     if CACHE_DIR is None:
         return 0
     with open(CACHE_DIR / LOCK_NAME, "a") if lock_fd is None else os.fdopen(lock_fd, "a") as lock:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)  # (held already when handed over)
-        except BlockingIOError:
+        if not try_lock(lock):  # (held already when handed over)
             return 0
         for name, params in job["laws"].items():
             if is_compiled(kernel_name(name)):

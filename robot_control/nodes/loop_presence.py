@@ -17,6 +17,7 @@ import fcntl
 from typing import IO
 
 from robot_control.dynamics.compile_cache import CACHE_DIR
+from robot_control.foundation.file_locks import held_elsewhere
 
 LOCK_NAME = "loops.lock"
 
@@ -47,12 +48,4 @@ def release() -> None:
 
 def loop_runs() -> bool:
     """Whether a process holds the lock: a loop on the normal scheduler runs."""
-    if CACHE_DIR is None:
-        return False
-    with open(CACHE_DIR / LOCK_NAME, "a") as fh:
-        try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return True
-        fcntl.flock(fh, fcntl.LOCK_UN)
-        return False
+    return CACHE_DIR is not None and held_elsewhere(CACHE_DIR / LOCK_NAME)

@@ -22,7 +22,6 @@ survive the process, not a power cut.
 
 from __future__ import annotations
 
-import fcntl
 import os
 from collections.abc import Sequence
 from contextlib import suppress
@@ -35,6 +34,7 @@ from rosbags.rosbag2 import StoragePlugin, Writer, WriterError
 from rosbags.rosbag2.metadata import dump_qos_v9
 from rosbags.rosbag2.storage_mcap import get_qos
 
+from robot_control.foundation.file_locks import try_lock
 from robot_control.foundation.safe_yaml import load_file
 from robot_control.recording import mcap_index
 from robot_control.recording.bag import BagError, stamp_text, typestore
@@ -276,9 +276,7 @@ def _locked(mcap: Path) -> int:
     """A descriptor holding an exclusive lock on an MCAP file (released with it, or when its
     process dies); BagError if a writer holds it."""
     fd = os.open(mcap, os.O_RDONLY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
+    if not try_lock(fd):
         os.close(fd)
         raise BagError(f"{mcap} is being written (a recorder is running): stop it first") from None
     return fd
