@@ -63,12 +63,18 @@ TRACER = textwrap.dedent("""
     if os.environ.get("COLD_TRACE_DIR"):
         import numba.core.event as _ev
         _local = threading.local()
-        _out = open(os.path.join(os.environ["COLD_TRACE_DIR"], f"{os.getpid()}.jsonl"), "a",
-                    buffering=1)
+        _dir = os.environ["COLD_TRACE_DIR"]
         _cmd = open("/proc/self/cmdline", "rb").read().split(b"\\0")
-        _name = next((w.decode() for w in _cmd if b"robot_control" in w), _cmd[0].decode())
-        _name = _name.rsplit("/", 1)[-1].rsplit(".", 1)[-1]  # plant_node, or the executable
-        _pid = os.getpid()  # a process forked from this one (the plant's compiler) says so
+        # a node forked by the launcher's fork server (bringup/fork_server.py) is one fork deep;
+        # a process forked from a node (the plant's step compiler) one more
+        _forks = [1 if any(b"fork_server" in w for w in _cmd) else 0, 0]
+        os.register_at_fork(after_in_child=lambda: _forks.__setitem__(1, _forks[1] + 1))
+        def _process():
+            argv = sys.argv if _forks[1] else [w.decode() for w in _cmd[1:]]
+            word = next((w for w in argv if "robot_control" in w or w.endswith("_node.py")
+                         or w.endswith("lifecycle_manager.py")), _cmd[0].decode())
+            name = word.rsplit("/", 1)[-1].removesuffix(".py").rsplit(".", 1)[-1]
+            return name if _forks[1] <= _forks[0] else f"{name} fork"
         class _Listener(_ev.Listener):
             def on_start(self, event):
                 _local.__dict__.setdefault("starts", []).append((time.time(), time.thread_time()))
@@ -76,11 +82,12 @@ TRACER = textwrap.dedent("""
                 t0, cpu0 = _local.starts.pop()
                 if not _local.starts:  # top level: its callees are inside its time
                     f = event.data["dispatcher"].py_func
-                    name = _name if os.getpid() == _pid else f"{_name} fork"
-                    _out.write(json.dumps({"process": name, "t0": t0,
-                                           "s": time.time() - t0,
-                                           "cpu": time.thread_time() - cpu0,
-                                           "kernel": f"{f.__module__}.{f.__qualname__}"}) + "\\n")
+                    with open(os.path.join(_dir, f"{os.getpid()}.jsonl"), "a") as out:
+                        out.write(json.dumps({"process": _process(), "t0": t0,
+                                              "s": time.time() - t0,
+                                              "cpu": time.thread_time() - cpu0,
+                                              "kernel": f"{f.__module__}.{f.__qualname__}"})
+                                  + "\\n")
         _ev.register("numba:compile", _Listener())
 """)
 

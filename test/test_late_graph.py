@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 from launch_run import Stack, stack_env
 
+from robot_control.bringup.node_forks import FORK_ENV
+
 LATE_S = 0.6  # below command_source.GRACE_S: the writer is still undecided, not a stranger
 pytestmark = pytest.mark.slow
 
@@ -27,8 +29,9 @@ def late_controller_env(tag: str, since: str) -> dict[str, str]:
     env = stack_env(tag)
     inject = str(Path(__file__).with_name("late_graph"))
     env["PYTHONPATH"] = os.pathsep.join(p for p in (inject, env.get("PYTHONPATH", "")) if p)
+    # each node a fresh interpreter: the hook reads its process's command line at import
     return {**env, "RC_LATE_GRAPH_NODE": "controller", "RC_LATE_GRAPH_S": str(LATE_S),
-            "RC_LATE_GRAPH_SINCE": since}
+            "RC_LATE_GRAPH_SINCE": since, FORK_ENV: "0"}
 
 
 def run(tag: str, since: str, *args: str) -> tuple[int, dict, list[str]]:

@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from typing import IO
 
+from robot_control.bringup.node_forks import ForkedProcess, ForkServer
 from robot_control.bringup.runner import NodeLaunch, node_command
 from robot_control.nodes.start_gate import GATE_ENV, GO
 
@@ -30,33 +31,55 @@ class LineWriter:
 
 
 class NodeProcess:
-    """One node's process and the thread copying its output, line by line, with a prefix."""
+    """One node's process and the thread copying its output, line by line, with a prefix: forked
+    by the fork server when one is given and the node may be (bringup/node_forks.py), else a
+    fresh interpreter."""
 
     def __init__(self, node: NodeLaunch, env: dict[str, str], out: LineWriter,
-                 gated: bool = False) -> None:
+                 gated: bool = False, forks: ForkServer | None = None) -> None:
         self.node = node
         self.command = node_command(node)
         self.gate: int | None = None  # the write end of its start gate (nodes/start_gate.py)
         env = {**env, **node.env}
-        passed: tuple[int, ...] = ()
+        read_end = None
         if gated:
             read_end, self.gate = os.pipe()
-            env[GATE_ENV], passed = str(read_end), (read_end,)
         try:
-            # Own session: a terminal's Ctrl-C reaches the runner only, which stops nodes in order.
-            self.proc = subprocess.Popen(self.command, stdin=subprocess.DEVNULL,
-                                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                         env=env, pass_fds=passed,
-                                         start_new_session=True, preexec_fn=_child_setup)
+            if forks is not None and forks.serves(node):
+                self.proc = self._fork(forks, env, read_end)
+            else:
+                self.proc = self._spawn(env, read_end)
         except BaseException:
             self.release(go=False)
             raise
         finally:
-            for fd in passed:
-                os.close(fd)
+            if read_end is not None:
+                os.close(read_end)
         self.reader = threading.Thread(target=self._copy, args=(out,), daemon=True,
                                        name=f"output-{node.label}")
         self.reader.start()
+
+    def _spawn(self, env: dict[str, str], gate: int | None) -> subprocess.Popen:
+        if gate is not None:
+            env = {**env, GATE_ENV: str(gate)}
+        # Own session: a terminal's Ctrl-C reaches the runner only, which stops nodes in order.
+        return subprocess.Popen(self.command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, env=env,
+                                pass_fds=() if gate is None else (gate,),
+                                start_new_session=True, preexec_fn=_child_setup)
+
+    def _fork(self, forks: ForkServer, env: dict[str, str], gate: int | None) -> ForkedProcess:
+        read_end, write_end = os.pipe()
+        try:
+            proc = forks.start(self.command[2], self.command[3:], env, write_end,
+                               None if gate is None else (GATE_ENV, gate))
+        except BaseException:
+            os.close(read_end)
+            raise
+        finally:
+            os.close(write_end)
+        proc.stdout = os.fdopen(read_end, "rb")
+        return proc
 
     def _copy(self, out: LineWriter) -> None:
         for raw in iter(self.proc.stdout.readline, b""):

@@ -38,6 +38,7 @@ import time
 from dataclasses import dataclass
 from typing import IO
 
+from robot_control.bringup.node_forks import start_fork_server
 from robot_control.bringup.processes import (
     STOPPED_CODES,
     LineWriter,
@@ -204,6 +205,7 @@ def run_plan(plan: LaunchPlan, options: RunOptions, stream: IO[str] = sys.stdout
     stop.install()
     monitor = None
     procs: list[NodeProcess] = []
+    forks = None
     reason, failed = "", {}
     watch = Watch(plan, options, log)
     ended = time.monotonic()
@@ -211,6 +213,7 @@ def run_plan(plan: LaunchPlan, options: RunOptions, stream: IO[str] = sys.stdout
     try:
         env = child_environment()
         domain = check_domain(env)
+        forks = start_fork_server(plan, env)  # imports while the runner sets up its watch
         client_factory = _client_factory(plan, env)
         if options.monitor and not stop.count:
             from robot_control.bringup.summary import StackMonitor
@@ -221,12 +224,17 @@ def run_plan(plan: LaunchPlan, options: RunOptions, stream: IO[str] = sys.stdout
                                    controller_node=next((members[exe] for exe in CONTROLLERS
                                                          if exe in members), None),
                                    namespace=plan.namespace)
-        # the nodes import their modules while the domain is checked, and join it only after
-        # (a refused or interrupted launch tells them no: they end quietly, never on the bus)
-        procs += [NodeProcess(node, env, out, gated=True) for node in plan.nodes
+        # the nodes import their modules (or the fork server does) while the domain is checked,
+        # and join it only after (a refused or interrupted launch tells them no: they end
+        # quietly, never on the bus)
+        check = NameCheck(monitor, client_factory)
+        if forks is not None and not stop.count and (why := forks.usable()):
+            log(f"starting each node as a fresh interpreter: {why}")
+            forks = None
+        procs += [NodeProcess(node, env, out, gated=True, forks=forks) for node in plan.nodes
                   if node.executable in GATED and not stop.count]
         if not stop.count:
-            refuse_name_clashes(plan, names_on_domain(monitor, client_factory), domain)
+            refuse_name_clashes(plan, check.result(), domain)
         for p in procs:
             p.release(go=not stop.count)
         procs += [NodeProcess(node, env, out) for node in plan.nodes
@@ -245,6 +253,8 @@ def run_plan(plan: LaunchPlan, options: RunOptions, stream: IO[str] = sys.stdout
         hurry = stop.count > 1
         stop_processes(procs, 0.5 if hurry else options.sigint_timeout_s,
                        0.5 if hurry else options.sigterm_timeout_s, log)
+        if forks is not None:
+            forks.close()
         stop.restore()
     summary: dict[str, object] = {
         "launch_file": str(plan.file), "arguments": dict(plan.values), "namespace": plan.namespace,
@@ -326,6 +336,31 @@ def names_on_domain(monitor, client_factory=None, settle_s: float = 1.0) -> list
     with factory() as client:
         client.graph.settle(min_s=settle_s, max_s=settle_s + 2.0)
         return client.node_list()
+
+
+class NameCheck:
+    """names_on_domain in a thread of its own, from now: its second of discovery overlaps the
+    nodes' start (the fork server's imports, or the nodes' own)."""
+
+    def __init__(self, monitor, client_factory=None) -> None:
+        self.names: list[str] = []
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, args=(monitor, client_factory),
+                                       daemon=True, name="name-check")
+        self.thread.start()
+
+    def _run(self, monitor, client_factory) -> None:
+        try:
+            self.names = names_on_domain(monitor, client_factory)
+        except BaseException as exc:  # noqa: BLE001 - raised again by result()
+            self.error = exc
+
+    def result(self) -> list[str]:
+        """The node names on the domain (the check's exception, if it raised)."""
+        self.thread.join()
+        if self.error is not None:
+            raise self.error
+        return self.names
 
 
 def refuse_name_clashes(plan: LaunchPlan, names_on_domain: list[str], domain: int) -> None:
