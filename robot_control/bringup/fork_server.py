@@ -37,6 +37,8 @@ import struct
 import sys
 from collections.abc import Callable
 
+from robot_control.bringup.child_process import die_with_parent, hold_stop_signals
+
 #: how many file descriptors a request carries at most (the output pipe, the start gate)
 MAX_FDS = 2
 _LENGTH = struct.Struct("!I")
@@ -164,9 +166,7 @@ def become_node(request: dict, fds: list[int]) -> tuple[str, list[str]]:
     """In the forked child: the process a fresh ``python -m MODULE`` of the launcher would be
     (session, output, signals, environment, argv); (module, argv) to run."""
     os.setsid()  # as start_new_session: a terminal's Ctrl-C reaches the launcher only
-    from robot_control.bringup.processes import _die_with_parent
-
-    _die_with_parent()
+    die_with_parent()
     output = fds[0]
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
@@ -202,7 +202,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     sock = socket.socket(fileno=int(argv[0]))
     # the launcher's SIGINT / SIGTERM stop the nodes; this process ends when its socket closes
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    # (and its children inherit the mask: held until their node takes them)
+    hold_stop_signals()
     try:
         preload(argv[1:])
         refusal = fork_refusal()

@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from typing import IO
 
+from robot_control.bringup.child_process import die_with_parent, hold_stop_signals
 from robot_control.bringup.node_forks import ForkedProcess, ForkServer
 from robot_control.bringup.runner import NodeLaunch, node_command
 from robot_control.nodes.start_gate import GATE_ENV, GO
@@ -112,21 +113,9 @@ class NodeProcess:
 
 
 def _child_setup() -> None:
-    """In the child: SIGINT / SIGTERM wait (blocked) until the node is ready to take them, so a
-    Ctrl-C during start-up ends it quietly instead of in a traceback from deep in an import
-    (nodes/common.run_node unblocks them); and SIGTERM if the runner dies without stopping it."""
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
-    _die_with_parent()
-
-
-def _die_with_parent() -> None:
-    """In the child: receive SIGTERM if the runner dies without stopping it (Linux)."""
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
+    """In the fresh interpreter's child, before exec: its start (bringup/child_process.py)."""
+    hold_stop_signals()
+    die_with_parent()
 
 
 def stop_processes(procs: list[NodeProcess], sigint_timeout: float = 5.0,
