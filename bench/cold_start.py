@@ -21,8 +21,9 @@ load says what a figure is worth); then the medians.
 (seconds after the launch), the compile's duration in wall and in the thread's CPU seconds (the
 latter is what the kernel costs, whatever the machine's load) and the kernel (numba's compile event,
 recorded through a sitecustomize module on the nodes' path; ``plant_node fork`` is the plant's
-step compiler, nodes/plant_compiler.py; the waits of dynamics/compile_once.py
-are not compiles and do not appear).
+step compiler, nodes/plant_compiler.py; ``fork_server`` the launcher's fork server,
+bringup/fork_server.py, whose one throw-away kernel is numba's set-up for the nodes it forks;
+the waits of dynamics/compile_once.py are not compiles and do not appear).
 """
 
 from __future__ import annotations

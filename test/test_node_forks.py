@@ -32,6 +32,7 @@ def main():
         "probe_value": os.environ.get("PROBE_VALUE"),
         "blocked": sorted(int(s) for s in blocked),
         "stdin": os.readlink("/proc/self/fd/0"),
+        "comm": open("/proc/self/comm").read().strip(),
         "gate": os.read(int(os.environ[gate]), 1).decode() if gate else None,
         "numpy_draw": __import__("numpy").random.random(),
     }), flush=True)
@@ -86,6 +87,7 @@ def test_a_forked_node_is_the_process_python_m_would_start(server):
     assert seen["probe_value"] == "seen"  # the node's environment, not the server's
     assert {signal.SIGINT, signal.SIGTERM} <= set(seen["blocked"])  # held until run_node
     assert seen["stdin"] == os.devnull
+    assert seen["comm"] == "fork_probe"  # what top and ps -e show
     assert seen["gate"] == "1"  # the start gate's read end, named by the variable
 
 

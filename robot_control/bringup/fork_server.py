@@ -37,7 +37,7 @@ import struct
 import sys
 from collections.abc import Callable
 
-from robot_control.bringup.child_process import die_with_parent, hold_stop_signals
+from robot_control.bringup.child_process import die_with_parent, hold_stop_signals, name_process
 
 #: how many file descriptors a request carries at most (the output pipe, the start gate)
 MAX_FDS = 2
@@ -167,6 +167,7 @@ def become_node(request: dict, fds: list[int]) -> tuple[str, list[str]]:
     (session, output, signals, environment, argv); (module, argv) to run."""
     os.setsid()  # as start_new_session: a terminal's Ctrl-C reaches the launcher only
     die_with_parent()
+    name_process(request["module"].rsplit(".", 1)[-1])
     output = fds[0]
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
