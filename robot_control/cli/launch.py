@@ -205,7 +205,7 @@ def run_plan(plan: LaunchPlan, options: RunOptions, stream: IO[str] = sys.stdout
     stop.install()
     monitor = None
     procs: list[NodeProcess] = []
-    forks = None
+    forks = check = None
     reason, failed = "", {}
     watch = Watch(plan, options, log)
     ended = time.monotonic()
@@ -227,7 +227,7 @@ def run_plan(plan: LaunchPlan, options: RunOptions, stream: IO[str] = sys.stdout
         # the nodes import their modules (or the fork server does) while the domain is checked,
         # and join it only after (a refused or interrupted launch tells them no: they end
         # quietly, never on the bus)
-        check = NameCheck(monitor, client_factory)
+        check = NameCheck(monitor, client_factory) if not stop.count else None
         if forks is not None and not stop.count and (why := forks.usable()):
             log(f"starting each node as a fresh interpreter: {why}")
             forks = None
@@ -248,6 +248,8 @@ def run_plan(plan: LaunchPlan, options: RunOptions, stream: IO[str] = sys.stdout
         if monitor is not None and reason == "duration reached":
             monitor.wait_for_diagnostics(after=ended)  # the plant's figures up to the end
     finally:
+        if check is not None:
+            check.thread.join(NameCheck.TIMEOUT_S)  # before its bus client closes
         if monitor is not None:
             monitor.stop()
         hurry = stop.count > 1
@@ -342,6 +344,9 @@ class NameCheck:
     """names_on_domain in a thread of its own, from now: its second of discovery overlaps the
     nodes' start (the fork server's imports, or the nodes' own)."""
 
+    #: longer than names_on_domain can take (the monitor's 30 s wait for its graph, then 3 s)
+    TIMEOUT_S = 60.0
+
     def __init__(self, monitor, client_factory=None) -> None:
         self.names: list[str] = []
         self.error: BaseException | None = None
@@ -357,7 +362,9 @@ class NameCheck:
 
     def result(self) -> list[str]:
         """The node names on the domain (the check's exception, if it raised)."""
-        self.thread.join()
+        self.thread.join(self.TIMEOUT_S)
+        if self.thread.is_alive():
+            raise LaunchError(f"could not list the nodes on the domain within {self.TIMEOUT_S:g} s")
         if self.error is not None:
             raise self.error
         return self.names
