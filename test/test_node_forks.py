@@ -167,6 +167,7 @@ def _cmdline(pid: int) -> list[str]:
     return Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
 
 
+@pytest.mark.slow  # a stack's start and stop, twice
 @pytest.mark.timeout(180)
 @pytest.mark.parametrize("forking", ["1", "0"])
 def test_robot_control_launch_forks_its_nodes_unless_told_not_to(forking):

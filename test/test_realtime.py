@@ -56,8 +56,12 @@ def run_probe(env: dict[str, str], restricted: bool) -> subprocess.CompletedProc
 
 
 @pytest.fixture(scope="module")
-def env():
-    return private_domain(61)
+def env(tmp_path_factory):
+    # a cache folder of its own: the loop presence it reports is the probe's, not that of a
+    # stack another test runs at the same time (the presence lock lives in the cache folder)
+    env = {**private_domain(61), "XDG_CACHE_HOME": str(tmp_path_factory.mktemp("rt_cache"))}
+    env.pop("NUMBA_CACHE_DIR", None)
+    return env
 
 
 @pytest.fixture
