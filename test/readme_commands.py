@@ -234,8 +234,8 @@ NOT_RUN: dict[str, str] = {
         "which a stack running steadily may not log for minutes",
     "python bench/loop.py --startup":
         "a benchmark: times a cold start, so it empties the compile cache every test relies on",
-    "python bench/cold_start.py --routes dds,ros --repeat 1":
-        "a benchmark of minutes that builds a colcon workspace and compiles every kernel cold",
+    "python bench/cold_start.py --routes dds --repeat 5":
+        "a benchmark of minutes that compiles every kernel cold, five times",
 }
 
 #: inline code spans that name a command in a sentence without being one to type
