@@ -115,6 +115,7 @@ def serve(sock: socket.socket) -> tuple[str, list[str]] | None:
     previous = signal.signal(signal.SIGCHLD, lambda *_: None)
     signal.set_wakeup_fd(wake_write)
     children: set[int] = set()
+    server = os.getpid()
     try:
         while True:
             ready = select.select([sock, wake_read], [], [])[0]
@@ -138,7 +139,7 @@ def serve(sock: socket.socket) -> tuple[str, list[str]] | None:
                     os.close(fd)
                 sock.close()
                 children.clear()  # the launcher's children are not this node's
-                return become_node(request, fds)
+                return become_node(request, fds, server)
             children.add(pid)
             for fd in fds:
                 os.close(fd)
@@ -162,11 +163,13 @@ def _report_exits(sock: socket.socket, children: set[int]) -> None:
                 pass
 
 
-def become_node(request: dict, fds: list[int]) -> tuple[str, list[str]]:
+def become_node(request: dict, fds: list[int], server: int) -> tuple[str, list[str]]:
     """In the forked child: the process a fresh ``python -m MODULE`` of the launcher would be
     (session, output, signals, environment, argv); (module, argv) to run."""
     os.setsid()  # as start_new_session: a terminal's Ctrl-C reaches the launcher only
     die_with_parent()
+    if os.getppid() != server:  # the server ended before the line above: no SIGTERM will come
+        os._exit(0)
     name_process(request["module"].rsplit(".", 1)[-1])
     output = fds[0]
     null = os.open(os.devnull, os.O_RDONLY)
