@@ -1,6 +1,6 @@
 """The launcher's side of the fork server (bringup/fork_server.py): start it, ask it for node
 processes, and watch them through handles that behave as ``subprocess.Popen``'s for
-launch_processes.py (``pid``, ``poll``, ``send_signal``, ``wait``, ``stdout``).
+bringup/processes.py (``pid``, ``poll``, ``send_signal``, ``wait``, ``stdout``).
 
 The server's children are not the launcher's, so their exit statuses come from the server, which
 reaps them. ``ROBOT_CONTROL_FORK_NODES=0`` starts every node as a fresh interpreter instead (a
@@ -19,8 +19,12 @@ import subprocess
 import sys
 import threading
 import time
+from typing import TYPE_CHECKING
 
 from robot_control.bringup.fork_server import receive_message, send_message
+
+if TYPE_CHECKING:
+    from robot_control.bringup.runner import LaunchPlan, NodeLaunch
 
 #: set to 0 to start every node as a fresh interpreter
 FORK_ENV = "ROBOT_CONTROL_FORK_NODES"
@@ -56,7 +60,7 @@ class ForkServer:
         self.send_lock = threading.Lock()
         self.reader: threading.Thread | None = None
 
-    def serves(self, node) -> bool:
+    def serves(self, node: NodeLaunch) -> bool:
         """Whether ``node`` may be forked here: the server imported with its environment."""
         return node.env == self.node_env
 
@@ -183,7 +187,7 @@ class ForkedProcess:
         self.send_signal(signal.SIGKILL)
 
 
-def start_fork_server(plan, env: dict[str, str]) -> ForkServer | None:
+def start_fork_server(plan: LaunchPlan, env: dict[str, str]) -> ForkServer | None:
     """A fork server for the plan's nodes that may be forked (None: forking is off, or no such
     node), started with their environment; it imports while the launcher goes on. Nodes whose
     own variables (``set_env``) differ from the most common ones are not forked (a module may
