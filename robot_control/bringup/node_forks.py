@@ -13,18 +13,15 @@ from __future__ import annotations
 
 import os
 import queue
-import signal
 import socket
 import subprocess
 import sys
 import threading
 import time
-from typing import TYPE_CHECKING
+from collections import Counter
 
 from robot_control.bringup.fork_server import receive_message, send_message
-
-if TYPE_CHECKING:
-    from robot_control.bringup.runner import LaunchPlan, NodeLaunch
+from robot_control.bringup.runner import GATED, LaunchPlan, NodeLaunch, node_module
 
 #: set to 0 to start every node as a fresh interpreter
 FORK_ENV = "ROBOT_CONTROL_FORK_NODES"
@@ -56,6 +53,7 @@ class ForkServer:
         self.refusal: str | None = None  # None until the server said whether it serves
         self.pids: queue.Queue[int] = queue.Queue()
         self.exits: dict[int, int] = {}
+        self.lost = False  # the server ended: no more statuses will come
         self.changed = threading.Condition()
         self.send_lock = threading.Lock()
         self.reader: threading.Thread | None = None
@@ -122,14 +120,12 @@ class ForkServer:
                     self.changed.notify_all()
         self.pids.put(-1)
         with self.changed:
-            self.exits.setdefault(-1, SERVER_LOST)  # every later poll: gone
+            self.lost = True  # every node it has not reported: gone
             self.changed.notify_all()
 
     def exit_code(self, pid: int) -> int | None:
         with self.changed:
-            if pid in self.exits:
-                return self.exits[pid]
-            return SERVER_LOST if -1 in self.exits else None
+            return self.exits.get(pid, SERVER_LOST if self.lost else None)
 
     def wait(self, pid: int, timeout: float | None) -> int | None:
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -166,12 +162,8 @@ class ForkedProcess:
         self.pid = pid
         self.stdout = None  # set by the launcher: the read end of the output pipe
 
-    @property
-    def returncode(self) -> int | None:
-        return self.server.exit_code(self.pid)
-
     def poll(self) -> int | None:
-        return self.returncode
+        return self.server.exit_code(self.pid)
 
     def wait(self, timeout: float | None = None) -> int:
         code = self.server.wait(self.pid, timeout)
@@ -183,19 +175,12 @@ class ForkedProcess:
         if self.poll() is None:
             os.kill(self.pid, sig)
 
-    def kill(self) -> None:
-        self.send_signal(signal.SIGKILL)
-
 
 def start_fork_server(plan: LaunchPlan, env: dict[str, str]) -> ForkServer | None:
     """A fork server for the plan's nodes that may be forked (None: forking is off, or no such
     node), started with their environment; it imports while the launcher goes on. Nodes whose
     own variables (``set_env``) differ from the most common ones are not forked (a module may
     read a variable at import): ``ForkServer.serves`` tells."""
-    from collections import Counter
-
-    from robot_control.bringup.runner import GATED, node_module
-
     gated = [node for node in plan.nodes if node.executable in GATED]
     if not gated or not forking_enabled(env):
         return None

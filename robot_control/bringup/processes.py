@@ -14,7 +14,7 @@ from typing import IO
 
 from robot_control.bringup.child_process import die_with_parent, hold_stop_signals
 from robot_control.bringup.node_forks import ForkedProcess, ForkServer
-from robot_control.bringup.runner import NodeLaunch, node_command
+from robot_control.bringup.runner import NodeLaunch, node_command, node_module
 from robot_control.nodes.start_gate import GATE_ENV, GO
 
 
@@ -72,7 +72,7 @@ class NodeProcess:
     def _fork(self, forks: ForkServer, env: dict[str, str], gate: int | None) -> ForkedProcess:
         read_end, write_end = os.pipe()
         try:
-            proc = forks.start(self.command[2], self.command[3:], env, write_end,
+            proc = forks.start(node_module(self.node), self.command[3:], env, write_end,
                                None if gate is None else (GATE_ENV, gate))
         except BaseException:
             os.close(read_end)

@@ -16,7 +16,7 @@ import subprocess
 import sys
 import time
 
-from robot_control.foundation.file_locks import try_lock
+from robot_control.foundation.file_locks import lock_within
 
 #: the stack's run and the wait for its background compiler each end by then (s)
 STACK_TIMEOUT_S = 600.0
@@ -71,10 +71,8 @@ def warm_stack() -> str | None:
     if CACHE_DIR is None:
         return None
     with open(CACHE_DIR / LOCK_NAME, "a") as lock:  # the compiler holds it until it is done
-        while not try_lock(lock):
-            if time.monotonic() > deadline:
-                return f"the background law compiler still runs after {STACK_TIMEOUT_S:g} s"
-            time.sleep(0.5)
+        if not lock_within(lock, deadline - time.monotonic(), 0.5):
+            return f"the background law compiler still runs after {STACK_TIMEOUT_S:g} s"
         return None
 
 

@@ -26,7 +26,6 @@ from (a node's construction, a configure, a tick).
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
 
 import numba.core.dispatcher
@@ -35,7 +34,7 @@ from numba.core import sigutils
 from numba.core.caching import NullCache
 
 from robot_control.dynamics.compile_cache import CACHE_DIR
-from robot_control.foundation.file_locks import try_lock
+from robot_control.foundation.file_locks import lock_within, try_lock
 
 #: how long a process waits for another's compile of a kernel before compiling it itself (s)
 WAIT_LIMIT_S = 30.0
@@ -109,20 +108,10 @@ def _compile_once(self, sig):
         with fh:  # closing the file releases the lock
             if not try_lock(fh):
                 say_once(f"{kernel_label(self)} (another process compiles it: waiting)")
-                if not _lock_within(fh, WAIT_LIMIT_S) and _say:
+                if not lock_within(fh, WAIT_LIMIT_S, WAIT_POLL_S) and _say:
                     _say[0](f"waited {WAIT_LIMIT_S:g} s for another process's compile of "
                             f"{kernel_label(self)}: compiling it here too")
             return _original_compile(self, sig)  # a cache load if the other one wrote it
-
-
-def _lock_within(fh, limit_s: float) -> bool:
-    """Take the file's lock, waiting at most ``limit_s``; False if another process still holds it."""
-    deadline = time.monotonic() + limit_s
-    while not try_lock(fh):
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(WAIT_POLL_S)
-    return True
 
 
 def install_lock() -> None:

@@ -4,6 +4,7 @@ with the last descriptor or the process, so a process that dies holds nothing.""
 from __future__ import annotations
 
 import fcntl
+import time
 from pathlib import Path
 from typing import IO
 
@@ -14,6 +15,17 @@ def try_lock(fh: IO | int) -> bool:
         fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         return False
+    return True
+
+
+def lock_within(fh: IO | int, limit_s: float, poll_s: float) -> bool:
+    """Take the exclusive lock of an open file, looking every ``poll_s`` for at most ``limit_s``;
+    False if another process still holds it then."""
+    deadline = time.monotonic() + limit_s
+    while not try_lock(fh):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(poll_s)
     return True
 
 
