@@ -50,7 +50,9 @@ setup(
     ],
     extras_require={
         "test": [
-            "pytest>=7",
+            # < 9.2: there xdist's --dist loadgroup (scripts/test.sh) silently stops grouping
+            # the tests marked xdist_group (pytest-dev/pytest-xdist#1386, open)
+            "pytest>=7,<9.2",
             "pytest-xdist>=3",
             "pytest-timeout>=2",
             "hypothesis>=6",

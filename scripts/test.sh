@@ -34,4 +34,4 @@ fi
 source "$root/scripts/setup_env.sh" test
 cd "$root"
 ruff check robot_control test bench
-exec python -m pytest -q -n "${PYTEST_WORKERS:-2}" "${marker[@]}" "$@"
+exec python -m pytest -q -n "${PYTEST_WORKERS:-2}" --dist loadgroup "${marker[@]}" "$@"

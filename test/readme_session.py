@@ -41,6 +41,9 @@ class Endless:
     settle_s: float = 0.0
     after_stop: str = ""
     stopped_codes: tuple[int, ...] = (0,)  # its exit status after SIGINT
+    # a crash of the program itself on SIGINT (killed by a signal, its output matching this):
+    # a known fault of a third-party tool, so the line is run once more (and must then pass)
+    upstream_crash: str = ""
 
 
 @dataclass
@@ -106,6 +109,15 @@ class Session:
         """Run one README line (its ';'- and '&'-separated commands); what each did."""
         started = time.monotonic()
         done = self._run_line(command)
+        crash = self.upstream_crash(done)
+        if crash:
+            print(f"README.md:{command.line}: {crash}; run once more in a fresh directory")
+            first_cwd, self.cwd = self.cwd, self.cwd / f"again-{command.line}"
+            self.cwd.mkdir()
+            try:
+                done = self._run_line(command)
+            finally:
+                self.cwd = first_cwd
         self.previous = command.text
         print(f"README.md:{command.line}: {time.monotonic() - started:6.1f} s  {command.key}")
         return done
@@ -150,6 +162,17 @@ class Session:
             return done
         finally:
             domains.release(own)
+
+    def upstream_crash(self, done: list[Ran]) -> str:
+        """What crashed, when a command of the line failed only by its endless kind's known
+        third-party crash on SIGINT; else ''."""
+        for ran in done:
+            kind = self.endless(ran.text)
+            if (ran.problem and kind is not None and kind.upstream_crash
+                    and ran.code is not None and ran.code < 0
+                    and re.search(kind.upstream_crash, ran.output)):
+                return f"{ran.text!r} crashed on SIGINT (exit {ran.code}) as {kind.upstream_crash!r}"
+        return ""
 
     def endless(self, text: str) -> Endless | None:
         return next((e for e in self.suite.endless if re.search(e.pattern, text)), None)

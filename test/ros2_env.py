@@ -218,17 +218,31 @@ def stop_daemon(env: Mapping[str, str]) -> None:
     ros2(env, "daemon", "stop", timeout=30)
 
 
+#: Jazzy's ``ros2 bag record`` can abort on Ctrl-C when a message's callback runs after its
+#: writer closed (rosbag2's recorder stops its subscriptions but not callbacks already queued;
+#: fixed in Rolling with rclcpp's disable_callbacks, not backported: ros2/rosbag2#2410)
+ROSBAG2_STOP_CRASH = r"Bag is not open\. Call open\(\) before writing"
+
+
 def record_bag(env: Mapping[str, str], path: Path, topics: Iterable[str],
                seconds: float = 3.0) -> str:
     """``ros2 bag record -s mcap`` of topics for ``seconds`` once it subscribed to each of them,
-    stopped with Ctrl-C; the output of ``ros2 bag info`` on the result."""
+    stopped with Ctrl-C; the output of ``ros2 bag info`` on the result. A recording that hit
+    rosbag2's own crash on Ctrl-C (ROSBAG2_STOP_CRASH) is made once more."""
     topics = list(topics)
-    with Watched(["ros2", "bag", "record", "-s", "mcap", "-o", str(path), *topics],
-                 env) as recorder:
-        for topic in topics:
-            assert recorder.wait_for_line(f"Subscribed to topic '{topic}'", 60), recorder.output
-        time.sleep(seconds)
-        assert recorder.stop() == 0, recorder.output
+    for attempt in (1, 2):
+        with Watched(["ros2", "bag", "record", "-s", "mcap", "-o", str(path), *topics],
+                     env) as recorder:
+            for topic in topics:
+                assert recorder.wait_for_line(f"Subscribed to topic '{topic}'", 60), \
+                    recorder.output
+            time.sleep(seconds)
+            code = recorder.stop()
+        if code == 0 or attempt == 2 or not (code < 0 and re.search(ROSBAG2_STOP_CRASH,
+                                                                    recorder.output)):
+            break
+        shutil.rmtree(path)
+    assert code == 0, recorder.output
     return ros2(env, "bag", "info", str(path))
 
 

@@ -22,7 +22,7 @@ import domains
 import pytest
 from readme_commands import LAUNCH_HELD, readme_commands, sections_of, suites
 from readme_session import Endless, Session, Suite, check_section
-from ros2_env import dds_python, dds_python_missing, ros2_missing, stop_daemon
+from ros2_env import ROSBAG2_STOP_CRASH, dds_python, dds_python_missing, ros2_missing, stop_daemon
 
 pytestmark = [pytest.mark.ros2, pytest.mark.slow, pytest.mark.skipif(
     bool(ros2_missing() or dds_python_missing()),
@@ -54,7 +54,7 @@ def ros2_suite(checkout: Path, domain: int) -> Suite:
                     stopped_codes=CTRL_C),
             Endless(ENV + r"ros2 topic hz\b", r"average rate", stopped_codes=CTRL_C),
             Endless(ENV + r"ros2 bag record\b", r"Subscribed to topic|Recording\.\.\.",
-                    settle_s=2.0, stopped_codes=CTRL_C),
+                    settle_s=2.0, stopped_codes=CTRL_C, upstream_crash=ROSBAG2_STOP_CRASH),
         ],
         checks=[(ENV + r"robot-control launch\b", LAUNCH_HELD),
                 (ENV + r"ros2 action send_goal\b", r"SUCCEEDED")],
