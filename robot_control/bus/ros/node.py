@@ -468,7 +468,10 @@ class RclpyNode(Node):
             self.close()
 
     def close(self) -> None:
-        """Finish the lifecycle (shutdown transition) and release the node (after spinning)."""
+        """Finish the lifecycle (shutdown transition) and release the node (after spinning);
+        nothing once released (a shutdown before the spin released it)."""
+        if self._released:
+            return
         with interrupts_ignored():
             self._finish_lifecycle()
             self._release()
