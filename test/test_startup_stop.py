@@ -30,7 +30,7 @@ SCRIPT = textwrap.dedent("""
     if when == "before":
         os.kill(os.getpid(), signal.SIGINT)
         time.sleep(0.2)  # the handler runs: requested, as after run_node's last look
-    stop.hand_over(node.shutdown)
+    stop.hand_over()
     if when == "after":
         os.kill(os.getpid(), signal.SIGINT)
         time.sleep(0.2)

@@ -436,13 +436,20 @@ class Container(ABC):
 
 
 def stop_on_signals(stop: Callable[[], None]) -> list:
-    """SIGINT and SIGTERM call ``stop`` (main thread only); the handlers to restore after."""
+    """SIGINT and SIGTERM call ``stop`` (main thread only); the handlers to restore after.
+
+    A signal that the handler before these recorded as a stop request (its ``requested``: a node
+    executable's start-up handler, nodes/startup_stop.py) calls ``stop`` now: it came after the
+    node last looked and before these took over, and would otherwise be lost — the node would
+    spin on as if Ctrl-C had never been pressed."""
     if threading.current_thread() is not threading.main_thread():
         return []
     restore = []
     for sig in (signal.SIGINT, signal.SIGTERM):
         restore.append((sig, signal.getsignal(sig)))
         signal.signal(sig, lambda *_: stop())
+    if any(getattr(handler, "requested", False) for _, handler in restore):
+        stop()
     return restore
 
 

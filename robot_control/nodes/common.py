@@ -229,7 +229,7 @@ def run_node(default_name: str, node_class, argv: list[str] | None, managed: boo
     if stop.requested or (managed and not autostart(node)):
         node.shutdown()
         return 0 if stop.requested else 2
-    stop.hand_over(node.shutdown)
+    stop.hand_over()
     node.spin()  # from here the node's own handlers turn a signal into a clean shutdown
     # the process is ending: a second Ctrl-C (a launcher passes on the one the terminal sent to
     # the node too) must not kill it while the interpreter shuts down

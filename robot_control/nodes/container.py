@@ -119,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     if not started:
         container.shutdown()
         return 0 if stop.requested else 2
-    stop.hand_over(container.shutdown)
+    stop.hand_over()
     container.spin()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # as run_node: a second Ctrl-C while exiting
     return max((getattr(logic, "exit_code", 0) for _, logic, _ in logics), default=0)

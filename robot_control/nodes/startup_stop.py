@@ -10,8 +10,6 @@ executable (setup.py's console scripts, as ros2 launch runs them) first imports
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 #: the instance a node executable installed at its first import, until run_node takes it
 _early: StartupStop | None = None
 
@@ -36,7 +34,6 @@ class StartupStop:
     def __init__(self) -> None:
         self.requested = False
         self.spinning = False
-        self.stop_node: Callable[[], None] | None = None  # from hand_over: the node's shutdown
         self.first = 0.0  # monotonic time of the first signal
         self.deadline = False  # the watchdog's STOP_WITHIN_S is running
 
@@ -48,8 +45,6 @@ class StartupStop:
         now = time.monotonic()
         if not self.requested:
             self.requested, self.first = True, now
-            if self.stop_node is not None:  # handed over: the node's spin ends (see hand_over)
-                self.stop_node()
             return
         if self.spinning or (signum == signal.SIGINT and now - self.first <= self.ECHO_S):
             # spinning: rclpy's handler, installed over this one, chains to it, and the node is
@@ -98,16 +93,9 @@ class StartupStop:
         threading.Thread(target=self._watch, args=(read_end,), daemon=True,
                          name="startup-stop").start()
 
-    def hand_over(self, stop_node: Callable[[], None]) -> None:
-        """The node is about to spin: its own handlers stop it from then on (the watchdog: if it
-        compiles). Until its spin has put them in place, this one still gets the signal, and a
-        first one — or one that came since the caller last looked at ``requested`` — must end
-        the spin through ``stop_node`` (the node's ``shutdown``), or the node would spin on as
-        if it had never been sent."""
-        self.stop_node = stop_node
+    def hand_over(self) -> None:
+        """The node spins: its own handlers stop it from now on (the watchdog: if it compiles)."""
         self.spinning = True
-        if self.requested:
-            stop_node()
 
     @classmethod
     def install(cls) -> StartupStop:

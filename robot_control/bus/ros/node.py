@@ -468,10 +468,7 @@ class RclpyNode(Node):
             self.close()
 
     def close(self) -> None:
-        """Finish the lifecycle (shutdown transition) and release the node (after spinning);
-        nothing once released (a shutdown before the spin released it)."""
-        if self._released:
-            return
+        """Finish the lifecycle (shutdown transition) and release the node (after spinning)."""
         with interrupts_ignored():
             self._finish_lifecycle()
             self._release()
