@@ -27,7 +27,7 @@ from readme_commands import (
     shortened,
     split_line,
 )
-from ros2_env import Watched
+from ros2_env import Watched, crashed_as
 
 
 @dataclass(frozen=True)
@@ -169,8 +169,7 @@ class Session:
         for ran in done:
             kind = self.endless(ran.text)
             if (ran.problem and kind is not None and kind.upstream_crash
-                    and ran.code is not None and ran.code < 0
-                    and re.search(kind.upstream_crash, ran.output)):
+                    and crashed_as(ran.code, ran.output, kind.upstream_crash)):
                 return f"{ran.text!r} crashed on SIGINT (exit {ran.code}) as {kind.upstream_crash!r}"
         return ""
 

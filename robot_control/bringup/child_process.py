@@ -17,20 +17,20 @@ def hold_stop_signals() -> None:
 def die_with_parent() -> None:
     """Receive SIGTERM if the parent (the launcher, or the fork server) dies without stopping this
     process (Linux)."""
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
+    _prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 def name_process(name: str) -> None:
     """Name this process ``name`` (its first 15 bytes) for top, ps -e and pgrep: a forked node
     keeps the fork server's command line (Linux)."""
+    _prctl(15, name.encode()[:15])  # PR_SET_NAME
+
+
+def _prctl(option: int, value: int | bytes) -> None:
+    """Linux's prctl(2) on this process; nothing where there is no such call."""
     try:
         import ctypes
 
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(15, name.encode()[:15])  # PR_SET_NAME
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(option, value)
     except (OSError, AttributeError):
         pass

@@ -249,7 +249,7 @@ def run_plan(plan: LaunchPlan, options: RunOptions, stream: IO[str] = sys.stdout
             monitor.wait_for_diagnostics(after=ended)  # the plant's figures up to the end
     finally:
         if check is not None:
-            check.thread.join(NameCheck.TIMEOUT_S)  # before its bus client closes
+            check.wait()  # before its bus client closes
         if monitor is not None:
             monitor.stop()
         hurry = stop.count > 1
@@ -360,9 +360,13 @@ class NameCheck:
         except BaseException as exc:  # noqa: BLE001 - raised again by result()
             self.error = exc
 
+    def wait(self) -> None:
+        """Until the check ended, at most TIMEOUT_S."""
+        self.thread.join(self.TIMEOUT_S)
+
     def result(self) -> list[str]:
         """The node names on the domain (the check's exception, if it raised)."""
-        self.thread.join(self.TIMEOUT_S)
+        self.wait()
         if self.thread.is_alive():
             raise LaunchError(f"could not list the nodes on the domain within {self.TIMEOUT_S:g} s")
         if self.error is not None:

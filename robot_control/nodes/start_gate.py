@@ -4,10 +4,9 @@ while the launcher checks the domain, and joins the bus only once the launcher s
 The rclpy-free launcher refuses to start a node whose name is already on the domain, which takes at
 least a second of discovery; the nodes' imports (or its fork server's, bringup/fork_server.py) take
 about as long. So it starts the node processes first, each with the read end of a pipe named by
-``ROBOT_CONTROL_START_GATE``, and writes
-one byte to each pipe once the check passed (nothing, and closes it, when it refused or was
-stopped: the node then ends quietly). A node started any other way (``ros2 launch``, by hand) has
-no gate and goes at once.
+``ROBOT_CONTROL_START_GATE``, and writes one byte to each pipe once the check passed (nothing,
+and closes it, when it refused or was stopped: the node then ends quietly). A node started any
+other way (``ros2 launch``, by hand) has no gate and goes at once.
 """
 
 from __future__ import annotations
